@@ -1,0 +1,36 @@
+// ONNX import and export. Import accepts any model that ONNX's checker accepts
+// at opset 13 to 17; ops Refinery does not know become opaque nodes that keep
+// their domain, type and attributes. Export writes a model that passes the
+// checker, atomically (temp file + rename).
+#pragma once
+#include <filesystem>
+#include <string_view>
+
+#include "ir/diag.h"
+#include "ir/graph.h"
+#include "ir/tensor.h"
+
+namespace refinery::frontends {
+
+struct OnnxImportOptions {
+  bool infer_shapes = true;  // run Refinery's shape inference after import
+};
+
+// Errors name the file and the node (or initializer / value) at fault.
+Expected<ir::Graph> import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options = {});
+
+struct OnnxExportOptions {
+  // Tensors of at least this many bytes go to an external data file beside
+  // the model when the model would otherwise pass protobuf's 2 GB limit.
+  size_t external_threshold = 1024;
+  bool force_external = false;
+};
+
+Expected<void> export_onnx(const ir::Graph& graph, const std::filesystem::path& file,
+                           const OnnxExportOptions& options = {});
+
+// A serialized onnx.TensorProto (the input_0.pb / output_0.pb files of ONNX's
+// backend test data).
+Expected<ir::Tensor> read_tensor_proto(const std::filesystem::path& file);
+
+}  // namespace refinery::frontends

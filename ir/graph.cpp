@@ -1,0 +1,154 @@
+#include "ir/graph.h"
+
+#include <fmt/format.h>
+
+namespace refinery::ir {
+
+ValueId Graph::add_input(std::string name, TensorType type) {
+  ValueId id{static_cast<uint32_t>(values_.size())};
+  values_.push_back(Value{std::move(name), std::move(type), ValueKind::Input, kNoNode, nullptr});
+  known_.emplace_back();
+  inputs_.push_back(id);
+  return id;
+}
+
+ValueId Graph::add_constant(std::string name, TensorRef tensor) {
+  ValueId id{static_cast<uint32_t>(values_.size())};
+  TensorType type{tensor->dtype(), Shape::of(tensor->dims())};
+  values_.push_back(Value{std::move(name), std::move(type), ValueKind::Constant, kNoNode,
+                          std::move(tensor)});
+  known_.emplace_back();
+  constants_.push_back(id);
+  return id;
+}
+
+NodeId Graph::add_node(Node node, const std::vector<std::string>& output_names,
+                       const std::vector<TensorType>& output_types) {
+  NodeId id{static_cast<uint32_t>(nodes_.size())};
+  node.outputs.clear();
+  for (size_t i = 0; i < output_names.size(); ++i) {
+    ValueId v{static_cast<uint32_t>(values_.size())};
+    TensorType t = i < output_types.size() ? output_types[i] : TensorType{DType::f32, Shape::unranked()};
+    values_.push_back(Value{output_names[i], std::move(t), ValueKind::NodeResult, id, nullptr});
+    known_.emplace_back();
+    node.outputs.push_back(v);
+  }
+  nodes_.push_back(std::move(node));
+  return id;
+}
+
+std::optional<ValueId> Graph::find_value(std::string_view name) const {
+  for (size_t i = 0; i < values_.size(); ++i)
+    if (values_[i].name == name) return ValueId{static_cast<uint32_t>(i)};
+  return std::nullopt;
+}
+
+std::string Graph::node_label(NodeId n) const {
+  const Node& node = nodes_[index(n)];
+  if (!node.name.empty()) return node.name;
+  std::string_view op = node.op == Op::Opaque ? std::string_view(node.op_type) : op_name(node.op);
+  return fmt::format("#{} {}", index(n), op);
+}
+
+Expected<void> Graph::verify() const {
+  std::vector<bool> defined(values_.size(), false);
+  for (ValueId v : inputs_) defined[index(v)] = true;
+  for (ValueId v : constants_) defined[index(v)] = true;
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    const Node& node = nodes_[n];
+    NodeId id{static_cast<uint32_t>(n)};
+    auto where = [&] { return fmt::format("node '{}'", node_label(id)); };
+    for (ValueId in : node.inputs) {
+      if (in == kNoValue) continue;
+      if (index(in) >= values_.size()) return fail("input refers to no value", where());
+      if (!defined[index(in)])
+        return fail(fmt::format("input '{}' is used before it is defined", values_[index(in)].name), where());
+    }
+    if (node.op != Op::Opaque) {
+      const OpInfo& info = op_info(node.op);
+      int nin = static_cast<int>(node.inputs.size());
+      if (nin < info.min_inputs || (info.max_inputs >= 0 && nin > info.max_inputs))
+        return fail(fmt::format("{} takes {}{} inputs, got {}", info.name, info.min_inputs,
+                                info.max_inputs < 0 ? " or more"
+                                : info.max_inputs == info.min_inputs ? ""
+                                : fmt::format(" to {}", info.max_inputs), nin), where());
+      for (int i = 0; i < info.min_inputs; ++i)
+        if (node.inputs[static_cast<size_t>(i)] == kNoValue)
+          return fail(fmt::format("required input {} of {} is missing", i, info.name), where());
+      int nout = static_cast<int>(node.outputs.size());
+      if (nout < info.min_outputs || (info.max_outputs >= 0 && nout > info.max_outputs))
+        return fail(fmt::format("{} has {} outputs, expected {}..{}", info.name, nout, info.min_outputs,
+                                info.max_outputs), where());
+      for (const auto& [name, value] : node.attrs.entries()) {
+        const AttrSpec* spec = nullptr;
+        for (const auto& s : info.attrs)
+          if (s.name == name) spec = &s;
+        if (spec == nullptr) return fail(fmt::format("{} has no attribute '{}'", info.name, name), where());
+        if (attr_kind(value) != spec->kind)
+          return fail(fmt::format("attribute '{}' of {} must be {}, got {}", name, info.name,
+                                  attr_kind_name(spec->kind), attr_kind_name(attr_kind(value))), where());
+      }
+      for (const auto& s : info.attrs)
+        if (s.use == AttrUse::Required && !node.attrs.has(s.name))
+          return fail(fmt::format("{} requires attribute '{}'", info.name, s.name), where());
+    }
+    for (ValueId out : node.outputs) {
+      if (defined[index(out)]) return fail(fmt::format("value '{}' is defined twice", values_[index(out)].name), where());
+      defined[index(out)] = true;
+    }
+  }
+  for (ValueId out : outputs_)
+    if (!defined[index(out)])
+      return fail(fmt::format("graph output '{}' is never defined", values_[index(out)].name));
+  return {};
+}
+
+Expected<void> Graph::infer_shapes() {
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    Node& node = nodes_[n];
+    if (node.op == Op::Opaque) continue;
+    const OpInfo& info = op_info(node.op);
+    std::vector<InferInput> ins(node.inputs.size());
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      ValueId v = node.inputs[i];
+      if (v == kNoValue) continue;
+      const Value& val = values_[index(v)];
+      ins[i].type = &val.type;
+      ins[i].constant = val.constant.get();
+      if (known_[index(v)]) ins[i].known = &*known_[index(v)];
+    }
+    // Past an op whose result is unranked (an opaque op), nothing is known:
+    // keep the types the node came with.
+    bool unranked_input = false;
+    for (const auto& in : ins)
+      if (in.type != nullptr && !in.type->shape.ranked()) unranked_input = true;
+    if (unranked_input) continue;
+    InferContext ctx;
+    ctx.inputs = ins;
+    ctx.attrs = &node.attrs;
+    ctx.num_outputs = static_cast<int>(node.outputs.size());
+    ctx.outputs.resize(node.outputs.size());
+    ctx.known.resize(node.outputs.size());
+    auto ok = info.infer(ctx);
+    if (!ok) {
+      NodeId id{static_cast<uint32_t>(n)};
+      return fail(ok.error(), fmt::format("node '{}' ({})", node_label(id), info.name));
+    }
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      values_[index(node.outputs[i])].type = ctx.outputs[i];
+      known_[index(node.outputs[i])] = std::move(ctx.known[i]);
+    }
+  }
+  return {};
+}
+
+std::vector<uint32_t> Graph::use_counts() const {
+  std::vector<uint32_t> uses(values_.size(), 0);
+  for (const Node& node : nodes_)
+    for (ValueId v : node.inputs)
+      if (v != kNoValue) ++uses[index(v)];
+  for (ValueId v : outputs_) ++uses[index(v)];
+  return uses;
+}
+
+}  // namespace refinery::ir

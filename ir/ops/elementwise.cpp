@@ -1,0 +1,187 @@
+// Elementwise ops: unary maths, activations, broadcasting binary and n-ary
+// ops, comparisons, logic, Where, Cast.
+#include "ir/ops/registry.h"
+
+namespace refinery::ir::ops {
+namespace {
+
+Result unary_float(InferContext& c) {
+  if (!is_float(c.in(0).dtype))
+    return error(fmt::format("expects a floating-point input, got {}", dtype_name(c.in(0).dtype)));
+  return same_as_first(c);
+}
+
+Result unary_numeric(InferContext& c) {
+  if (c.in(0).dtype == DType::boolean) return error("expects a numeric input, got bool");
+  return same_as_first(c);
+}
+
+Result unary_bool(InferContext& c) {
+  if (c.in(0).dtype != DType::boolean)
+    return error(fmt::format("expects a bool input, got {}", dtype_name(c.in(0).dtype)));
+  return same_as_first(c);
+}
+
+
+Result float_predicate(InferContext& c) {
+  if (!is_float(c.in(0).dtype)) return error("expects a floating-point input");
+  c.outputs[0] = TensorType{DType::boolean, c.shape(0)};
+  return {};
+}
+
+// Broadcast every present input; all share input 0's dtype (unless `mixed`).
+Result broadcast_all(InferContext& c, DType out_dtype, bool check_dtypes = true) {
+  if (check_dtypes)
+    if (auto ok = same_dtype(c, 0, 1, c.inputs.size()); !ok) return ok;
+  Shape s = c.shape(0);
+  for (size_t i = 1; i < c.inputs.size(); ++i) {
+    if (!c.has_input(i)) continue;
+    auto b = broadcast(s, c.shape(i));
+    if (!b) return std::unexpected(b.error());
+    s = std::move(*b);
+  }
+  c.outputs[0] = TensorType{out_dtype, std::move(s)};
+  return {};
+}
+
+// Small integer arithmetic is propagated so Reshape targets computed from
+// Shape stay known (ONNX data propagation).
+Result arith(InferContext& c, int64_t (*f)(int64_t, int64_t)) {
+  if (c.in(0).dtype == DType::boolean) return error("expects numeric inputs, got bool");
+  if (auto ok = broadcast_all(c, c.in(0).dtype); !ok) return ok;
+  if (f == nullptr || c.in(0).dtype != DType::i64 || c.outputs[0].shape.rank() > 1) return {};
+  auto a = c.dims_value(0), b = c.dims_value(1);
+  if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return {};
+  size_t n = std::max(a->size(), b->size());
+  std::vector<Dim> out;
+  for (size_t i = 0; i < n; ++i) {
+    const Dim& x = (*a)[a->size() == 1 ? 0 : i];
+    const Dim& y = (*b)[b->size() == 1 ? 0 : i];
+    if (!x.is_static() || !y.is_static()) return {};
+    out.emplace_back(f(x.size(), y.size()));
+  }
+  c.known[0] = std::move(out);
+  return {};
+}
+
+Result add(InferContext& c) { return arith(c, [](int64_t a, int64_t b) { return a + b; }); }
+Result sub(InferContext& c) { return arith(c, [](int64_t a, int64_t b) { return a - b; }); }
+Result mul(InferContext& c) { return arith(c, [](int64_t a, int64_t b) { return a * b; }); }
+Result div(InferContext& c) {
+  return arith(c, [](int64_t a, int64_t b) { return b == 0 ? int64_t{0} : a / b; });
+}
+Result numeric_nary(InferContext& c) { return arith(c, nullptr); }
+
+Result pow_rule(InferContext& c) {  // base and exponent may differ in type
+  if (c.in(0).dtype == DType::boolean) return error("expects a numeric base");
+  return broadcast_all(c, c.in(0).dtype, false);
+}
+
+Result compare(InferContext& c) { return broadcast_all(c, DType::boolean); }
+
+Result logic(InferContext& c) {
+  if (c.in(0).dtype != DType::boolean || c.in(1).dtype != DType::boolean)
+    return error("expects bool inputs");
+  return broadcast_all(c, DType::boolean);
+}
+
+Result where(InferContext& c) {
+  if (c.in(0).dtype != DType::boolean)
+    return error(fmt::format("condition must be bool, got {}", dtype_name(c.in(0).dtype)));
+  if (auto ok = same_dtype(c, 1, 2, 3); !ok) return ok;
+  auto s = broadcast(c.shape(0), c.shape(1));
+  if (!s) return std::unexpected(s.error());
+  auto s2 = broadcast(*s, c.shape(2));
+  if (!s2) return std::unexpected(s2.error());
+  c.outputs[0] = TensorType{c.in(1).dtype, std::move(*s2)};
+  return {};
+}
+
+Result clip(InferContext& c) {
+  if (auto ok = same_dtype(c, 0, 1, 3); !ok) return ok;
+  for (size_t i = 1; i < 3; ++i)
+    if (c.has_input(i) && c.shape(i).rank() != 0 &&
+        !(c.shape(i).rank() == 1 && c.shape(i)[0] == Dim(1)))
+      return error(fmt::format("min and max must be scalars, input {} is {}", i, c.shape(i).str()));
+  return same_as_first(c);
+}
+
+Result prelu(InferContext& c) {
+  if (auto ok = same_dtype(c, 0, 1, 2); !ok) return ok;
+  auto s = broadcast(c.shape(0), c.shape(1));  // slope broadcasts to x (unidirectional)
+  if (!s) return std::unexpected(s.error());
+  if (s->rank() != c.shape(0).rank()) return error("slope has a higher rank than the input");
+  return same_as_first(c);
+}
+
+Result cast(InferContext& c) {
+  int64_t to = c.attrs->get_int("to", 0);
+  auto t = dtype_from_onnx(static_cast<int>(to));
+  if (!t) return error(fmt::format("cannot cast to ONNX type {}", to));
+  c.outputs[0] = TensorType{*t, c.shape(0)};
+  if (*t == DType::i64 || *t == DType::i32)
+    if (auto v = c.dims_value(0)) c.known[0] = std::move(*v);
+  return {};
+}
+
+Result cast_like(InferContext& c) {
+  c.outputs[0] = TensorType{c.in(1).dtype, c.shape(0)};
+  return {};
+}
+
+Result identity(InferContext& c) {
+  c.outputs[0] = c.in(0);
+  if (auto v = c.dims_value(0)) c.known[0] = std::move(*v);
+  return {};
+}
+
+}  // namespace
+
+void register_elementwise(Table& t) {
+  auto unary = [&](Op op, InferFn f, std::vector<AttrSpec> attrs = {}) {
+    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = std::move(attrs),
+                     .infer = f, .elementwise = true});
+  };
+  for (Op op : {Op::Exp, Op::Log, Op::Sqrt, Op::Reciprocal, Op::Floor, Op::Ceil, Op::Round,
+                Op::Sin, Op::Cos, Op::Tan, Op::Asin, Op::Acos, Op::Atan, Op::Sinh, Op::Cosh,
+                Op::Asinh, Op::Acosh, Op::Atanh, Op::Erf, Op::Sigmoid, Op::Tanh, Op::Softplus,
+                Op::Softsign, Op::HardSwish})
+    unary(op, unary_float);
+  for (Op op : {Op::Abs, Op::Neg, Op::Sign, Op::Relu}) unary(op, unary_numeric);
+  unary(Op::Not, unary_bool);
+  unary(Op::Identity, identity);
+  unary(Op::IsNaN, float_predicate);
+  unary(Op::IsInf, float_predicate,
+        {{"detect_negative", AttrKind::Int}, {"detect_positive", AttrKind::Int}});
+  unary(Op::LeakyRelu, unary_float, {{"alpha", AttrKind::Float}});
+  unary(Op::Elu, unary_float, {{"alpha", AttrKind::Float}});
+  unary(Op::Celu, unary_float, {{"alpha", AttrKind::Float}});
+  unary(Op::ThresholdedRelu, unary_float, {{"alpha", AttrKind::Float}});
+  unary(Op::Selu, unary_float, {{"alpha", AttrKind::Float}, {"gamma", AttrKind::Float}});
+  unary(Op::HardSigmoid, unary_float, {{"alpha", AttrKind::Float}, {"beta", AttrKind::Float}});
+  unary(Op::Cast, cast, {{"to", AttrKind::Int, AttrUse::Required}});
+  define(t, OpInfo{.op = Op::CastLike, .min_inputs = 2, .max_inputs = 2, .infer = cast_like,
+                   .elementwise = true});
+  define(t, OpInfo{.op = Op::Clip, .min_inputs = 1, .max_inputs = 3, .infer = clip, .elementwise = true});
+  define(t, OpInfo{.op = Op::PRelu, .min_inputs = 2, .max_inputs = 2, .infer = prelu, .elementwise = true});
+
+  auto binary = [&](Op op, InferFn f, bool commutative, std::vector<AttrSpec> attrs = {}) {
+    define(t, OpInfo{.op = op, .min_inputs = 2, .max_inputs = 2, .attrs = std::move(attrs), .infer = f,
+                     .elementwise = true, .commutative = commutative});
+  };
+  binary(Op::Add, add, true);
+  binary(Op::Sub, sub, false);
+  binary(Op::Mul, mul, true);
+  binary(Op::Div, div, false);
+  binary(Op::Pow, pow_rule, false);
+  binary(Op::Mod, numeric_nary, false, {{"fmod", AttrKind::Int}});
+  for (Op op : {Op::Equal, Op::Less, Op::LessOrEqual, Op::Greater, Op::GreaterOrEqual})
+    binary(op, compare, op == Op::Equal);
+  for (Op op : {Op::And, Op::Or, Op::Xor}) binary(op, logic, true);
+  for (Op op : {Op::Max, Op::Min, Op::Sum, Op::Mean})
+    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = -1, .infer = numeric_nary,
+                     .elementwise = true, .commutative = true});
+  define(t, OpInfo{.op = Op::Where, .min_inputs = 3, .max_inputs = 3, .infer = where, .elementwise = true});
+}
+
+}  // namespace refinery::ir::ops

@@ -1,0 +1,407 @@
+// Layout and indexing: reshape, flatten, transpose, squeeze/unsqueeze,
+// concat/split, slice, gather, expand, tile, pad, depth/space, trilu.
+#include <algorithm>
+
+#include "ir/ops/registry.h"
+
+namespace refinery::ir::ops {
+namespace {
+
+Dim mul_dims(const Dim& a, const Dim& b) {
+  if (a.is_static() && b.is_static()) return Dim(a.size() * b.size());
+  return Dim::unknown();
+}
+
+// The product of dims [first, last): a single dim stays as it is (symbolic too).
+Dim product(const Shape& x, int64_t first, int64_t last) {
+  if (last - first == 1) return x[first];
+  Dim p(1);
+  for (int64_t i = first; i < last; ++i) p = mul_dims(p, x[i]);
+  return p;
+}
+
+Result reshape(InferContext& c) {
+  const Shape& x = c.shape(0);
+  if (c.shape(1).rank() != 1) return error(fmt::format("shape input must be 1-d, got {}", c.shape(1).str()));
+  auto target = c.dims_value(1);
+  if (!target) {
+    if (!c.shape(1)[0].is_static()) return error("shape input has an unknown length");
+    c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::vector<Dim>(static_cast<size_t>(c.shape(1)[0].size())))};
+    return {};
+  }
+  bool allowzero = c.attrs->get_int("allowzero", 0) != 0;
+  std::vector<Dim> out;
+  int infer_at = -1;
+  for (size_t i = 0; i < target->size(); ++i) {
+    const Dim& d = (*target)[i];
+    if (d == Dim(-1) || (d.is_static() && d.size() == -1)) {
+      out.push_back(Dim::unknown());
+      if (infer_at >= 0) return error("shape has more than one -1");
+      infer_at = static_cast<int>(i);
+    } else if (d.is_static() && d.size() == 0 && !allowzero) {
+      if (static_cast<int64_t>(i) >= x.rank()) return error("a 0 in the shape copies a dimension the input lacks");
+      out.push_back(x[static_cast<int64_t>(i)]);
+    } else if (d.is_static() && d.size() < -1) {
+      return error(fmt::format("invalid dimension {}", d.size()));
+    } else {
+      out.push_back(d);
+    }
+  }
+  auto total = x.num_elements();
+  if (infer_at >= 0) {
+    int64_t known = 1;
+    bool all_static = true;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (static_cast<int>(i) != infer_at) {
+        if (out[i].is_static()) known *= out[i].size();
+        else all_static = false;
+      }
+    if (total && all_static) {
+      if (known == 0 || *total % known != 0)
+        return error(fmt::format("cannot reshape {} to {} elements per group", x.str(), known));
+      out[static_cast<size_t>(infer_at)] = Dim(*total / known);
+    } else if (!all_static) {
+      // Symbolic: x = [N, a, b] to [N, -1] gives [N, a*b] when the symbols cancel.
+      std::vector<Dim> rest_x = x.dims(), rest_out;
+      for (size_t i = 0; i < out.size(); ++i)
+        if (static_cast<int>(i) != infer_at) rest_out.push_back(out[i]);
+      int64_t px = 1, po = 1;
+      bool ok = true;
+      for (const Dim& d : rest_out) {
+        if (d.is_static()) { po *= d.size(); continue; }
+        auto it = std::find(rest_x.begin(), rest_x.end(), d);
+        if (!d.is_symbol() || it == rest_x.end()) { ok = false; break; }
+        rest_x.erase(it);
+      }
+      for (const Dim& d : rest_x) {
+        if (!d.is_static()) { ok = false; break; }
+        px *= d.size();
+      }
+      if (ok && po != 0 && px % po == 0) out[static_cast<size_t>(infer_at)] = Dim(px / po);
+    }
+  } else if (total) {
+    Shape s(out);
+    if (auto n = s.num_elements(); n && *n != *total)
+      return error(fmt::format("cannot reshape {} ({} elements) to {} ({} elements)", x.str(), *total, s.str(), *n));
+  }
+  c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
+  return {};
+}
+
+Result flatten(InferContext& c) {
+  const Shape& x = c.shape(0);
+  int64_t axis = c.attrs->get_int("axis", 1);
+  if (axis < 0) axis += x.rank();
+  if (axis < 0 || axis > x.rank()) return error("axis out of range");
+  c.outputs[0] = TensorType{c.in(0).dtype, Shape({product(x, 0, axis), product(x, axis, x.rank())})};
+  return {};
+}
+
+Result transpose(InferContext& c) {
+  const Shape& x = c.shape(0);
+  auto perm = c.attrs->maybe_ints("perm");
+  std::vector<int64_t> p;
+  if (perm) p = *perm;
+  else for (int64_t i = x.rank() - 1; i >= 0; --i) p.push_back(i);
+  if (static_cast<int64_t>(p.size()) != x.rank()) return error(fmt::format("perm has {} entries for rank {}", p.size(), x.rank()));
+  std::vector<bool> seen(p.size(), false);
+  std::vector<Dim> out;
+  for (int64_t i : p) {
+    if (i < 0 || i >= x.rank() || seen[static_cast<size_t>(i)]) return error("perm is not a permutation");
+    seen[static_cast<size_t>(i)] = true;
+    out.push_back(x[i]);
+  }
+  c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
+  return {};
+}
+
+Result squeeze(InferContext& c) {
+  const Shape& x = c.shape(0);
+  std::vector<bool> drop(static_cast<size_t>(x.rank()), false);
+  if (c.has_input(1)) {
+    auto axes = c.ints(1);
+    if (!axes) return error("axes must be constant");
+    for (int64_t a : *axes) {
+      auto n = normalize_axis(a, x.rank());
+      if (!n) return error(fmt::format("axis {} out of range", a));
+      if (x[*n].is_static() && x[*n].size() != 1) return error(fmt::format("cannot squeeze dimension {} of size {}", *n, x[*n].size()));
+      drop[static_cast<size_t>(*n)] = true;
+    }
+  } else {
+    for (int64_t i = 0; i < x.rank(); ++i) {
+      if (!x[i].is_static()) return error("squeeze without axes needs a static shape");
+      drop[static_cast<size_t>(i)] = x[i].size() == 1;
+    }
+  }
+  std::vector<Dim> out;
+  for (int64_t i = 0; i < x.rank(); ++i)
+    if (!drop[static_cast<size_t>(i)]) out.push_back(x[i]);
+  c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
+  if (auto v = c.dims_value(0); v && out.size() <= 1) c.known[0] = v;
+  return {};
+}
+
+Result unsqueeze(InferContext& c) {
+  const Shape& x = c.shape(0);
+  auto axes = c.ints(1);
+  if (!axes) return error("axes must be constant");
+  int64_t rank = x.rank() + static_cast<int64_t>(axes->size());
+  std::vector<bool> added(static_cast<size_t>(rank), false);
+  for (int64_t a : *axes) {
+    auto n = normalize_axis(a, rank);
+    if (!n || added[static_cast<size_t>(*n)]) return error(fmt::format("axis {} out of range or repeated", a));
+    added[static_cast<size_t>(*n)] = true;
+  }
+  std::vector<Dim> out;
+  int64_t j = 0;
+  for (int64_t i = 0; i < rank; ++i) out.push_back(added[static_cast<size_t>(i)] ? Dim(1) : x[j++]);
+  c.outputs[0] = TensorType{c.in(0).dtype, Shape(out)};
+  if (auto v = c.dims_value(0); v && out.size() <= 1) c.known[0] = v;
+  return {};
+}
+
+Result concat(InferContext& c) {
+  if (auto ok = same_dtype(c, 0, 1, c.inputs.size()); !ok) return ok;
+  const Shape& x = c.shape(0);
+  auto axis = normalize_axis(c.attrs->get_int("axis", 0), x.rank());
+  if (!axis) return error("axis out of range");
+  std::vector<Dim> out = x.dims();
+  for (size_t i = 1; i < c.inputs.size(); ++i) {
+    const Shape& s = c.shape(i);
+    if (s.rank() != x.rank()) return error(fmt::format("input {} has rank {}, expected {}", i, s.rank(), x.rank()));
+    for (int64_t d = 0; d < x.rank(); ++d) {
+      if (d == *axis) continue;
+      if (s[d].is_static() && x[d].is_static() && s[d].size() != x[d].size())
+        return error(fmt::format("input {} has shape {}, which does not fit {} outside axis {}", i, s.str(), x.str(), *axis));
+    }
+  }
+  int64_t total = 0;
+  bool known_len = true;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const Dim& d = c.shape(i)[*axis];
+    if (d.is_static()) total += d.size(); else known_len = false;
+  }
+  out[static_cast<size_t>(*axis)] = known_len ? Dim(total) : (c.inputs.size() == 1 ? x[*axis] : Dim::unknown());
+  c.outputs[0] = TensorType{c.in(0).dtype, Shape(out)};
+  if (x.rank() == 1) {  // propagate known contents
+    std::vector<Dim> v;
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      auto part = c.dims_value(i);
+      if (!part) return {};
+      v.insert(v.end(), part->begin(), part->end());
+    }
+    c.known[0] = std::move(v);
+  }
+  return {};
+}
+
+Result split(InferContext& c) {
+  const Shape& x = c.shape(0);
+  auto axis = normalize_axis(c.attrs->get_int("axis", 0), x.rank());
+  if (!axis) return error("axis out of range");
+  size_t n = static_cast<size_t>(c.num_outputs);
+  std::vector<int64_t> sizes;
+  if (c.has_input(1)) {
+    auto s = c.ints(1);
+    if (!s) return error("split sizes must be constant");
+    sizes = *s;
+    if (sizes.size() != n) return error(fmt::format("{} split sizes for {} outputs", sizes.size(), n));
+    if (x[*axis].is_static()) {
+      int64_t sum = 0;
+      for (int64_t v : sizes) sum += v;
+      if (sum != x[*axis].size()) return error(fmt::format("split sizes sum to {}, axis has {}", sum, x[*axis].size()));
+    }
+  } else if (x[*axis].is_static()) {
+    if (x[*axis].size() % static_cast<int64_t>(n) != 0) return error("axis does not split evenly");
+    sizes.assign(n, x[*axis].size() / static_cast<int64_t>(n));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    Shape s = x;
+    s[*axis] = sizes.empty() ? Dim::unknown() : Dim(sizes[i]);
+    c.outputs[i] = TensorType{c.in(0).dtype, s};
+  }
+  return {};
+}
+
+Result slice(InferContext& c) {
+  const Shape& x = c.shape(0);
+  auto starts = c.ints(1), ends = c.ints(2);
+  std::optional<std::vector<int64_t>> axes, steps;
+  if (c.has_input(3)) axes = c.ints(3);
+  if (c.has_input(4)) steps = c.ints(4);
+  Shape out = x;
+  if (!starts || !ends || (c.has_input(3) && !axes) || (c.has_input(4) && !steps)) {
+    for (int64_t i = 0; i < x.rank(); ++i) out[i] = Dim::unknown();
+    c.outputs[0] = TensorType{c.in(0).dtype, out};
+    return {};
+  }
+  if (starts->size() != ends->size()) return error("starts and ends differ in length");
+  if (!axes) { axes.emplace(); for (size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<int64_t>(i)); }
+  if (!steps) steps = std::vector<int64_t>(starts->size(), 1);
+  if (axes->size() != starts->size() || steps->size() != starts->size()) return error("axes or steps differ in length from starts");
+  for (size_t i = 0; i < starts->size(); ++i) {
+    auto a = normalize_axis((*axes)[i], x.rank());
+    if (!a) return error(fmt::format("axis {} out of range", (*axes)[i]));
+    int64_t step = (*steps)[i];
+    if (step == 0) return error("step must not be 0");
+    if (!x[*a].is_static()) { out[*a] = Dim::unknown(); continue; }
+    int64_t dim = x[*a].size();
+    int64_t s = (*starts)[i], e = (*ends)[i];
+    if (s < 0) s += dim;
+    if (e < 0) e += dim;
+    if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      out[*a] = Dim(e > s ? (e - s + step - 1) / step : 0);
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      out[*a] = Dim(s > e ? (s - e - step - 1) / (-step) : 0);
+    }
+  }
+  c.outputs[0] = TensorType{c.in(0).dtype, out};
+  if (x.rank() == 1 && axes->size() == 1 && (*steps)[0] == 1 && out[0].is_static())
+    if (auto v = c.dims_value(0)) {
+      int64_t dim = static_cast<int64_t>(v->size());
+      int64_t s = (*starts)[0] < 0 ? (*starts)[0] + dim : (*starts)[0];
+      s = std::clamp<int64_t>(s, 0, dim);
+      c.known[0] = std::vector<Dim>(v->begin() + s, v->begin() + s + out[0].size());
+    }
+  return {};
+}
+
+Result gather(InferContext& c) {
+  const Shape& x = c.shape(0);
+  const Shape& idx = c.shape(1);
+  if (c.in(1).dtype != DType::i64 && c.in(1).dtype != DType::i32) return error("indices must be i32 or i64");
+  auto axis = normalize_axis(c.attrs->get_int("axis", 0), x.rank());
+  if (!axis) return error("axis out of range");
+  std::vector<Dim> out(x.dims().begin(), x.dims().begin() + *axis);
+  out.insert(out.end(), idx.dims().begin(), idx.dims().end());
+  out.insert(out.end(), x.dims().begin() + *axis + 1, x.dims().end());
+  c.outputs[0] = TensorType{c.in(0).dtype, Shape(out)};
+  if (x.rank() == 1 && idx.rank() <= 1)
+    if (auto v = c.dims_value(0); v)
+      if (auto i = c.ints(1)) {
+        std::vector<Dim> picked;
+        for (int64_t k : *i) {
+          int64_t j = k < 0 ? k + static_cast<int64_t>(v->size()) : k;
+          if (j < 0 || j >= static_cast<int64_t>(v->size())) return error(fmt::format("index {} out of range", k));
+          picked.push_back((*v)[static_cast<size_t>(j)]);
+        }
+        c.known[0] = std::move(picked);
+      }
+  return {};
+}
+
+Result gather_elements(InferContext& c) {
+  if (c.shape(0).rank() != c.shape(1).rank()) return error("data and indices differ in rank");
+  c.outputs[0] = TensorType{c.in(0).dtype, c.shape(1)};
+  return {};
+}
+
+Result expand(InferContext& c) {
+  if (c.shape(1).rank() != 1) return error("shape input must be 1-d");
+  auto target = c.dims_value(1);
+  if (!target) {
+    int64_t n = c.shape(1)[0].is_static() ? c.shape(1)[0].size() : 0;
+    c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::vector<Dim>(static_cast<size_t>(std::max(n, c.shape(0).rank()))))};
+    return {};
+  }
+  auto s = broadcast(c.shape(0), Shape(*target));
+  if (!s) return std::unexpected(s.error());
+  c.outputs[0] = TensorType{c.in(0).dtype, *s};
+  return {};
+}
+
+Result tile(InferContext& c) {
+  const Shape& x = c.shape(0);
+  auto reps = c.ints(1);
+  Shape out = x;
+  if (!reps) {
+    for (int64_t i = 0; i < x.rank(); ++i) out[i] = Dim::unknown();
+  } else {
+    if (static_cast<int64_t>(reps->size()) != x.rank()) return error("repeats length differs from rank");
+    for (int64_t i = 0; i < x.rank(); ++i) out[i] = mul_dims(x[i], Dim((*reps)[static_cast<size_t>(i)]));
+  }
+  c.outputs[0] = TensorType{c.in(0).dtype, out};
+  return {};
+}
+
+Result pad(InferContext& c) {
+  const Shape& x = c.shape(0);
+  auto pads = c.ints(1);
+  Shape out = x;
+  if (!pads) {
+    for (int64_t i = 0; i < x.rank(); ++i) out[i] = Dim::unknown();
+  } else {
+    if (static_cast<int64_t>(pads->size()) != 2 * x.rank()) return error(fmt::format("pads has {} entries for rank {}", pads->size(), x.rank()));
+    for (int64_t i = 0; i < x.rank(); ++i)
+      if (x[i].is_static()) out[i] = Dim(x[i].size() + (*pads)[static_cast<size_t>(i)] + (*pads)[static_cast<size_t>(i + x.rank())]);
+  }
+  c.outputs[0] = TensorType{c.in(0).dtype, out};
+  return {};
+}
+
+Result depth_to_space(InferContext& c) {
+  const Shape& x = c.shape(0);
+  if (x.rank() != 4) return error("input must be 4-d");
+  int64_t b = c.attrs->get_int("blocksize", 0);
+  if (b <= 0) return error("blocksize must be positive");
+  Shape out = x;
+  if (x[1].is_static()) {
+    if (x[1].size() % (b * b) != 0) return error("channels are not divisible by blocksize^2");
+    out[1] = Dim(x[1].size() / (b * b));
+  }
+  out[2] = mul_dims(x[2], Dim(b));
+  out[3] = mul_dims(x[3], Dim(b));
+  c.outputs[0] = TensorType{c.in(0).dtype, out};
+  return {};
+}
+
+Result space_to_depth(InferContext& c) {
+  const Shape& x = c.shape(0);
+  if (x.rank() != 4) return error("input must be 4-d");
+  int64_t b = c.attrs->get_int("blocksize", 0);
+  if (b <= 0) return error("blocksize must be positive");
+  Shape out = x;
+  out[1] = mul_dims(x[1], Dim(b * b));
+  for (int i : {2, 3}) {
+    if (!x[i].is_static()) { out[i] = Dim::unknown(); continue; }
+    if (x[i].size() % b != 0) return error("spatial size is not divisible by blocksize");
+    out[i] = Dim(x[i].size() / b);
+  }
+  c.outputs[0] = TensorType{c.in(0).dtype, out};
+  return {};
+}
+
+Result trilu(InferContext& c) {
+  if (c.shape(0).rank() < 2) return error("input must have rank 2 or more");
+  return same_as_first(c);
+}
+
+}  // namespace
+
+void register_layout(Table& t) {
+  define(t, OpInfo{.op = Op::Reshape, .min_inputs = 2, .max_inputs = 2, .attrs = {{"allowzero", AttrKind::Int}}, .infer = reshape});
+  define(t, OpInfo{.op = Op::Flatten, .min_inputs = 1, .max_inputs = 1, .attrs = {{"axis", AttrKind::Int}}, .infer = flatten});
+  define(t, OpInfo{.op = Op::Transpose, .min_inputs = 1, .max_inputs = 1, .attrs = {{"perm", AttrKind::Ints}}, .infer = transpose});
+  define(t, OpInfo{.op = Op::Squeeze, .min_inputs = 1, .max_inputs = 2, .infer = squeeze});
+  define(t, OpInfo{.op = Op::Unsqueeze, .min_inputs = 2, .max_inputs = 2, .infer = unsqueeze});
+  define(t, OpInfo{.op = Op::Concat, .min_inputs = 1, .max_inputs = -1, .attrs = {{"axis", AttrKind::Int, AttrUse::Required}}, .infer = concat});
+  define(t, OpInfo{.op = Op::Split, .min_inputs = 1, .max_inputs = 2, .min_outputs = 1, .max_outputs = -1,
+                   .attrs = {{"axis", AttrKind::Int}}, .infer = split});
+  define(t, OpInfo{.op = Op::Slice, .min_inputs = 3, .max_inputs = 5, .infer = slice});
+  define(t, OpInfo{.op = Op::Gather, .min_inputs = 2, .max_inputs = 2, .attrs = {{"axis", AttrKind::Int}}, .infer = gather});
+  define(t, OpInfo{.op = Op::GatherElements, .min_inputs = 2, .max_inputs = 2, .attrs = {{"axis", AttrKind::Int}}, .infer = gather_elements});
+  define(t, OpInfo{.op = Op::Expand, .min_inputs = 2, .max_inputs = 2, .infer = expand});
+  define(t, OpInfo{.op = Op::Tile, .min_inputs = 2, .max_inputs = 2, .infer = tile});
+  define(t, OpInfo{.op = Op::Pad, .min_inputs = 2, .max_inputs = 3, .attrs = {{"mode", AttrKind::String}}, .infer = pad});
+  define(t, OpInfo{.op = Op::DepthToSpace, .min_inputs = 1, .max_inputs = 1,
+                   .attrs = {{"blocksize", AttrKind::Int, AttrUse::Required}, {"mode", AttrKind::String}}, .infer = depth_to_space});
+  define(t, OpInfo{.op = Op::SpaceToDepth, .min_inputs = 1, .max_inputs = 1,
+                   .attrs = {{"blocksize", AttrKind::Int, AttrUse::Required}}, .infer = space_to_depth});
+  define(t, OpInfo{.op = Op::Trilu, .min_inputs = 1, .max_inputs = 2, .attrs = {{"upper", AttrKind::Int}}, .infer = trilu});
+}
+
+}  // namespace refinery::ir::ops

@@ -1,0 +1,230 @@
+// Convolution, pooling, normalisation, dropout and the softmax family.
+#include "ir/ops/registry.h"
+
+namespace refinery::ir::ops {
+namespace {
+
+// Spatial output size of a window op (ONNX conv/pool arithmetic).
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, pads;  // pads: begins then ends
+  std::string auto_pad;
+  bool ceil_mode = false;
+};
+
+std::expected<Window, InferError> read_window(const InferContext& c, int64_t spatial,
+                                              std::vector<int64_t> kernel) {
+  Window w;
+  w.kernel = std::move(kernel);
+  w.strides = c.attrs->get_ints("strides", std::vector<int64_t>(static_cast<size_t>(spatial), 1));
+  w.dilations = c.attrs->get_ints("dilations", std::vector<int64_t>(static_cast<size_t>(spatial), 1));
+  w.pads = c.attrs->get_ints("pads", std::vector<int64_t>(static_cast<size_t>(2 * spatial), 0));
+  w.auto_pad = c.attrs->get_string("auto_pad", "NOTSET");
+  w.ceil_mode = c.attrs->get_int("ceil_mode", 0) != 0;
+  auto sz = static_cast<size_t>(spatial);
+  if (w.kernel.size() != sz) return error(fmt::format("kernel has {} dims, expected {}", w.kernel.size(), sz));
+  if (w.strides.size() != sz || w.dilations.size() != sz || w.pads.size() != 2 * sz)
+    return error("strides, dilations or pads do not match the number of spatial dimensions");
+  for (size_t i = 0; i < sz; ++i)
+    if (w.strides[i] <= 0 || w.dilations[i] <= 0 || w.kernel[i] <= 0)
+      return error("kernel, strides and dilations must be positive");
+  return w;
+}
+
+Dim window_out(const Window& w, size_t i, const Dim& in) {
+  if (!in.is_static()) return Dim::unknown();
+  int64_t effective = (w.kernel[i] - 1) * w.dilations[i] + 1;
+  if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER")
+    return Dim((in.size() + w.strides[i] - 1) / w.strides[i]);
+  int64_t pads = w.auto_pad == "VALID" ? 0 : w.pads[i] + w.pads[i + w.kernel.size()];
+  int64_t span = in.size() + pads - effective;
+  if (span < 0) return Dim(0);
+  int64_t out = w.ceil_mode ? (span + w.strides[i] - 1) / w.strides[i] + 1 : span / w.strides[i] + 1;
+  // ceil mode: the last window must start inside the input or left padding
+  if (w.ceil_mode && (out - 1) * w.strides[i] >= in.size() + w.pads[i]) --out;
+  return Dim(out);
+}
+
+Result conv(InferContext& c) {
+  if (auto ok = same_dtype(c, 0, 1, 3); !ok) return ok;
+  const Shape& x = c.shape(0);
+  const Shape& w = c.shape(1);
+  if (x.rank() < 3) return error(fmt::format("conv input must be N x C x D1..., got {}", x.str()));
+  if (w.rank() != x.rank()) return error(fmt::format("weight rank {} differs from input rank {}", w.rank(), x.rank()));
+  int64_t spatial = x.rank() - 2;
+  std::vector<int64_t> kernel = c.attrs->get_ints("kernel_shape", {});
+  if (kernel.empty()) {
+    for (int64_t i = 2; i < w.rank(); ++i) {
+      if (!w[i].is_static()) return error("weight shape must be static when kernel_shape is absent");
+      kernel.push_back(w[i].size());
+    }
+  }
+  auto win = read_window(c, spatial, kernel);
+  if (!win) return std::unexpected(win.error());
+  int64_t group = c.attrs->get_int("group", 1);
+  if (x[1].is_static() && w[1].is_static() && x[1].size() != w[1].size() * group)
+    return error(fmt::format("input has {} channels but weight {} with group {} expects {}", x[1].size(),
+                             w.str(), group, w[1].size() * group));
+  if (c.has_input(2) && (c.shape(2).rank() != 1 || (w[0].is_static() && c.shape(2)[0].is_static() &&
+                                                    c.shape(2)[0].size() != w[0].size())))
+    return error(fmt::format("bias shape {} does not match {} output channels", c.shape(2).str(), w[0].str()));
+  std::vector<Dim> out{x[0], w[0]};
+  for (size_t i = 0; i < static_cast<size_t>(spatial); ++i) out.push_back(window_out(*win, i, x[static_cast<int64_t>(i) + 2]));
+  c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
+  return {};
+}
+
+Result conv_transpose(InferContext& c) {
+  if (auto ok = same_dtype(c, 0, 1, 3); !ok) return ok;
+  const Shape& x = c.shape(0);
+  const Shape& w = c.shape(1);
+  if (x.rank() < 3 || w.rank() != x.rank()) return error("conv_transpose input and weight ranks do not fit");
+  int64_t spatial = x.rank() - 2;
+  auto sz = static_cast<size_t>(spatial);
+  std::vector<int64_t> kernel = c.attrs->get_ints("kernel_shape", {});
+  if (kernel.empty())
+    for (int64_t i = 2; i < w.rank(); ++i) kernel.push_back(w[i].size());
+  auto strides = c.attrs->get_ints("strides", std::vector<int64_t>(sz, 1));
+  auto dil = c.attrs->get_ints("dilations", std::vector<int64_t>(sz, 1));
+  auto pads = c.attrs->get_ints("pads", std::vector<int64_t>(2 * sz, 0));
+  auto outpad = c.attrs->get_ints("output_padding", std::vector<int64_t>(sz, 0));
+  auto output_shape = c.attrs->get_ints("output_shape", {});
+  auto auto_pad = c.attrs->get_string("auto_pad", "NOTSET");
+  int64_t group = c.attrs->get_int("group", 1);
+  std::vector<Dim> out{x[0], w[1].is_static() ? Dim(w[1].size() * group) : Dim::unknown()};
+  for (size_t i = 0; i < sz; ++i) {
+    const Dim& in = x[static_cast<int64_t>(i) + 2];
+    if (!output_shape.empty()) {
+      out.emplace_back(output_shape[output_shape.size() - sz + i]);
+    } else if (!in.is_static() || kernel[i] < 0) {
+      out.push_back(Dim::unknown());
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out.emplace_back(in.size() * strides[i]);
+    } else {
+      out.emplace_back(strides[i] * (in.size() - 1) + outpad[i] + ((kernel[i] - 1) * dil[i] + 1) -
+                       pads[i] - pads[i + sz]);
+    }
+  }
+  c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
+  return {};
+}
+
+Result pool(InferContext& c) {
+  const Shape& x = c.shape(0);
+  if (x.rank() < 3) return error(fmt::format("pool input must be N x C x D1..., got {}", x.str()));
+  auto kernel = c.attrs->maybe_ints("kernel_shape");
+  if (!kernel) return error("kernel_shape is required");
+  auto win = read_window(c, x.rank() - 2, *kernel);
+  if (!win) return std::unexpected(win.error());
+  std::vector<Dim> out{x[0], x[1]};
+  for (size_t i = 0; i + 2 < static_cast<size_t>(x.rank()); ++i)
+    out.push_back(window_out(*win, i, x[static_cast<int64_t>(i) + 2]));
+  c.outputs[0] = TensorType{c.in(0).dtype, Shape(out)};
+  if (c.num_outputs > 1) c.outputs[1] = TensorType{DType::i64, Shape(out)};
+  return {};
+}
+
+Result global_pool(InferContext& c) {
+  const Shape& x = c.shape(0);
+  if (x.rank() < 3) return error(fmt::format("global pool input must be N x C x D1..., got {}", x.str()));
+  std::vector<Dim> out{x[0], x[1]};
+  for (int64_t i = 2; i < x.rank(); ++i) out.emplace_back(1);
+  c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
+  return {};
+}
+
+Result batch_norm(InferContext& c) {
+  if (auto ok = same_dtype(c, 0, 1, 3); !ok) return ok;
+  if (c.shape(0).rank() < 2) return error("batch_norm input must have a channel dimension");
+  for (size_t i = 1; i < 5; ++i)
+    if (c.shape(i).rank() != 1) return error(fmt::format("input {} must be 1-d, got {}", i, c.shape(i).str()));
+  c.outputs[0] = c.in(0);
+  for (int i = 1; i < c.num_outputs; ++i) c.outputs[static_cast<size_t>(i)] = c.in(3);
+  return {};
+}
+
+Result instance_norm(InferContext& c) {
+  if (auto ok = same_dtype(c, 0, 1, 3); !ok) return ok;
+  if (c.shape(0).rank() < 3) return error("instance_norm input must be N x C x D1...");
+  return same_as_first(c);
+}
+
+Result layer_norm(InferContext& c) {
+  const Shape& x = c.shape(0);
+  auto axis = normalize_axis(c.attrs->get_int("axis", -1), x.rank());
+  if (!axis) return error("axis out of range");
+  c.outputs[0] = c.in(0);
+  std::vector<Dim> stat(x.dims().begin(), x.dims().begin() + *axis);
+  for (int64_t i = *axis; i < x.rank(); ++i) stat.emplace_back(1);
+  DType st = static_cast<DType>(c.attrs->get_int("stash_type", 1) == 1 ? DType::f32 : c.in(0).dtype);
+  for (int i = 1; i < c.num_outputs; ++i) c.outputs[static_cast<size_t>(i)] = TensorType{st, Shape(stat)};
+  return {};
+}
+
+Result dropout(InferContext& c) {
+  c.outputs[0] = c.in(0);
+  if (c.num_outputs > 1) c.outputs[1] = TensorType{DType::boolean, c.shape(0)};
+  return {};
+}
+
+Result softmax(InferContext& c) {
+  if (!normalize_axis(c.attrs->get_int("axis", -1), c.shape(0).rank()))
+    return error(fmt::format("axis out of range for rank {}", c.shape(0).rank()));
+  if (!is_float(c.in(0).dtype)) return error("expects a floating-point input");
+  return same_as_first(c);
+}
+
+Result lrn(InferContext& c) {
+  if (c.shape(0).rank() < 3) return error("lrn input must be N x C x D1...");
+  return same_as_first(c);
+}
+
+const std::vector<AttrSpec> kConvAttrs{{"auto_pad", AttrKind::String}, {"dilations", AttrKind::Ints},
+                                       {"group", AttrKind::Int},       {"kernel_shape", AttrKind::Ints},
+                                       {"pads", AttrKind::Ints},       {"strides", AttrKind::Ints}};
+
+}  // namespace
+
+void register_nn(Table& t) {
+  define(t, OpInfo{.op = Op::Conv, .min_inputs = 2, .max_inputs = 3, .attrs = kConvAttrs, .infer = conv});
+  auto ct_attrs = kConvAttrs;
+  ct_attrs.push_back({"output_padding", AttrKind::Ints});
+  ct_attrs.push_back({"output_shape", AttrKind::Ints});
+  define(t, OpInfo{.op = Op::ConvTranspose, .min_inputs = 2, .max_inputs = 3, .attrs = ct_attrs,
+                   .infer = conv_transpose});
+  define(t, OpInfo{.op = Op::MaxPool, .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 2,
+                   .attrs = {{"auto_pad", AttrKind::String}, {"ceil_mode", AttrKind::Int},
+                             {"dilations", AttrKind::Ints}, {"kernel_shape", AttrKind::Ints, AttrUse::Required},
+                             {"pads", AttrKind::Ints}, {"storage_order", AttrKind::Int},
+                             {"strides", AttrKind::Ints}},
+                   .infer = pool});
+  define(t, OpInfo{.op = Op::AveragePool, .min_inputs = 1, .max_inputs = 1,
+                   .attrs = {{"auto_pad", AttrKind::String}, {"ceil_mode", AttrKind::Int},
+                             {"count_include_pad", AttrKind::Int},
+                             {"kernel_shape", AttrKind::Ints, AttrUse::Required}, {"pads", AttrKind::Ints},
+                             {"strides", AttrKind::Ints}},
+                   .infer = pool});
+  for (Op op : {Op::GlobalAveragePool, Op::GlobalMaxPool})
+    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .infer = global_pool});
+  define(t, OpInfo{.op = Op::BatchNormalization, .min_inputs = 5, .max_inputs = 5, .min_outputs = 1,
+                   .max_outputs = 3,
+                   .attrs = {{"epsilon", AttrKind::Float}, {"momentum", AttrKind::Float},
+                             {"training_mode", AttrKind::Int}},
+                   .infer = batch_norm});
+  define(t, OpInfo{.op = Op::InstanceNormalization, .min_inputs = 3, .max_inputs = 3,
+                   .attrs = {{"epsilon", AttrKind::Float}}, .infer = instance_norm});
+  define(t, OpInfo{.op = Op::LayerNormalization, .min_inputs = 2, .max_inputs = 3, .min_outputs = 1,
+                   .max_outputs = 3,
+                   .attrs = {{"axis", AttrKind::Int}, {"epsilon", AttrKind::Float}, {"stash_type", AttrKind::Int}},
+                   .infer = layer_norm});
+  define(t, OpInfo{.op = Op::LRN, .min_inputs = 1, .max_inputs = 1,
+                   .attrs = {{"alpha", AttrKind::Float}, {"beta", AttrKind::Float}, {"bias", AttrKind::Float},
+                             {"size", AttrKind::Int, AttrUse::Required}},
+                   .infer = lrn});
+  define(t, OpInfo{.op = Op::Dropout, .min_inputs = 1, .max_inputs = 3, .min_outputs = 1, .max_outputs = 2,
+                   .attrs = {{"seed", AttrKind::Int}}, .infer = dropout});
+  for (Op op : {Op::Softmax, Op::LogSoftmax, Op::Hardmax})
+    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = {{"axis", AttrKind::Int}},
+                     .infer = softmax});
+}
+
+}  // namespace refinery::ir::ops

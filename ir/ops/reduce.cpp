@@ -1,0 +1,97 @@
+// Reductions, arg-reductions, CumSum and TopK.
+#include <algorithm>
+
+#include "ir/ops/registry.h"
+
+namespace refinery::ir::ops {
+namespace {
+
+// Opset 13-17: ReduceSum takes axes as input 1; the others as an attribute.
+Result reduce(InferContext& c) {
+  const Shape& x = c.shape(0);
+  std::optional<std::vector<int64_t>> axes = c.attrs->maybe_ints("axes");
+  if (c.has_input(1)) {
+    axes = c.ints(1);
+    if (!axes) {  // axes not known: the rank is, when keepdims
+      if (c.attrs->get_int("keepdims", 1) == 0) return error("axes must be constant when keepdims = 0");
+      std::vector<Dim> out(static_cast<size_t>(x.rank()), Dim::unknown());
+      c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
+      return {};
+    }
+  }
+  bool keep = c.attrs->get_int("keepdims", 1) != 0;
+  bool noop = c.attrs->get_int("noop_with_empty_axes", 0) != 0;
+  std::vector<bool> reduced(static_cast<size_t>(x.rank()), false);
+  if (!axes || axes->empty()) {
+    if (noop) return same_as_first(c);
+    std::fill(reduced.begin(), reduced.end(), true);
+  } else {
+    for (int64_t a : *axes) {
+      auto n = normalize_axis(a, x.rank());
+      if (!n) return error(fmt::format("axis {} out of range for rank {}", a, x.rank()));
+      reduced[static_cast<size_t>(*n)] = true;
+    }
+  }
+  std::vector<Dim> out;
+  for (int64_t i = 0; i < x.rank(); ++i) {
+    if (!reduced[static_cast<size_t>(i)]) out.push_back(x[i]);
+    else if (keep) out.emplace_back(1);
+  }
+  c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
+  return {};
+}
+
+Result arg_reduce(InferContext& c) {
+  const Shape& x = c.shape(0);
+  auto axis = normalize_axis(c.attrs->get_int("axis", 0), x.rank());
+  if (!axis) return error("axis out of range");
+  std::vector<Dim> out;
+  for (int64_t i = 0; i < x.rank(); ++i) {
+    if (i != *axis) out.push_back(x[i]);
+    else if (c.attrs->get_int("keepdims", 1) != 0) out.emplace_back(1);
+  }
+  c.outputs[0] = TensorType{DType::i64, Shape(std::move(out))};
+  return {};
+}
+
+Result cumsum(InferContext& c) {
+  if (c.shape(1).rank() > 1) return error("axis must be a scalar");
+  return same_as_first(c);
+}
+
+Result topk(InferContext& c) {
+  const Shape& x = c.shape(0);
+  auto axis = normalize_axis(c.attrs->get_int("axis", -1), x.rank());
+  if (!axis) return error("axis out of range");
+  Shape out = x;
+  auto k = c.ints(1);
+  out[*axis] = k && k->size() == 1 ? Dim((*k)[0]) : Dim::unknown();
+  c.outputs[0] = TensorType{c.in(0).dtype, out};
+  c.outputs[1] = TensorType{DType::i64, out};
+  return {};
+}
+
+}  // namespace
+
+void register_reduce(Table& t) {
+  const std::vector<AttrSpec> attrs{{"axes", AttrKind::Ints}, {"keepdims", AttrKind::Int},
+                                    {"noop_with_empty_axes", AttrKind::Int}};
+  for (Op op : {Op::ReduceMean, Op::ReduceMax, Op::ReduceMin, Op::ReduceProd, Op::ReduceL1, Op::ReduceL2,
+                Op::ReduceLogSum, Op::ReduceLogSumExp, Op::ReduceSumSquare})
+    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = attrs, .infer = reduce});
+  define(t, OpInfo{.op = Op::ReduceSum, .min_inputs = 1, .max_inputs = 2,
+                   .attrs = {{"keepdims", AttrKind::Int}, {"noop_with_empty_axes", AttrKind::Int}},
+                   .infer = reduce});
+  for (Op op : {Op::ArgMax, Op::ArgMin})
+    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1,
+                     .attrs = {{"axis", AttrKind::Int}, {"keepdims", AttrKind::Int},
+                               {"select_last_index", AttrKind::Int}},
+                     .infer = arg_reduce});
+  define(t, OpInfo{.op = Op::CumSum, .min_inputs = 2, .max_inputs = 2,
+                   .attrs = {{"exclusive", AttrKind::Int}, {"reverse", AttrKind::Int}}, .infer = cumsum});
+  define(t, OpInfo{.op = Op::TopK, .min_inputs = 2, .max_inputs = 2, .min_outputs = 2, .max_outputs = 2,
+                   .attrs = {{"axis", AttrKind::Int}, {"largest", AttrKind::Int}, {"sorted", AttrKind::Int}},
+                   .infer = topk});
+}
+
+}  // namespace refinery::ir::ops

@@ -1,0 +1,73 @@
+// Shapes and tensor types. A dimension is a static size, a named symbol
+// (the batch "N" that stays symbolic through import and export), or unknown.
+// A shape may be unranked (nothing is known), which only opaque ops produce.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace refinery::ir {
+
+class Dim {
+ public:
+  Dim() = default;                       // unknown
+  Dim(int64_t size) : size_(size) {}     // static (implicit: shapes read like {1, 3, 224})
+  static Dim symbol(std::string name) { Dim d; d.symbol_ = std::move(name); return d; }
+  static Dim unknown() { return Dim(); }
+
+  bool is_static() const { return size_ >= 0; }
+  bool is_symbol() const { return !symbol_.empty(); }
+  bool is_unknown() const { return size_ < 0 && symbol_.empty(); }
+  int64_t size() const { return size_; }  // -1 unless static
+  const std::string& name() const { return symbol_; }
+
+  friend bool operator==(const Dim&, const Dim&) = default;
+  std::string str() const;  // "3", "\"N\"" (quoted, so any name parses back), "?"
+
+ private:
+  int64_t size_ = -1;
+  std::string symbol_;
+};
+
+class Shape {
+ public:
+  Shape() = default;  // rank 0 (a scalar)
+  Shape(std::vector<Dim> dims) : dims_(std::move(dims)) {}
+  Shape(std::initializer_list<Dim> dims) : dims_(dims) {}
+  static Shape unranked() { Shape s; s.ranked_ = false; return s; }
+  static Shape of(const std::vector<int64_t>& sizes);
+
+  bool ranked() const { return ranked_; }
+  int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
+  const std::vector<Dim>& dims() const { return dims_; }
+  std::vector<Dim>& dims() { return dims_; }
+  const Dim& operator[](int64_t i) const { return dims_[static_cast<size_t>(i)]; }
+  Dim& operator[](int64_t i) { return dims_[static_cast<size_t>(i)]; }
+
+  bool is_static() const;                         // ranked and every dim static
+  std::optional<int64_t> num_elements() const;    // when static
+  std::vector<int64_t> sizes() const;             // static sizes (-1 where not)
+
+  friend bool operator==(const Shape&, const Shape&) = default;
+  std::string str() const;  // "1x3x224x224", "\"N\"x128", "*" (unranked), "" (scalar)
+
+ private:
+  std::vector<Dim> dims_;
+  bool ranked_ = true;
+};
+
+struct TensorType {
+  DType dtype = DType::f32;
+  Shape shape;
+
+  friend bool operator==(const TensorType&, const TensorType&) = default;
+  std::string str() const;  // "tensor<1x128xf32>", "tensor<f32>", "tensor<*xf32>"
+};
+
+// Normalises a possibly negative axis against a rank; nullopt when out of range.
+std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank);
+
+}  // namespace refinery::ir

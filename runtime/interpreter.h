@@ -1,0 +1,35 @@
+// The reference interpreter: executes an ir::Graph on the CPU with ATen
+// kernels. Only runtime/ includes torch headers; tensors cross the boundary
+// as ir::Tensor.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/diag.h"
+#include "ir/graph.h"
+#include "ir/tensor.h"
+
+namespace refinery::runtime {
+
+struct RunOptions {
+  int threads = 1;
+};
+
+// Runs the graph on `inputs` (one per graph input, in order). Errors name the
+// node that failed. Opaque or unsupported ops fail with a Diag naming them.
+Expected<std::vector<ir::Tensor>> run(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs,
+                                      const RunOptions& options = {});
+
+// Ops of the graph that the interpreter cannot execute (empty when it can run it).
+std::vector<std::string> unsupported_ops(const ir::Graph& graph);
+
+// Seeded random inputs for the graph's inputs: floats uniform in [-1, 1),
+// integers in [0, int_high), bools fair. Symbolic dims take their value from
+// `dims` (default 1).
+std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed,
+                                      const std::map<std::string, int64_t>& dims = {},
+                                      int64_t int_high = 10);
+
+}  // namespace refinery::runtime

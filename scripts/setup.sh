@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs everything Refinery needs on Debian 12, idempotently: a second run
+# checks and returns in seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBS=(
+  build-essential cmake ninja-build pkg-config
+  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
+  libz3-dev libcli11-dev libtorch-dev coinor-libcbc-dev libxgboost-dev
+  libhdf5-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-torch python3-torchvision python3-onnx python3-h5py python3-numpy
+  nodejs npm
+)
+
+missing=()
+for p in "${DEBS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# onnxruntime-node (pinned in tools/ort/package.json) for measuring and for
+# checking our exported models in a real runtime.
+if [ ! -d tools/ort/node_modules/onnxruntime-node ] || [ tools/ort/package-lock.json -nt tools/ort/node_modules/.package-lock.json ]; then
+  echo "setup: npm install in tools/ort"
+  (cd tools/ort && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
+fi
+echo "setup: ok"
