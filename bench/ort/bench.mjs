@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+// Latency of original vs optimised ONNX models under onnxruntime-node (CPU).
+//
+//   node bench/ort/bench.mjs --pairs orig1.onnx:opt1.onnx[,orig2.onnx:opt2.onnx...] [--runs N] [--warmup W]
+//   node bench/ort/bench.mjs --models DIR [--runs N] [--warmup W]     (each X.onnx with X.opt.onnx)
+//        [--seed S] [--dim name=value ...] [--int-high H] [--threads 1] [--json FILE]
+//
+// Each pair runs single-threaded (intraOpNumThreads 1, interOpNumThreads 1,
+// graphOptimizationLevel 'all') on the same generated inputs, the two models
+// alternating (A B, B A, A B, ...) so that drift hits both alike. Prints a table:
+// model, max abs output difference, median latency of each, speedup (orig/opt),
+// and the geometric mean speedup. onnxruntime-node comes from tools/ort/node_modules.
+// Exit: 0 ok, 2 error.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  createSession, feedsOf, generateInputs, num, parseArgs, parseDims, readModelIO, toNumbers,
+} from '../../tools/ort/ortlib.mjs';
+
+const USAGE = 'usage: bench.mjs (--pairs a.onnx:b.onnx,... | --models DIR) [--runs N] [--warmup W] ' +
+  '[--seed S] [--dim name=value ...] [--int-high H] [--threads N] [--json FILE]';
+
+function parsePairs(spec) {
+  return spec.split(',').filter(Boolean).map((p) => {
+    const k = p.indexOf('.onnx:');                       // paths may hold ':' elsewhere
+    const cut = k >= 0 ? k + 5 : p.lastIndexOf(':');
+    if (cut <= 0) throw new Error(`--pairs: expected orig.onnx:opt.onnx, got ${p}`);
+    const a = p.slice(0, cut), b = p.slice(cut + 1);
+    return { name: path.basename(a).replace(/\.onnx$/, ''), a, b };
+  });
+}
+
+function modelsDir(dir) {
+  return fs.readdirSync(dir).filter((f) => f.endsWith('.onnx') && !f.endsWith('.opt.onnx')).sort()
+    .filter((f) => fs.existsSync(path.join(dir, f.replace(/\.onnx$/, '.opt.onnx'))))
+    .map((f) => ({ name: f.replace(/\.onnx$/, ''), a: path.join(dir, f), b: path.join(dir, f.replace(/\.onnx$/, '.opt.onnx')) }));
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((x, y) => x - y);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+async function timed(session, feeds) {
+  const t0 = process.hrtime.bigint();
+  const out = await session.run(feeds);
+  return [Number(process.hrtime.bigint() - t0) / 1e6, out];
+}
+
+function maxDiff(outA, outB, namesA, namesB) {
+  let m = 0;
+  namesA.forEach((n, i) => {
+    const a = toNumbers(outA[n]), b = toNumbers(outB[namesB[i]]);
+    if (a.length !== b.length) { m = Infinity; return; }
+    for (let j = 0; j < a.length; j++) {
+      const d = Math.abs(a[j] - b[j]);
+      if (d > m || Number.isNaN(d)) m = Number.isNaN(d) ? Infinity : d;
+    }
+  });
+  return m;
+}
+
+async function benchPair(pair, opts) {
+  const open = async (file) => {
+    try {
+      return { io: readModelIO(file), session: await createSession(file, { threads: opts.threads, opt: 'all' }) };
+    } catch (e) {
+      throw new Error(`${file}: ${e.message}`);
+    }
+  };
+  const A = await open(pair.a), B = await open(pair.b);
+  const inputs = generateInputs(A.io, opts.seed, opts.gen);
+  const feedsA = feedsOf(inputs);
+  const byName = A.session.inputNames.every((n) => B.session.inputNames.includes(n));
+  const feedsB = {};
+  A.session.inputNames.forEach((n, i) => { feedsB[byName ? n : B.session.inputNames[i]] = feedsA[n]; });
+  const outNamesB = A.session.outputNames.every((n) => B.session.outputNames.includes(n))
+    ? A.session.outputNames : B.session.outputNames;
+
+  let outA, outB;
+  try { outA = await A.session.run(feedsA); } catch (e) { throw new Error(`${pair.a}: ${e.message}`); }
+  try { outB = await B.session.run(feedsB); } catch (e) { throw new Error(`${pair.b}: ${e.message}`); }
+  const diff = maxDiff(outA, outB, A.session.outputNames, outNamesB);
+
+  for (let w = 0; w < opts.warmup; w++) {
+    await A.session.run(feedsA);
+    await B.session.run(feedsB);
+  }
+  const ta = [], tb = [];
+  for (let r = 0; r < opts.runs; r++) {
+    if (r % 2 === 0) {
+      ta.push((await timed(A.session, feedsA))[0]);
+      tb.push((await timed(B.session, feedsB))[0]);
+    } else {
+      tb.push((await timed(B.session, feedsB))[0]);
+      ta.push((await timed(A.session, feedsA))[0]);
+    }
+  }
+  await A.session.release?.();
+  await B.session.release?.();
+  const ma = median(ta), mb = median(tb);
+  return { model: pair.name, orig: pair.a, opt: pair.b, max_diff: diff, median_ms_orig: ma, median_ms_opt: mb, speedup: ma / mb };
+}
+
+function table(rows, geo) {
+  const head = ['model', 'max diff', 'orig ms', 'opt ms', 'speedup'];
+  const body = rows.map((r) => [r.model, r.max_diff.toExponential(2), r.median_ms_orig.toFixed(3),
+    r.median_ms_opt.toFixed(3), `${r.speedup.toFixed(3)}x`]);
+  body.push(['geomean', '', '', '', `${geo.toFixed(3)}x`]);
+  const w = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
+  const line = (r) => r.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join('  ');
+  const out = [line(head), w.map((n) => '-'.repeat(n)).join('  ')];
+  body.forEach((r, i) => { if (i === body.length - 1) out.push(w.map((n) => '-'.repeat(n)).join('  ')); out.push(line(r)); });
+  return out.join('\n');
+}
+
+async function main(argv) {
+  const args = parseArgs(argv, { flags: ['help'], repeat: ['dim'] });
+  if (args.help) { console.log(USAGE); return 0; }
+  let pairs;
+  if (args.pairs) pairs = parsePairs(args.pairs);
+  else if (args.models) pairs = modelsDir(args.models);
+  else throw new Error(USAGE);
+  if (!pairs.length) throw new Error('no model pairs to run (for --models DIR: X.onnx with X.opt.onnx)');
+  const opts = {
+    runs: num(args.runs ?? 20, 'runs'),
+    warmup: num(args.warmup ?? 3, 'warmup'),
+    seed: num(args.seed ?? 0, 'seed'),
+    threads: num(args.threads ?? 1, 'threads'),
+    gen: { dims: parseDims(args.dim), intHigh: num(args['int-high'] ?? 100, 'int-high'), intLow: 0 },
+  };
+  if (opts.runs < 1) throw new Error('--runs must be at least 1');
+  const rows = [];
+  for (const p of pairs) rows.push(await benchPair(p, opts));
+  const geo = Math.exp(rows.reduce((s, r) => s + Math.log(r.speedup), 0) / rows.length);
+  console.log(table(rows, geo));
+  if (args.json) {
+    fs.writeFileSync(args.json, JSON.stringify({ runs: opts.runs, warmup: opts.warmup, threads: opts.threads, rows, geomean_speedup: geo }, null, 2) + '\n');
+  }
+  return 0;
+}
+
+main(process.argv.slice(2)).then((rc) => process.exit(rc), (e) => {
+  console.error(`bench: error: ${e.message}`);
+  process.exit(2);
+});
