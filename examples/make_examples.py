@@ -26,7 +26,7 @@ def tiny_cnn():
     inits = []
 
     def init(name, arr):
-        inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
+        inits.append(numpy_helper.from_array(np.array(arr, order="C"), name))
         return name
 
     def i64(name, values):
