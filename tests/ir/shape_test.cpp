@@ -1,0 +1,96 @@
+// Shape rules, one short check per family. The zoo-wide cross-check against
+// ONNX's own shape inference lives in tests/frontends.
+#include <gtest/gtest.h>
+
+#include "ir/text.h"
+
+namespace refinery::ir {
+namespace {
+
+// Parses a graph whose node types are placeholders, infers, and returns the
+// type of the value named `name`.
+std::string infer(const std::string& body, const std::string& inputs, const std::string& name) {
+  auto g = parse_graph("graph @t(" + inputs + ") {\n" + body + "\n return %" + name + "\n}");
+  EXPECT_TRUE(g.has_value()) << (g ? "" : g.error().str());
+  if (!g) return "";
+  auto ok = g->infer_shapes();
+  EXPECT_TRUE(ok.has_value()) << (ok ? "" : ok.error().str());
+  return g->value(*g->find_value(name)).type.str();
+}
+
+TEST(ShapeRules, BroadcastKeepsSymbols) {
+  EXPECT_EQ(infer("%y = add(%a, %b) : tensor<*xf32>", "%a: tensor<\"N\"x1x4xf32>, %b: tensor<3x1xf32>", "y"),
+            "tensor<\"N\"x3x4xf32>");
+}
+
+TEST(ShapeRules, MatMulBatchesAndVectors) {
+  EXPECT_EQ(infer("%y = matmul(%a, %b) : tensor<*xf32>", "%a: tensor<2x1x3x4xf32>, %b: tensor<5x4x6xf32>", "y"),
+            "tensor<2x5x3x6xf32>");
+  EXPECT_EQ(infer("%y = matmul(%a, %b) : tensor<*xf32>", "%a: tensor<4xf32>, %b: tensor<4x6xf32>", "y"),
+            "tensor<6xf32>");
+}
+
+TEST(ShapeRules, ConvAndPoolArithmetic) {
+  EXPECT_EQ(infer("%w = const hex<\"" + std::string(64 * 3 * 7 * 7 * 8, '0') +
+                      "\"> : tensor<64x3x7x7xf32>\n"
+                      "%y = conv(%x, %w) {kernel_shape = [7, 7], pads = [3, 3, 3, 3], strides = [2, 2]} : tensor<*xf32>",
+                  "%x: tensor<1x3x224x224xf32>", "y"),
+            "tensor<1x64x112x112xf32>");
+  EXPECT_EQ(infer("%y = max_pool(%x) {ceil_mode = 1, kernel_shape = [3, 3], strides = [2, 2]} : tensor<*xf32>",
+                  "%x: tensor<1x64x111x111xf32>", "y"),
+            "tensor<1x64x55x55xf32>");
+  EXPECT_EQ(infer("%y = max_pool(%x) {ceil_mode = 1, kernel_shape = [3, 3], strides = [2, 2]} : tensor<*xf32>",
+                  "%x: tensor<1x64x112x112xf32>", "y"),
+            "tensor<1x64x56x56xf32>");
+}
+
+TEST(ShapeRules, ReshapeFromShapeArithmeticStaysSymbolic) {
+  // The BERT pattern: Reshape(x, Concat(Gather(Shape(x), 0), [64, 4, 64])).
+  std::string body =
+      "%s = shape(%x) : tensor<*xi64>\n"
+      "%i = const dense<[0]> : tensor<1xi64>\n"
+      "%n = gather(%s, %i) {axis = 0} : tensor<*xi64>\n"
+      "%rest = const dense<[64, 4, 64]> : tensor<3xi64>\n"
+      "%t = concat(%n, %rest) {axis = 0} : tensor<*xi64>\n"
+      "%y = reshape(%x, %t) : tensor<*xf32>";
+  EXPECT_EQ(infer(body, "%x: tensor<\"batch\"x64x256xf32>", "y"), "tensor<\"batch\"x64x4x64xf32>");
+  EXPECT_EQ(infer("%t = const dense<[0, -1]> : tensor<2xi64>\n%y = reshape(%x, %t) : tensor<*xf32>",
+                  "%x: tensor<\"batch\"x64x4xf32>", "y"),
+            "tensor<\"batch\"x256xf32>");
+}
+
+TEST(ShapeRules, LayoutOps) {
+  EXPECT_EQ(infer("%y = transpose(%x) {perm = [0, 2, 1]} : tensor<*xf32>", "%x: tensor<2x3x4xf32>", "y"),
+            "tensor<2x4x3xf32>");
+  EXPECT_EQ(infer("%a = const dense<[1, -1]> : tensor<2xi64>\n%y = unsqueeze(%x, %a) : tensor<*xf32>",
+                  "%x: tensor<2x3xf32>", "y"),
+            "tensor<2x1x3x1xf32>");
+  EXPECT_EQ(infer("%s = const dense<[1, 3]> : tensor<2xi64>\n%y, %z = split(%x, %s) {axis = 1} : tensor<*xf32>, tensor<*xf32>",
+                  "%x: tensor<2x4xf32>", "z"),
+            "tensor<2x3xf32>");
+  EXPECT_EQ(infer("%b = const dense<[1]> : tensor<1xi64>\n%e = const dense<[-1]> : tensor<1xi64>\n"
+                  "%a = const dense<[1]> : tensor<1xi64>\n%y = slice(%x, %b, %e, %a) : tensor<*xf32>",
+                  "%x: tensor<2x10xf32>", "y"),
+            "tensor<2x8xf32>");
+  EXPECT_EQ(infer("%y = flatten(%x) {axis = 1} : tensor<*xf32>", "%x: tensor<\"N\"x512x1x1xf32>", "y"),
+            "tensor<\"N\"x512xf32>");
+}
+
+TEST(ShapeRules, ReductionsAndCasts) {
+  EXPECT_EQ(infer("%y = reduce_mean(%x) {axes = [-1], keepdims = 1} : tensor<*xf32>", "%x: tensor<2x3x4xf32>", "y"),
+            "tensor<2x3x1xf32>");
+  EXPECT_EQ(infer("%y = argmax(%x) {axis = 1, keepdims = 0} : tensor<*xi64>", "%x: tensor<2x3x4xf32>", "y"),
+            "tensor<2x4xi64>");
+  EXPECT_EQ(infer("%y = cast(%x) {to = 10} : tensor<*xf16>", "%x: tensor<2xf32>", "y"), "tensor<2xf16>");
+}
+
+TEST(ShapeRules, ErrorsNameTheProblem) {
+  auto g = parse_graph(
+      "graph @t(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {\n"
+      "  %y = matmul(%a, %b) : tensor<*xf32> loc(\"mm\")\n  return %y\n}");
+  ASSERT_FALSE(g.has_value());
+  EXPECT_EQ(g.error().str(), "<input>:2:8: inner dimensions differ: 2x3 and 4x5");
+}
+
+}  // namespace
+}  // namespace refinery::ir
