@@ -30,6 +30,7 @@ OPSET = 17
 # Size class "small": cheap enough for unit tests on 2 cores.
 SMALL_MAX_BYTES = 15 * 1024 * 1024
 SMALL_MAX_GFLOPS = 1.0
+CALIBRATION_BATCH = 2  # random images used to set BatchNorm running statistics
 
 
 # --------------------------------------------------------------------------
@@ -245,6 +246,31 @@ def describe(path, name, opset, note):
     }
 
 
+def calibrate_batchnorm(model, inputs):
+    """Sets BatchNorm running statistics from one batch of random inputs.
+
+    With random weights and the default running stats (mean 0, var 1) deep CNNs
+    blow up or vanish (inception_v3's logits reach 1e12, mobilenet_v2's 1e-9), which
+    makes numeric comparisons meaningless. One forward pass in train mode with
+    momentum=None stores the batch statistics, so eval-mode activations are O(1).
+    """
+    import torch
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None  # cumulative average: after one batch, the batch statistics
+    batch = []
+    for _, shape, dtype in inputs:
+        shape = [CALIBRATION_BATCH] + list(shape[1:])
+        batch.append(torch.rand(shape, dtype=getattr(torch, dtype)) * 2 - 1)
+    model.train()
+    with torch.no_grad():
+        model(*batch)
+    model.eval()
+
+
 def export_one(name, path):
     import torch
     import onnx
@@ -253,6 +279,7 @@ def export_one(name, path):
     opset = OPSET_OVERRIDE.get(name, OPSET)
     torch.manual_seed(0)
     model = builder()
+    calibrate_batchnorm(model, inputs)
     model.eval()
     args = []
     for _, shape, dtype in inputs:
