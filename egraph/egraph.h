@@ -1,0 +1,293 @@
+// The e-graph: hashconsed e-nodes grouped into e-classes, generic over a
+// language's node type N and an analysis A (like egg's EGraph<L, N>).
+// `add` and `merge` leave the graph dirty; `rebuild` restores congruence and
+// the indexes; readers (search, dumps, extraction) require a clean graph.
+#pragma once
+
+#include <algorithm>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "egraph/analysis.h"
+#include "egraph/eclass.h"
+#include "egraph/explain.h"
+#include "egraph/hashcons.h"
+#include "egraph/id.h"
+#include "egraph/invariants.h"
+#include "egraph/language.h"
+#include "egraph/rec_expr.h"
+#include "egraph/union_find.h"
+
+namespace refinery::egraph {
+
+struct EGraphConfig {
+  bool explanations = false;  // record a proof forest (costs memory and time)
+};
+
+template <ENode N, class A = NoAnalysis>
+class EGraph {
+ public:
+  using Node = N;
+  using Analysis = A;
+  using Data = typename A::Data;
+  using Class = EClass<N, Data>;
+
+  explicit EGraph(A analysis = A{}, EGraphConfig config = {}) : analysis_(std::move(analysis)) {
+    if (config.explanations) explain_ = std::make_unique<ProofForest<N>>();
+  }
+  EGraph(EGraph&&) noexcept = default;
+  EGraph& operator=(EGraph&&) noexcept = default;
+
+  // ---- building -------------------------------------------------------
+
+  // Adds an e-node whose children are any ids; returns its class (or, with
+  // explanations on, the id of this exact term).
+  Id add(N node) {
+    if (explain_) return add_explained(std::move(node));
+    canonicalize(node);
+    std::uint64_t h = node.hash();
+    if (auto owner = memo_find(node, h)) return uf_.find_mut(*owner);
+    Id id = add_new(node, h, node);
+    return uf_.find_mut(id);
+  }
+
+  Id add_expr(const RecExpr<N>& expr) {
+    std::vector<Id> ids(expr.nodes.size());
+    for (std::size_t i = 0; i < expr.nodes.size(); ++i) {
+      N node = expr.nodes[i];
+      for (Id& c : node.children()) c = ids[index(c)];
+      ids[i] = add(std::move(node));
+    }
+    return ids.back();
+  }
+
+  // Asserts that two classes are equal. Returns false if they already were.
+  bool merge(Id a, Id b) {
+    if (explain_) return merge_impl(a, b, Justification{explain_->intern_reason("union"), true});
+    return merge_impl(a, b, Justification{});
+  }
+
+  // As merge, recording `reason` for explanations: term(a) -> term(b) by the
+  // rule or reason named `reason`, applied forward.
+  bool merge_because(Id a, Id b, std::string_view reason, bool forward = true) {
+    if (!explain_) return merge_impl(a, b, Justification{});
+    return merge_impl(a, b, Justification{explain_->intern_reason(reason), forward});
+  }
+
+  // Restores congruence and the indexes. Returns the number of unions that
+  // rebuilding itself performed.
+  std::size_t rebuild();
+
+  // ---- reading --------------------------------------------------------
+
+  Id find(Id id) const { return uf_.find(id); }
+  Id find_mut(Id id) { return uf_.find_mut(id); }
+  const Class& operator[](Id id) const { return classes_[index(uf_.find(id))]; }
+  Class& class_mut(Id id) { return classes_[index(uf_.find_mut(id))]; }
+  const A& analysis() const { return analysis_; }
+
+  bool is_clean() const { return clean_; }
+  std::size_t num_classes() const { return num_classes_; }
+  // Distinct canonical e-nodes (the hashcons size; includes nodes an
+  // analysis pruned from their class's list).
+  std::size_t num_nodes() const { return memo_.size(); }
+  // Sum of class node-list lengths (exact after rebuild).
+  std::size_t num_class_nodes() const { return class_nodes_; }
+  std::size_t num_ids() const { return nodes_.size(); }
+  bool explanations_enabled() const { return explain_ != nullptr; }
+
+  // Canonical class ids in increasing order (clean graph).
+  std::span<const Id> class_ids() const { return class_ids_; }
+  // Canonical classes that hold a node with this op_key (clean graph).
+  std::span<const Id> classes_with_op(std::uint32_t op_key) const {
+    if (op_key >= by_op_.size()) return {};
+    return by_op_[op_key];
+  }
+
+  std::optional<Id> lookup(N node) const {
+    for (Id& c : node.children()) c = uf_.find(c);
+    if (auto owner = memo_find(node, node.hash())) return uf_.find(*owner);
+    return std::nullopt;
+  }
+  std::optional<Id> lookup_expr(const RecExpr<N>& expr) const {
+    std::vector<Id> ids(expr.nodes.size());
+    for (std::size_t i = 0; i < expr.nodes.size(); ++i) {
+      N node = expr.nodes[i];
+      for (Id& c : node.children()) c = ids[index(c)];
+      auto id = lookup(std::move(node));
+      if (!id) return std::nullopt;
+      ids[i] = *id;
+    }
+    return ids.back();
+  }
+
+  // Per-node-id view used by the invariant checker and the dumps.
+  bool is_live_node(Id id) const { return !dead_[index(id)]; }
+  const N& stored_node(Id id) const { return nodes_[index(id)]; }
+
+  // Keeps only the nodes of class `id` for which pred(node) holds (an
+  // analysis may prune, as egg's constant folding does). The pruned nodes
+  // stay in the hashcons.
+  template <class Pred>
+  void retain_nodes(Id id, Pred&& pred) {
+    auto& nodes = class_mut(id).nodes;
+    auto before = nodes.size();
+    std::erase_if(nodes, [&](const N& n) { return !pred(n); });
+    class_nodes_ -= before - nodes.size();
+    clean_ = false;
+    dirty_.push_back(uf_.find_mut(id));
+  }
+
+  // Rough heap footprint in bytes (for the runner's memory limit).
+  std::size_t memory_bytes() const {
+    return nodes_.capacity() * sizeof(N) + dead_.capacity() + classes_.capacity() * sizeof(Class) +
+           class_nodes_ * sizeof(N) + parent_entries_ * sizeof(Id) + memo_.memory_bytes() + uf_.memory_bytes() +
+           (explain_ ? explain_->size() * (2 * sizeof(N) + 32) : 0);
+  }
+
+  // Empty when the hashcons and congruence invariants hold, else what broke.
+  std::string check_invariants() const { return egraph::check_invariants(*this); }
+
+  // ---- explanations (require EGraphConfig{.explanations = true}) -----
+
+  const ProofForest<N>* proof_forest() const { return explain_.get(); }
+  // Steps turning the term of id a into the term of id b (same class).
+  std::vector<LocalStep> explain_ids(Id a, Id b) const {
+    std::vector<LocalStep> steps;
+    std::vector<std::uint32_t> position;
+    if (explain_) explain_->explain(a, b, position, steps);
+    return steps;
+  }
+
+  // The id whose node is stored canonically as `node` (owner in the hashcons).
+  std::optional<Id> memo_owner(const N& node) const { return memo_find(node, node.hash()); }
+
+ private:
+  bool canonicalize(N& node) {
+    bool changed = false;
+    for (Id& c : node.children()) {
+      Id r = uf_.find_mut(c);
+      changed |= r != c;
+      c = r;
+    }
+    return changed;
+  }
+
+  std::optional<Id> memo_find(const N& node, std::uint64_t h) const {
+    return memo_.find(h, [&](Id owner) { return nodes_[index(owner)] == node; });
+  }
+
+  // A node absent from the hashcons (children canonical) becomes a class.
+  Id add_new(const N& node, std::uint64_t h, const N& raw) {
+    Id id = uf_.make_set();
+    nodes_.push_back(node);
+    dead_.push_back(0);
+    classes_.emplace_back();
+    Class& c = classes_.back();
+    c.id = id;
+    c.nodes.push_back(node);
+    c.data = analysis_.make(*this, node);
+    Id prev = kInvalidId;
+    for (Id child : node.children()) {
+      if (child == prev) continue;
+      classes_[index(child)].parents.push_back(id);
+      ++parent_entries_;
+      prev = child;
+    }
+    memo_.insert(h, id);
+    ++num_classes_;
+    ++class_nodes_;
+    clean_ = false;
+    if (explain_) explain_->add(id, raw);
+    if constexpr (HasModify<A, EGraph>) analysis_.modify(*this, id);
+    return id;
+  }
+
+  Id add_explained(N raw) {
+    if (const Id* known = explain_->find_raw(raw)) return *known;
+    N node = raw;
+    canonicalize(node);
+    std::uint64_t h = node.hash();
+    if (auto owner = memo_find(node, h)) {
+      // Same canonical node, different term: a new id in the same class,
+      // linked to the existing node by congruence.
+      Id id = uf_.make_member_of(uf_.find_mut(*owner));
+      nodes_.push_back(node);
+      dead_.push_back(1);
+      classes_.emplace_back();
+      explain_->add(id, raw);
+      explain_->link(id, *owner, Justification{});
+      return id;
+    }
+    return add_new(node, h, raw);
+  }
+
+  bool merge_impl(Id a_raw, Id b_raw, Justification why) {
+    Id a = uf_.find_mut(a_raw);
+    Id b = uf_.find_mut(b_raw);
+    if (a == b) return false;
+    if (explain_) explain_->link(a_raw, b_raw, why);
+    if (classes_[index(a)].parents.size() < classes_[index(b)].parents.size()) std::swap(a, b);
+    Class& ca = classes_[index(a)];
+    Class& cb = classes_[index(b)];
+    DidMerge did = analysis_.merge(ca.data, std::move(cb.data));
+    if (did.a_changed) push_analysis(ca.parents);
+    if (did.b_changed) push_analysis(cb.parents);
+    uf_.link(a, b);
+    pending_.insert(pending_.end(), cb.parents.begin(), cb.parents.end());
+    ca.nodes.insert(ca.nodes.end(), cb.nodes.begin(), cb.nodes.end());
+    ca.parents.insert(ca.parents.end(), cb.parents.begin(), cb.parents.end());
+    cb = Class{};
+    --num_classes_;
+    dirty_.push_back(a);
+    clean_ = false;
+    if constexpr (HasModify<A, EGraph>) analysis_.modify(*this, a);
+    return true;
+  }
+
+  void push_analysis(const std::vector<Id>& parents) {
+    for (Id p : parents) {
+      if (in_analysis_.size() <= index(p)) in_analysis_.resize(nodes_.size(), 0);
+      if (in_analysis_[index(p)]) continue;
+      in_analysis_[index(p)] = 1;
+      analysis_pending_.push_back(p);
+    }
+  }
+
+  void process_pending();
+  void rebuild_classes();
+  void rebuild_indexes();
+
+  A analysis_;
+  UnionFind uf_;
+  std::vector<N> nodes_;           // per id: the canonical form it was last stored under
+  std::vector<std::uint8_t> dead_;  // per id: a congruent duplicate owning no hashcons entry
+  std::vector<Class> classes_;     // per id: live only for canonical class ids
+  Hashcons memo_;
+  std::vector<Id> pending_;           // node ids whose children changed class
+  std::vector<Id> analysis_pending_;  // node ids whose class data must be recomputed
+  std::vector<std::uint8_t> in_analysis_;
+  std::vector<Id> dirty_;  // ids whose class's node list needs re-canonicalising
+  std::vector<std::uint32_t> stamp_;
+  std::uint32_t epoch_ = 0;
+  std::vector<Id> class_ids_;
+  std::vector<std::vector<Id>> by_op_;
+  std::size_t indexed_ids_ = 0;  // ids below this were seen by rebuild_indexes
+  std::size_t num_classes_ = 0;
+  std::size_t class_nodes_ = 0;
+  std::size_t parent_entries_ = 0;
+  bool clean_ = true;
+  std::unique_ptr<ProofForest<N>> explain_;
+};
+
+}  // namespace refinery::egraph
+
+#include "egraph/rebuild.h"

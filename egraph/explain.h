@@ -1,0 +1,150 @@
+// Explanations: a proof forest over e-node ids (egg's design). Every union
+// adds one edge between the two specific terms that were equated, labelled
+// with why (a rule, forward or backward, a named reason, or congruence). The
+// path between two ids in the forest, with congruence edges expanded into
+// child positions, is the proof. Only allocated when explanations are on.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "egraph/id.h"
+#include "egraph/language.h"
+
+namespace refinery::egraph {
+
+struct Justification {
+  static constexpr std::uint32_t kCongruence = std::numeric_limits<std::uint32_t>::max();
+  std::uint32_t reason = kCongruence;  // index into the reason names, or kCongruence
+  bool forward = true;                 // the edge's child term is the rule's left side
+  bool is_congruence() const { return reason == kCongruence; }
+};
+
+// One rewrite in a proof, before terms are materialised: at `position`
+// (child indices from the root of the proven term) the sub-term becomes the
+// term of id `target` by `reason` applied `forward` or backward.
+struct LocalStep {
+  std::vector<std::uint32_t> position;
+  std::uint32_t reason = 0;
+  bool forward = true;
+  Id target = kInvalidId;
+};
+
+template <ENode N>
+class ProofForest {
+ public:
+  // Registers id (== number of ids so far) whose term is `raw` (children
+  // are ids of earlier terms, not canonicalised).
+  void add(Id id, const N& raw) {
+    (void)id;
+    original_.push_back(raw);
+    link_.push_back(make_id(link_.size()));
+    just_.push_back(Justification{});
+    by_raw_.emplace(raw, id);
+  }
+
+  const Id* find_raw(const N& raw) const {
+    auto it = by_raw_.find(raw);
+    return it == by_raw_.end() ? nullptr : &it->second;
+  }
+
+  const N& original(Id id) const { return original_[index(id)]; }
+  std::size_t size() const { return original_.size(); }
+
+  std::uint32_t intern_reason(std::string_view name) {
+    auto it = reason_index_.find(std::string(name));
+    if (it != reason_index_.end()) return it->second;
+    auto idx = static_cast<std::uint32_t>(reasons_.size());
+    reasons_.emplace_back(name);
+    reason_index_.emplace(std::string(name), idx);
+    return idx;
+  }
+  const std::string& reason_name(std::uint32_t reason) const { return reasons_[reason]; }
+
+  // Records that term(a) = term(b) because of `why` (a and b were in
+  // different trees).
+  void link(Id a, Id b, Justification why) {
+    reroot(a);
+    link_[index(a)] = b;
+    just_[index(a)] = why;
+  }
+
+  // Appends the steps that turn term(a) into term(b), at `position`.
+  void explain(Id a, Id b, std::vector<std::uint32_t>& position, std::vector<LocalStep>& out) const {
+    if (a == b) return;
+    // Ancestors of a, with their order along the path.
+    std::unordered_map<std::uint32_t, std::size_t> depth_of;
+    std::vector<Id> up_a;
+    for (Id x = a;; x = link_[index(x)]) {
+      depth_of.emplace(index(x), up_a.size());
+      up_a.push_back(x);
+      if (link_[index(x)] == x) break;
+    }
+    std::vector<Id> up_b;
+    Id lca = b;
+    while (!depth_of.contains(index(lca))) {
+      up_b.push_back(lca);
+      lca = link_[index(lca)];
+    }
+    std::size_t lca_depth = depth_of.at(index(lca));
+    for (std::size_t i = 0; i < lca_depth; ++i) edge(up_a[i], up_a[i + 1], just_[index(up_a[i])], position, out);
+    for (std::size_t i = up_b.size(); i-- > 0;) {
+      Id child = up_b[i];
+      Justification j = just_[index(child)];
+      j.forward = !j.forward;
+      edge(link_[index(child)], child, j, position, out);
+    }
+  }
+
+ private:
+  struct RawHash {
+    std::size_t operator()(const N& n) const { return static_cast<std::size_t>(n.hash()); }
+  };
+
+  // One forest edge from term(x) to term(y).
+  void edge(Id x, Id y, Justification j, std::vector<std::uint32_t>& position, std::vector<LocalStep>& out) const {
+    if (!j.is_congruence()) {
+      out.push_back(LocalStep{position, j.reason, j.forward, y});
+      return;
+    }
+    auto cx = original_[index(x)].children();
+    auto cy = original_[index(y)].children();
+    for (std::uint32_t i = 0; i < cx.size(); ++i) {
+      position.push_back(i);
+      explain(cx[i], cy[i], position, out);
+      position.pop_back();
+    }
+  }
+
+  // Makes x the root of its tree by reversing the path above it.
+  void reroot(Id x) {
+    Id child = x;
+    Id par = link_[index(x)];
+    Justification j = just_[index(x)];
+    link_[index(x)] = x;
+    while (par != child) {
+      Id next = link_[index(par)];
+      Justification nj = just_[index(par)];
+      link_[index(par)] = child;
+      just_[index(par)] = Justification{j.reason, !j.forward};
+      if (next == par) break;
+      child = par;
+      par = next;
+      j = nj;
+    }
+  }
+
+  std::vector<N> original_;
+  std::vector<Id> link_;
+  std::vector<Justification> just_;
+  std::unordered_map<N, Id, RawHash> by_raw_;
+  std::vector<std::string> reasons_;
+  std::unordered_map<std::string, std::uint32_t> reason_index_;
+};
+
+}  // namespace refinery::egraph

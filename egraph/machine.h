@@ -1,0 +1,239 @@
+// E-matching as a small abstract machine (egg's design). A pattern compiles
+// to a straight-line program over registers holding e-class ids: Bind
+// enumerates a class's nodes with a given operator into fresh registers,
+// Compare joins a variable used twice, Lookup checks a ground sub-term found
+// once per search through the hashcons, and Scan enumerates candidate classes
+// for the later roots of a multi-pattern. Backtracking is the recursion.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "egraph/id.h"
+#include "egraph/language.h"
+#include "egraph/pattern.h"
+#include "egraph/subst.h"
+
+namespace refinery::egraph {
+
+template <ENode N>
+class Program {
+ public:
+  // One pattern; its root is register 0 and the match root.
+  static Program compile(const PatternAst<N>& pat, std::size_t num_vars) {
+    Program p;
+    p.var_reg_.assign(num_vars, kNoReg);
+    const auto& root = pat[pat.root()];
+    p.nregs_ = 1;
+    if (root.is_var) {
+      p.root_ = RootKind::Var;
+      p.var_reg_[index(root.var)] = 0;
+    } else if (pat.is_ground(pat.root())) {
+      p.root_ = RootKind::Ground;
+      p.grounds_.push_back(pat.ground_term(pat.root()));
+    } else {
+      p.root_ = RootKind::Node;
+      p.root_op_ = root.node.op_key();
+      p.expand(pat, {{0, pat.root()}});
+    }
+    return p;
+  }
+
+  // Several patterns sharing variables; `roots[k]` names the class pattern k
+  // matches. The match root is the first pattern's class.
+  static Program compile_multi(std::span<const std::pair<Var, PatternAst<N>>> pats, std::size_t num_vars) {
+    Program p;
+    p.var_reg_.assign(num_vars, kNoReg);
+    p.root_ = RootKind::Multi;
+    p.nregs_ = 0;
+    for (const auto& [root_var, pat] : pats) {
+      std::uint32_t reg = p.var_reg_[index(root_var)];
+      if (reg == kNoReg) {
+        reg = p.nregs_++;
+        const auto& root = pat[pat.root()];
+        if (root.is_var || pat.is_ground(pat.root())) {
+          p.code_.push_back(Instr{Op::ScanAll, reg, 0, 0});
+        } else {
+          p.code_.push_back(Instr{Op::ScanOp, reg, 0, root.node.op_key()});
+        }
+        p.var_reg_[index(root_var)] = reg;
+      }
+      p.expand(pat, {{reg, pat.root()}});
+    }
+    p.multi_root_reg_ = p.var_reg_[index(pats.front().first)];
+    return p;
+  }
+
+  // Appends up to `limit` matches (total in `out`); false when it stopped
+  // at the limit.
+  template <class G>
+  bool search(const G& g, std::size_t limit, SearchMatches& out) const {
+    std::vector<Id> grounds;
+    if (!lookup_grounds(g, grounds)) return true;
+    std::vector<Id> regs(std::max<std::uint32_t>(nregs_, 1));
+    Yield<G> y{this, &out, limit};
+    switch (root_) {
+      case RootKind::Var:
+        for (Id c : g.class_ids()) {
+          regs[0] = c;
+          if (!run(g, 0, regs.data(), grounds.data(), y, c)) return false;
+        }
+        return true;
+      case RootKind::Ground:
+        regs[0] = grounds[0];
+        return run(g, 0, regs.data(), grounds.data(), y, grounds[0]);
+      case RootKind::Node:
+        for (Id c : g.classes_with_op(root_op_)) {
+          regs[0] = c;
+          if (!run(g, 0, regs.data(), grounds.data(), y, c)) return false;
+        }
+        return true;
+      case RootKind::Multi:
+        return run(g, 0, regs.data(), grounds.data(), y, kInvalidId);
+    }
+    return true;
+  }
+
+  // Matches rooted at one canonical class (single patterns only).
+  template <class G>
+  bool search_class(const G& g, Id cls, std::size_t limit, SearchMatches& out) const {
+    std::vector<Id> grounds;
+    if (!lookup_grounds(g, grounds)) return true;
+    if (root_ == RootKind::Ground && grounds[0] != cls) return true;
+    std::vector<Id> regs(std::max<std::uint32_t>(nregs_, 1));
+    regs[0] = cls;
+    Yield<G> y{this, &out, limit};
+    return run(g, 0, regs.data(), grounds.data(), y, cls);
+  }
+
+  std::size_t num_instructions() const { return code_.size(); }
+
+ private:
+  static constexpr std::uint32_t kNoReg = std::numeric_limits<std::uint32_t>::max();
+  enum class Op : std::uint8_t { Bind, Compare, Lookup, ScanOp, ScanAll };
+  enum class RootKind : std::uint8_t { Node, Var, Ground, Multi };
+  struct Instr {
+    Op op;
+    std::uint32_t a;  // input register (Scan: output register)
+    std::uint32_t b;  // Bind: first output register; Compare: other register; Lookup: ground index
+    std::uint32_t c;  // Bind: template index; ScanOp: op key
+  };
+
+  template <class G>
+  struct Yield {
+    const Program* prog;
+    SearchMatches* out;
+    std::size_t limit;
+    bool operator()(const Id* regs, Id root) {
+      out->roots.push_back(prog->root_ == RootKind::Multi ? regs[prog->multi_root_reg_] : root);
+      for (std::uint32_t r : prog->var_reg_) out->substs.push_back(r == kNoReg ? kInvalidId : regs[r]);
+      return out->roots.size() < limit;
+    }
+  };
+
+  template <class G>
+  bool lookup_grounds(const G& g, std::vector<Id>& grounds) const {
+    grounds.reserve(grounds_.size());
+    for (const auto& term : grounds_) {
+      auto id = g.lookup_expr(term);
+      if (!id) return false;
+      grounds.push_back(*id);
+    }
+    return true;
+  }
+
+  // Emits instructions that match the sub-patterns `todo` (register, term).
+  // Variables first (free checks), then ground lookups, then binds (FIFO).
+  void expand(const PatternAst<N>& pat, std::vector<std::pair<std::uint32_t, Id>> todo) {
+    while (!todo.empty()) {
+      auto pick = std::find_if(todo.begin(), todo.end(), [&](auto& t) { return pat[t.second].is_var; });
+      if (pick == todo.end())
+        pick = std::find_if(todo.begin(), todo.end(), [&](auto& t) { return pat.is_ground(t.second); });
+      if (pick == todo.end()) pick = todo.begin();
+      auto [reg, term_id] = *pick;
+      todo.erase(pick);
+      const auto& term = pat[term_id];
+      if (term.is_var) {
+        std::uint32_t& slot = var_reg_[index(term.var)];
+        if (slot == kNoReg) {
+          slot = reg;
+        } else {
+          code_.push_back(Instr{Op::Compare, reg, slot, 0});
+        }
+      } else if (pat.is_ground(term_id)) {
+        grounds_.push_back(pat.ground_term(term_id));
+        code_.push_back(Instr{Op::Lookup, reg, static_cast<std::uint32_t>(grounds_.size() - 1), 0});
+      } else {
+        auto kids = term.node.children();
+        code_.push_back(Instr{Op::Bind, reg, nregs_, static_cast<std::uint32_t>(templates_.size())});
+        templates_.push_back(term.node);
+        for (std::uint32_t i = 0; i < kids.size(); ++i) todo.emplace_back(nregs_ + i, kids[i]);
+        nregs_ += static_cast<std::uint32_t>(kids.size());
+      }
+    }
+  }
+
+  template <class G, class Y>
+  bool run(const G& g, std::size_t pc, Id* regs, const Id* grounds, Y& yield, Id root) const {
+    for (; pc < code_.size(); ++pc) {
+      const Instr& in = code_[pc];
+      switch (in.op) {
+        case Op::Compare:
+          if (regs[in.a] != regs[in.b]) return true;
+          break;
+        case Op::Lookup:
+          if (regs[in.a] != grounds[in.b]) return true;
+          break;
+        case Op::Bind: {
+          const N& tmpl = templates_[in.c];
+          const auto& nodes = g[regs[in.a]].nodes;
+          std::uint32_t key = tmpl.op_key();
+          auto it = nodes.begin();
+          if (nodes.size() > 8)
+            it = std::partition_point(nodes.begin(), nodes.end(), [&](const N& n) { return n.op_key() < key; });
+          for (; it != nodes.end(); ++it) {
+            std::uint32_t k = it->op_key();
+            if (k != key) {
+              if (k > key) break;
+              continue;
+            }
+            if (!it->same_op(tmpl)) continue;
+            auto kids = it->children();
+            for (std::size_t i = 0; i < kids.size(); ++i) regs[in.b + i] = kids[i];
+            if (!run(g, pc + 1, regs, grounds, yield, root)) return false;
+          }
+          return true;
+        }
+        case Op::ScanOp:
+          for (Id c : g.classes_with_op(in.c)) {
+            regs[in.a] = c;
+            if (!run(g, pc + 1, regs, grounds, yield, root)) return false;
+          }
+          return true;
+        case Op::ScanAll:
+          for (Id c : g.class_ids()) {
+            regs[in.a] = c;
+            if (!run(g, pc + 1, regs, grounds, yield, root)) return false;
+          }
+          return true;
+      }
+    }
+    return yield(regs, root);
+  }
+
+  std::vector<Instr> code_;
+  std::vector<N> templates_;
+  std::vector<RecExpr<N>> grounds_;
+  std::vector<std::uint32_t> var_reg_;
+  std::uint32_t nregs_ = 0;
+  RootKind root_ = RootKind::Node;
+  std::uint32_t root_op_ = 0;
+  std::uint32_t multi_root_reg_ = 0;
+};
+
+}  // namespace refinery::egraph

@@ -1,0 +1,214 @@
+// Rewrites: a searcher (a pattern or a multi-pattern), an applier (a
+// pattern, a multi-pattern, or a named C++ callable) and optional
+// conditions checked on each match before it is applied.
+#pragma once
+
+#include <cstddef>
+#include <expected>
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "egraph/egraph.h"
+#include "egraph/machine.h"
+#include "egraph/parse.h"
+#include "egraph/pattern.h"
+#include "egraph/subst.h"
+
+namespace refinery::egraph {
+
+template <ENode N, class A>
+using Condition = std::function<bool(const EGraph<N, A>&, Id root, Subst)>;
+
+// A named C++ applier; returns how many unions changed the graph.
+template <ENode N, class A>
+struct CustomApplier {
+  std::string name;
+  std::function<std::size_t(EGraph<N, A>&, Id root, Subst)> apply;
+};
+
+// (root variable, pattern text), for multi-patterns: "?x = (f ?a)".
+struct RootedPatternText {
+  std::string_view root_var;
+  std::string_view pattern;
+};
+
+template <ENode N, class A>
+class Rewrite {
+ public:
+  using Graph = EGraph<N, A>;
+  using Rooted = std::pair<Var, PatternAst<N>>;
+
+  // `lhs => rhs` with single patterns.
+  static std::expected<Rewrite, ParseError> make(std::string name, std::string_view lhs, std::string_view rhs)
+    requires ParsableNode<N>
+  {
+    Rewrite rw(std::move(name));
+    auto l = parse_pattern<N>(lhs, rw.vars_);
+    if (!l) return std::unexpected(l.error());
+    auto r = parse_pattern<N>(rhs, rw.vars_);
+    if (!r) return std::unexpected(r.error());
+    rw.lhs_.emplace_back(Var{}, std::move(*l));
+    rw.rhs_.emplace_back(Var{}, std::move(*r));
+    rw.multi_ = false;
+    rw.applier_ = ApplierKind::Pattern;
+    return std::move(rw).finish();
+  }
+
+  // Multi-pattern searcher and applier: each rhs pattern's instance is
+  // unioned with the class bound to its root variable.
+  static std::expected<Rewrite, ParseError> make_multi(std::string name, std::initializer_list<RootedPatternText> lhs,
+                                                       std::initializer_list<RootedPatternText> rhs)
+    requires ParsableNode<N>
+  {
+    Rewrite rw(std::move(name));
+    for (const auto& p : lhs) {
+      auto pat = parse_pattern<N>(p.pattern, rw.vars_);
+      if (!pat) return std::unexpected(pat.error());
+      rw.lhs_.emplace_back(rw.vars_.intern(p.root_var), std::move(*pat));
+    }
+    for (const auto& p : rhs) {
+      auto pat = parse_pattern<N>(p.pattern, rw.vars_);
+      if (!pat) return std::unexpected(pat.error());
+      rw.rhs_.emplace_back(rw.vars_.intern(p.root_var), std::move(*pat));
+    }
+    rw.multi_ = true;
+    rw.applier_ = ApplierKind::MultiPattern;
+    return std::move(rw).finish();
+  }
+
+  // A pattern searcher with a C++ applier.
+  static std::expected<Rewrite, ParseError> make_custom(std::string name, std::string_view lhs,
+                                                        CustomApplier<N, A> applier)
+    requires ParsableNode<N>
+  {
+    Rewrite rw(std::move(name));
+    auto l = parse_pattern<N>(lhs, rw.vars_);
+    if (!l) return std::unexpected(l.error());
+    rw.lhs_.emplace_back(Var{}, std::move(*l));
+    rw.multi_ = false;
+    rw.applier_ = ApplierKind::Custom;
+    rw.custom_ = std::move(applier);
+    return std::move(rw).finish();
+  }
+
+  // Adds a condition every match must satisfy. Variables are looked up by
+  // name through var().
+  Rewrite&& when(Condition<N, A> cond) && {
+    conditions_.push_back(std::move(cond));
+    return std::move(*this);
+  }
+  Rewrite& when(Condition<N, A> cond) & {
+    conditions_.push_back(std::move(cond));
+    return *this;
+  }
+
+  const std::string& name() const { return name_; }
+  const VarTable& vars() const { return vars_; }
+  Var var(std::string_view name) const { return vars_.lookup(name).value(); }
+  bool is_multi() const { return multi_; }
+  // Left and right sides of a single-pattern rule (for proof checking).
+  const PatternAst<N>& lhs() const { return lhs_.front().second; }
+  const PatternAst<N>* rhs() const { return applier_ == ApplierKind::Pattern ? &rhs_.front().second : nullptr; }
+
+  // Appends up to `limit` matches to `out` (reset first).
+  void search(const Graph& g, std::size_t limit, SearchMatches& out) const {
+    out.reset(static_cast<std::uint32_t>(vars_.size()));
+    program_.search(g, limit, out);
+  }
+
+  // Applies every match; returns the number of unions that changed the graph.
+  std::size_t apply(Graph& g, const SearchMatches& matches) const {
+    std::size_t changed = 0;
+    std::vector<Id> scratch;
+    for (std::size_t i = 0; i < matches.size(); ++i) {
+      Id root = matches.roots[i];
+      Subst s = matches.subst(i);
+      bool ok = true;
+      for (const auto& cond : conditions_) {
+        if (!cond(g, root, s)) {
+          ok = false;
+          break;
+        }
+      }
+      if (!ok) continue;
+      switch (applier_) {
+        case ApplierKind::Pattern:
+          if (g.explanations_enabled()) {
+            Id from = instantiate(g, lhs_.front().second, s, scratch);
+            Id to = instantiate(g, rhs_.front().second, s, scratch);
+            changed += g.merge_because(from, to, name_, true);
+          } else {
+            changed += g.merge(root, instantiate(g, rhs_.front().second, s, scratch));
+          }
+          break;
+        case ApplierKind::MultiPattern:
+          for (const auto& [root_var, pat] : rhs_) {
+            Id id = instantiate(g, pat, s, scratch);
+            changed += g.merge_because(s[root_var], id, name_, true);
+          }
+          break;
+        case ApplierKind::Custom: changed += custom_.apply(g, root, s); break;
+      }
+    }
+    return changed;
+  }
+
+  // Adds the instance of `pat` under `s`; returns its id.
+  static Id instantiate(Graph& g, const PatternAst<N>& pat, Subst s, std::vector<Id>& scratch) {
+    scratch.resize(pat.terms.size());
+    for (std::size_t i = 0; i < pat.terms.size(); ++i) {
+      const auto& t = pat.terms[i];
+      if (t.is_var) {
+        scratch[i] = s[t.var];
+      } else {
+        N node = t.node;
+        for (Id& c : node.children()) c = scratch[index(c)];
+        scratch[i] = g.add(std::move(node));
+      }
+    }
+    return scratch.back();
+  }
+
+ private:
+  enum class ApplierKind { Pattern, MultiPattern, Custom };
+
+  explicit Rewrite(std::string name) : name_(std::move(name)) {}
+
+  std::expected<Rewrite, ParseError> finish() && {
+    std::vector<Var> bound;
+    for (const auto& [root_var, pat] : lhs_) {
+      if (multi_) bound.push_back(root_var);
+      for (Var v : pat.vars()) bound.push_back(v);
+    }
+    for (const auto& [root_var, pat] : rhs_) {
+      std::vector<Var> used = pat.vars();
+      if (multi_) used.push_back(root_var);
+      for (Var v : used)
+        if (std::find(bound.begin(), bound.end(), v) == bound.end())
+          return std::unexpected(ParseError{{}, "rule '" + name_ + "': variable " + vars_.name(v) +
+                                                    " on the right side is not bound by the left side"});
+    }
+    if (multi_) {
+      program_ = Program<N>::compile_multi(lhs_, vars_.size());
+    } else {
+      program_ = Program<N>::compile(lhs_.front().second, vars_.size());
+    }
+    return std::move(*this);
+  }
+
+  std::string name_;
+  VarTable vars_;
+  std::vector<Rooted> lhs_;
+  std::vector<Rooted> rhs_;
+  bool multi_ = false;
+  ApplierKind applier_ = ApplierKind::Pattern;
+  CustomApplier<N, A> custom_;
+  std::vector<Condition<N, A>> conditions_;
+  Program<N> program_;
+};
+
+}  // namespace refinery::egraph

@@ -1,0 +1,193 @@
+// The Runner: equality saturation's outer loop. Each iteration searches
+// every rule (as the scheduler allows), applies all matches, rebuilds, and
+// records statistics; it stops on saturation or on a limit, and says why.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "egraph/egraph.h"
+#include "egraph/rewrite.h"
+#include "egraph/scheduler.h"
+#include "egraph/stop_reason.h"
+
+namespace refinery::egraph {
+
+// egg's defaults. `time_limit` counts from the first iteration;
+// `memory_limit` bounds EGraph::memory_bytes() plus the match buffers.
+struct RunnerLimits {
+  std::size_t iter_limit = 30;
+  std::size_t node_limit = 10'000;
+  std::chrono::nanoseconds time_limit = std::chrono::seconds(5);
+  std::size_t memory_limit = std::numeric_limits<std::size_t>::max();
+};
+
+struct RuleIteration {
+  std::size_t matches = 0;  // found by the search (capped at the backoff threshold + 1)
+  std::size_t applied = 0;  // unions that changed the graph
+  bool skipped = false;     // banned by the scheduler this iteration
+};
+
+struct Iteration {
+  std::size_t egraph_nodes = 0;    // at the start of the iteration
+  std::size_t egraph_classes = 0;  // at the start of the iteration
+  std::vector<RuleIteration> rules;
+  double hook_time = 0, search_time = 0, apply_time = 0, rebuild_time = 0, total_time = 0;  // seconds
+  std::size_t rebuild_unions = 0;
+  std::optional<StopReason> stop_reason;
+
+  std::size_t total_applied() const {
+    std::size_t n = 0;
+    for (const auto& r : rules) n += r.applied;
+    return n;
+  }
+};
+
+template <ENode N, class A = NoAnalysis>
+class Runner {
+ public:
+  using Graph = EGraph<N, A>;
+  using Rule = Rewrite<N, A>;
+  // Runs at the start of each iteration; a returned message stops the
+  // runner with StopKind::Other.
+  using Hook = std::function<std::optional<std::string>(Runner&)>;
+
+  explicit Runner(RunnerLimits limits = {}, Graph graph = Graph{})
+      : egraph(std::move(graph)), limits_(limits), scheduler_(std::make_unique<BackoffScheduler>()) {}
+
+  Id add_expr(const RecExpr<N>& expr) {
+    Id id = egraph.add_expr(expr);
+    roots.push_back(id);
+    return id;
+  }
+  void set_scheduler(std::unique_ptr<Scheduler> s) { scheduler_ = std::move(s); }
+  Scheduler& scheduler() { return *scheduler_; }
+  void add_hook(Hook hook) { hooks_.push_back(std::move(hook)); }
+  const RunnerLimits& limits() const { return limits_; }
+
+  const StopReason& run(std::span<const Rule> rules) {
+    egraph.rebuild();
+    start_ = Clock::now();
+    while (!stop_reason) {
+      iterations.push_back(run_one(rules));
+      stop_reason = iterations.back().stop_reason;
+    }
+    return *stop_reason;
+  }
+
+  double total_seconds() const {
+    double t = 0;
+    for (const auto& it : iterations) t += it.total_time;
+    return t;
+  }
+
+  // egg-style summary.
+  std::string report() const {
+    double search = 0, apply = 0, rebuild = 0;
+    for (const auto& it : iterations) {
+      search += it.search_time;
+      apply += it.apply_time;
+      rebuild += it.rebuild_time;
+    }
+    return fmt::format(
+        "Runner report\n  Stop reason: {}\n  Iterations: {}\n  Egraph size: {} nodes, {} classes\n"
+        "  Total time: {:.6f}\n    Search:  {:.6f}\n    Apply:   {:.6f}\n    Rebuild: {:.6f}\n",
+        stop_reason ? stop_reason->to_string() : "running", iterations.size(), egraph.num_nodes(),
+        egraph.num_classes(), total_seconds(), search, apply, rebuild);
+  }
+
+  Graph egraph;
+  std::vector<Id> roots;
+  std::vector<Iteration> iterations;
+  std::optional<StopReason> stop_reason;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+  std::optional<StopReason> check_limits() const {
+    auto elapsed = Clock::now() - start_;
+    if (elapsed > limits_.time_limit)
+      return StopReason{StopKind::TimeLimit, std::chrono::duration<double>(elapsed).count(), {}};
+    if (egraph.num_nodes() > limits_.node_limit)
+      return StopReason{StopKind::NodeLimit, static_cast<double>(egraph.num_nodes()), {}};
+    if (iterations.size() >= limits_.iter_limit)
+      return StopReason{StopKind::IterationLimit, static_cast<double>(iterations.size()), {}};
+    std::size_t mem = egraph.memory_bytes();
+    for (const auto& m : matches_) mem += m.memory_bytes();
+    if (mem > limits_.memory_limit) return StopReason{StopKind::MemoryLimit, static_cast<double>(mem), {}};
+    return std::nullopt;
+  }
+
+  Iteration run_one(std::span<const Rule> rules) {
+    Iteration it;
+    it.rules.resize(rules.size());
+    std::size_t i = iterations.size();
+    std::optional<StopReason> result = check_limits();
+    it.egraph_nodes = egraph.num_nodes();
+    it.egraph_classes = egraph.num_classes();
+
+    auto hook_start = Clock::now();
+    for (auto& hook : hooks_) {
+      if (result) break;
+      if (auto msg = hook(*this)) result = StopReason{StopKind::Other, 0, *msg};
+    }
+    it.hook_time = seconds_since(hook_start);
+    bool hooks_changed = egraph.num_nodes() != it.egraph_nodes || egraph.num_classes() != it.egraph_classes;
+
+    auto start = Clock::now();
+    if (matches_.size() < rules.size()) matches_.resize(rules.size());
+    for (std::size_t r = 0; r < rules.size(); ++r) matches_[r].reset(0);
+    for (std::size_t r = 0; r < rules.size() && !result; ++r) {
+      auto limit = scheduler_->search_limit(r, i);
+      if (!limit) {
+        it.rules[r].skipped = true;
+      } else {
+        rules[r].search(egraph, *limit, matches_[r]);
+        it.rules[r].matches = matches_[r].size();
+        if (!scheduler_->accept(r, i, matches_[r].size())) {
+          matches_[r].reset(0);
+          it.rules[r].skipped = true;
+        }
+      }
+      result = check_limits();
+    }
+    it.search_time = seconds_since(start);
+
+    auto apply_start = Clock::now();
+    for (std::size_t r = 0; r < rules.size() && !result; ++r) {
+      if (!matches_[r].empty()) it.rules[r].applied = rules[r].apply(egraph, matches_[r]);
+      result = check_limits();
+    }
+    it.apply_time = seconds_since(apply_start);
+
+    auto rebuild_start = Clock::now();
+    it.rebuild_unions = egraph.rebuild();
+    it.rebuild_time = seconds_since(rebuild_start);
+
+    if (it.total_applied() == 0 && scheduler_->can_stop(i) && !hooks_changed) {
+      if (!result) result = StopReason{StopKind::Saturated, 0, {}};
+    }
+    it.total_time = seconds_since(start) + it.hook_time;
+    it.stop_reason = std::move(result);
+    return it;
+  }
+
+  RunnerLimits limits_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::vector<Hook> hooks_;
+  std::vector<SearchMatches> matches_;
+  Clock::time_point start_{};
+};
+
+}  // namespace refinery::egraph
