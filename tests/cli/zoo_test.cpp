@@ -1,0 +1,57 @@
+// `refinery inspect` and a convert round trip (.onnx -> .ir -> .onnx) work on
+// every model of the zoo, and the round trip is the identity on the graph.
+#include <gtest/gtest.h>
+
+#include "frontends/onnx.h"
+#include "ir/text.h"
+#include "tests/cli/cli_runner.h"
+
+namespace refinery::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> zoo_models() {
+  std::vector<fs::path> out;
+  fs::path dir = fs::path(REFINERY_BINARY_DIR) / "zoo";
+  if (!fs::exists(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".onnx") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(Zoo, InspectAndConvertRoundTripEveryModel) {
+  auto models = zoo_models();
+  if (models.empty()) GTEST_SKIP() << "no zoo in " << REFINERY_BINARY_DIR << "/zoo (build the 'zoo' target)";
+  fs::path dir = fs::temp_directory_path() / "refinery_zoo_roundtrip";
+  fs::create_directories(dir);
+  bool have_ort = fs::exists(source_path("tools/ort/node_modules/onnxruntime-node"));
+  for (const auto& m : models) {
+    SCOPED_TRACE(m.filename().string());
+    CliResult r = run_cli("inspect " + m.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("FLOPs:"), std::string::npos);
+    fs::path ir = dir / (m.stem().string() + ".ir"), back = dir / (m.stem().string() + ".onnx");
+    r = run_cli("convert " + m.string() + " " + ir.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    r = run_cli("convert " + ir.string() + " " + back.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    auto a = frontends::import_onnx(m);
+    auto b = frontends::import_onnx(back);
+    ASSERT_TRUE(a.has_value()) << a.error().str();
+    ASSERT_TRUE(b.has_value()) << b.error().str();
+    EXPECT_EQ(ir::graph_difference(*a, *b), "");
+    if (have_ort) {
+      std::string cmd = "node " + source_path("tools/ort/compare.mjs") + " " + m.string() + " " + back.string() +
+                        " --exact > /dev/null 2>&1";
+      EXPECT_EQ(std::system(cmd.c_str()), 0) << "ONNX Runtime outputs differ after the round trip";
+    }
+    fs::remove(ir);
+    fs::remove(fs::path(ir.string() + ".bin"));
+    fs::remove(back);
+  }
+}
+
+}  // namespace
+}  // namespace refinery::testing
