@@ -1,0 +1,26 @@
+// The refinery sub-commands. Each adds its sub-command and flags to the CLI11
+// app and returns the action to run; an action returns the exit code.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+
+#include "ir/diag.h"
+
+namespace refinery::cli {
+
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> action;
+};
+
+Command add_inspect(CLI::App& app);
+Command add_convert(CLI::App& app);
+Command add_run(CLI::App& app);
+
+// Exit codes: 0 success, 1 a check failed (e.g. validation), 2 bad input.
+inline constexpr int kExitBadInput = 2;
+
+// Prints "refinery: error: <diag>" to stderr and returns kExitBadInput.
+int report(const Diag& diag);
+
+}  // namespace refinery::cli

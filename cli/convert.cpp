@@ -1,0 +1,27 @@
+// refinery convert IN OUT: between .onnx and .ir, either way.
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/model_files.h"
+
+namespace refinery::cli {
+
+Command add_convert(CLI::App& app) {
+  auto* sub = app.add_subcommand("convert", "Convert a model between .onnx and .ir (the format follows the extension)");
+  struct Args { std::string in, out; };
+  auto a = std::make_shared<Args>();
+  sub->add_option("IN", a->in, "input model (.onnx or .ir)")->required();
+  sub->add_option("OUT", a->out, "output model (.onnx or .ir; .ir weights go to OUT.bin)")->required();
+  sub->footer("Examples:\n  refinery convert examples/tiny_cnn.onnx /tmp/tiny_cnn.ir\n"
+              "  refinery convert /tmp/tiny_cnn.ir /tmp/tiny_cnn.onnx");
+  return {sub, [a] {
+            if (auto f = format_of(a->out); !f) return report(f.error());
+            auto g = load_model(a->in);
+            if (!g) return report(g.error());
+            if (auto ok = save_model(*g, a->out); !ok) return report(ok.error());
+            fmt::print("wrote {} ({} nodes, {} constants)\n", a->out, g->num_nodes(), g->constants().size());
+            return 0;
+          }};
+}
+
+}  // namespace refinery::cli

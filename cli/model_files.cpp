@@ -1,0 +1,32 @@
+#include "cli/model_files.h"
+
+#include <fmt/format.h>
+
+#include "frontends/onnx.h"
+#include "ir/text.h"
+
+namespace refinery::cli {
+
+Expected<ModelFormat> format_of(const std::filesystem::path& file) {
+  auto ext = file.extension().string();
+  if (ext == ".onnx") return ModelFormat::Onnx;
+  if (ext == ".ir") return ModelFormat::Ir;
+  return fail(fmt::format("unknown model format '{}' (expected .onnx or .ir)", ext), {}, file.string());
+}
+
+Expected<ir::Graph> load_model(const std::filesystem::path& file) {
+  auto format = format_of(file);
+  if (!format) return std::unexpected(format.error());
+  if (!std::filesystem::exists(file)) return fail("no such file", {}, file.string());
+  if (*format == ModelFormat::Onnx) return frontends::import_onnx(file);
+  return ir::read_ir_file(file);
+}
+
+Expected<void> save_model(const ir::Graph& graph, const std::filesystem::path& file) {
+  auto format = format_of(file);
+  if (!format) return std::unexpected(format.error());
+  if (*format == ModelFormat::Onnx) return frontends::export_onnx(graph, file);
+  return ir::write_ir_file(graph, file);
+}
+
+}  // namespace refinery::cli

@@ -1,0 +1,16 @@
+// Loading and saving models by file extension (.onnx, .ir), for the CLI.
+#pragma once
+#include <filesystem>
+
+#include "ir/diag.h"
+#include "ir/graph.h"
+
+namespace refinery::cli {
+
+enum class ModelFormat { Onnx, Ir };
+
+Expected<ModelFormat> format_of(const std::filesystem::path& file);
+Expected<ir::Graph> load_model(const std::filesystem::path& file);
+Expected<void> save_model(const ir::Graph& graph, const std::filesystem::path& file);
+
+}  // namespace refinery::cli
