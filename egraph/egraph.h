@@ -59,6 +59,28 @@ class EGraph {
     return uf_.find_mut(id);
   }
 
+  // Two-phase add for batched instantiation (no explanations): prepare
+  // canonicalises `node`, returns its hash and prefetches its hashcons slot;
+  // add_prepared then adds it. Other adds may happen in between.
+  std::uint64_t prepare(N& node) {
+    canonicalize(node);
+    std::uint64_t h = node.hash();
+    memo_.prefetch(h);
+    return h;
+  }
+  Id add_prepared(N& node, std::uint64_t h) {
+    assert(!explain_);
+    for (Id c : node.children()) {
+      if (!uf_.is_root(c)) {
+        canonicalize(node);
+        h = node.hash();
+        break;
+      }
+    }
+    if (auto owner = memo_find(node, h)) return uf_.find_mut(*owner);
+    return uf_.find_mut(add_new(node, h, node));
+  }
+
   Id add_expr(const RecExpr<N>& expr) {
     std::vector<Id> ids(expr.nodes.size());
     for (std::size_t i = 0; i < expr.nodes.size(); ++i) {
@@ -182,7 +204,7 @@ class EGraph {
   }
 
   std::optional<Id> memo_find(const N& node, std::uint64_t h) const {
-    return memo_.find(h, [&](Id owner) { return nodes_[index(owner)] == node; });
+    return memo_.find(node, h);
   }
 
   // A node absent from the hashcons (children canonical) becomes a class.
@@ -202,7 +224,7 @@ class EGraph {
       ++parent_entries_;
       prev = child;
     }
-    memo_.insert(h, id);
+    memo_.insert(node, h, id);
     ++num_classes_;
     ++class_nodes_;
     clean_ = false;
@@ -271,7 +293,7 @@ class EGraph {
   std::vector<N> nodes_;           // per id: the canonical form it was last stored under
   std::vector<std::uint8_t> dead_;  // per id: a congruent duplicate owning no hashcons entry
   std::vector<Class> classes_;     // per id: live only for canonical class ids
-  Hashcons memo_;
+  Hashcons<N> memo_;
   std::vector<Id> pending_;           // node ids whose children changed class
   std::vector<Id> analysis_pending_;  // node ids whose class data must be recomputed
   std::vector<std::uint8_t> in_analysis_;

@@ -131,7 +131,10 @@ class Program {
     std::size_t limit;
     bool operator()(const Id* regs, Id root) {
       out->roots.push_back(prog->root_ == RootKind::Multi ? regs[prog->multi_root_reg_] : root);
-      for (std::uint32_t r : prog->var_reg_) out->substs.push_back(r == kNoReg ? kInvalidId : regs[r]);
+      std::size_t pos = out->substs.size();
+      out->substs.resize(pos + prog->var_reg_.size());
+      Id* dst = out->substs.data() + pos;
+      for (std::uint32_t r : prog->var_reg_) *dst++ = r == kNoReg ? kInvalidId : regs[r];
       return out->roots.size() < limit;
     }
   };

@@ -40,7 +40,7 @@ void EGraph<N, A>::process_pending() {
         dead_[index(p)] = 1;
         merge_impl(*owner, p, Justification{});
       } else {
-        memo_.insert(h, p);
+        memo_.insert(node, h, p);
       }
       dirty_.push_back(p);
     }

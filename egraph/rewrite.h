@@ -3,7 +3,10 @@
 // conditions checked on each match before it is applied.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <expected>
 #include <functional>
 #include <initializer_list>
@@ -122,6 +125,7 @@ class Rewrite {
 
   // Applies every match; returns the number of unions that changed the graph.
   std::size_t apply(Graph& g, const SearchMatches& matches) const {
+    if (applier_ == ApplierKind::Pattern && !g.explanations_enabled()) return apply_batched(g, matches);
     std::size_t changed = 0;
     std::vector<Id> scratch;
     for (std::size_t i = 0; i < matches.size(); ++i) {
@@ -153,6 +157,51 @@ class Rewrite {
           break;
         case ApplierKind::Custom: changed += custom_.apply(g, root, s); break;
       }
+    }
+    return changed;
+  }
+
+  // The pattern applier without explanations, in batches: for each term of
+  // the right side, every match's node is hashed and its hashcons slot
+  // prefetched before any is looked up, so the memory latency of the
+  // lookups overlaps. Unions follow once per batch, in match order.
+  std::size_t apply_batched(Graph& g, const SearchMatches& matches) const {
+    constexpr std::size_t kBatch = 16;
+    const PatternAst<N>& pat = rhs_.front().second;
+    const std::size_t T = pat.terms.size();
+    std::vector<Id> ids(kBatch * T);
+    std::array<N, kBatch> nodes;
+    std::array<std::uint64_t, kBatch> hashes{};
+    std::array<bool, kBatch> ok{};
+    std::size_t changed = 0;
+    for (std::size_t base = 0; base < matches.size(); base += kBatch) {
+      std::size_t m = std::min(kBatch, matches.size() - base);
+      for (std::size_t j = 0; j < m; ++j) {
+        ok[j] = true;
+        for (const auto& cond : conditions_) {
+          if (!cond(g, matches.roots[base + j], matches.subst(base + j))) {
+            ok[j] = false;
+            break;
+          }
+        }
+      }
+      for (std::size_t t = 0; t < T; ++t) {
+        const auto& term = pat.terms[t];
+        if (term.is_var) {
+          for (std::size_t j = 0; j < m; ++j) ids[j * T + t] = matches.subst(base + j)[term.var];
+          continue;
+        }
+        for (std::size_t j = 0; j < m; ++j) {
+          if (!ok[j]) continue;
+          nodes[j] = term.node;
+          for (Id& c : nodes[j].children()) c = ids[j * T + index(c)];
+          hashes[j] = g.prepare(nodes[j]);
+        }
+        for (std::size_t j = 0; j < m; ++j)
+          if (ok[j]) ids[j * T + t] = g.add_prepared(nodes[j], hashes[j]);
+      }
+      for (std::size_t j = 0; j < m; ++j)
+        if (ok[j]) changed += g.merge(matches.roots[base + j], ids[j * T + T - 1]);
     }
     return changed;
   }

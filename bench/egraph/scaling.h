@@ -1,0 +1,48 @@
+// The assoc/comm scaling workload: (+ 1 (+ 2 ... n)) under comm-add and
+// assoc-add with the simple scheduler, until saturation or 1,000,000
+// e-nodes. At saturation there are 2^n - 1 classes and 3^n - 2^(n+1) + 1 + n
+// e-nodes. Shared by bench_egraph_scaling and the scaling test.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "egraph/runner.h"
+#include "tests/egraph/math_suite.h"
+
+namespace refinery::egraph::bench {
+
+inline std::string nested_sum(int n) {
+  std::string s;
+  for (int i = 1; i < n; ++i) s += "(+ " + std::to_string(i) + " ";
+  s += std::to_string(n);
+  s += std::string(static_cast<std::size_t>(n - 1), ')');
+  return s;
+}
+
+struct ScalingResult {
+  std::size_t iterations = 0, nodes = 0, classes = 0;
+  StopReason stop;
+  double ms = 0;
+};
+
+inline ScalingResult run_scaling(int n, std::size_t node_limit = 1'000'000) {
+  using namespace std::chrono_literals;
+  auto rules = math::assoc_rules();
+  auto t0 = std::chrono::steady_clock::now();
+  Runner<math::MathNode, NoAnalysis> runner(
+      RunnerLimits{.iter_limit = 1'000, .node_limit = node_limit, .time_limit = 3600s});
+  runner.set_scheduler(std::make_unique<SimpleScheduler>());
+  runner.add_expr(math::must_parse(nested_sum(n)));
+  runner.run(rules);
+  ScalingResult r;
+  r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  r.iterations = runner.iterations.size();
+  r.nodes = runner.egraph.num_nodes();
+  r.classes = runner.egraph.num_classes();
+  r.stop = *runner.stop_reason;
+  return r;
+}
+
+}  // namespace refinery::egraph::bench
