@@ -1,0 +1,227 @@
+// ONNX import: parse, check (opset, structure, ONNX checker), build the
+// ir::Graph, infer shapes. See docs/onnx.md.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <unordered_map>
+
+#include "frontends/onnx.h"
+#include "frontends/onnx_internal.h"
+
+namespace refinery::frontends {
+namespace {
+
+using namespace detail;
+
+constexpr int64_t kMinOpset = 13, kMaxOpset = 17;
+
+Expected<std::shared_ptr<onnx::ModelProto>> read_model(const std::filesystem::path& file, const std::string& name) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) return fail("cannot open the file: it is a directory", {}, name);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return fail(fmt::format("cannot open the file: {}", std::strerror(errno)), {}, name);
+  auto size = std::filesystem::file_size(file, ec);
+  if (!ec && size > static_cast<uintmax_t>(INT_MAX))
+    return fail("the file is larger than 2 GB; such models must keep their weights in external data", {}, name);
+  auto model = std::make_shared<onnx::ModelProto>();
+  if (!model->ParseFromIstream(&in) || !model->has_graph())
+    return fail("not an ONNX model (the protobuf does not parse: truncated or corrupt file?)", {}, name);
+  return model;
+}
+
+Expected<void> check_opset(const onnx::ModelProto& model, const std::string& name) {
+  std::optional<int64_t> opset;
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+  if (!opset) return fail("the model imports no default-domain (ai.onnx) opset", {}, name);
+  if (*opset < kMinOpset || *opset > kMaxOpset)
+    return fail(fmt::format("default-domain opset {} is not supported (Refinery reads opsets {} to {})", *opset,
+                            kMinOpset, kMaxOpset), {}, name);
+  return {};
+}
+
+void copy_info(const onnx::ModelProto& m, ir::ModelInfo& info) {
+  info.ir_version = m.ir_version();
+  info.opsets.clear();
+  for (const auto& o : m.opset_import()) info.opsets[o.domain()] = o.version();
+  info.producer_name = m.producer_name();
+  info.producer_version = m.producer_version();
+  info.domain = m.domain();
+  info.model_version = m.model_version();
+  info.doc_string = m.doc_string();
+  info.graph_name = m.graph().name();
+  for (const auto& p : m.metadata_props()) info.metadata.emplace_back(p.key(), p.value());
+}
+
+// Whether a node with a known op fits the op table: arity, attribute names,
+// kinds and required attributes. A node that does not stays opaque.
+bool fits_op_table(const ir::Node& node, size_t num_outputs) {
+  const ir::OpInfo& info = ir::op_info(node.op);
+  const int nin = static_cast<int>(node.inputs.size()), nout = static_cast<int>(num_outputs);
+  if (nin < info.min_inputs || (info.max_inputs >= 0 && nin > info.max_inputs)) return false;
+  if (nout < info.min_outputs || (info.max_outputs >= 0 && nout > info.max_outputs)) return false;
+  for (int i = 0; i < info.min_inputs; ++i)
+    if (node.inputs[static_cast<size_t>(i)] == ir::kNoValue) return false;
+  for (const auto& [name, value] : node.attrs.entries()) {
+    auto spec = std::find_if(info.attrs.begin(), info.attrs.end(), [&](const ir::AttrSpec& s) { return s.name == name; });
+    if (spec == info.attrs.end() || spec->kind != ir::attr_kind(value)) return false;
+  }
+  for (const auto& s : info.attrs)
+    if (s.use == ir::AttrUse::Required && !node.attrs.has(s.name)) return false;
+  return true;
+}
+
+// A graph output keeps the type the model declares where it says more than
+// inference (a symbolic batch stays symbolic); static sizes must agree.
+std::expected<ir::TensorType, std::string> merge_declared(const ir::TensorType& declared, const ir::TensorType& inferred) {
+  if (!inferred.shape.ranked()) return declared;
+  auto mismatch = [&] {
+    return std::unexpected(fmt::format("is declared {} but shape inference gives {}", declared.str(), inferred.str()));
+  };
+  if (declared.dtype != inferred.dtype) return mismatch();
+  if (!declared.shape.ranked()) return inferred;
+  if (declared.shape.rank() != inferred.shape.rank()) return mismatch();
+  ir::TensorType out = inferred;
+  for (int64_t i = 0; i < declared.shape.rank(); ++i) {
+    const ir::Dim& d = declared.shape[i];
+    const ir::Dim& x = inferred.shape[i];
+    if (d.is_static() && x.is_static() && d.size() != x.size()) return mismatch();
+    if (!d.is_unknown()) out.shape[i] = d;
+  }
+  return out;
+}
+
+class Importer {
+ public:
+  Importer(std::shared_ptr<onnx::ModelProto> model, std::filesystem::path dir, std::string file)
+      : model_(std::move(model)), files_(std::move(dir)), file_(std::move(file)) {}
+
+  Expected<ir::Graph> run(const OnnxImportOptions& options) {
+    const onnx::GraphProto& g = model_->graph();
+    copy_info(*model_, graph_.info);
+    for (const auto& vi : g.value_info()) declared_[vi.name()] = &vi.type();
+    for (const auto& vi : g.output()) declared_[vi.name()] = &vi.type();
+
+    std::unordered_map<std::string, const onnx::TensorProto*> initializers;
+    for (const auto& t : g.initializer()) initializers.emplace(t.name(), &t);
+    if (g.sparse_initializer_size() > 0)
+      return fail("sparse initializers are not supported",
+                  fmt::format("initializer '{}'", g.sparse_initializer(0).values().name()), file_);
+    for (const auto& in : g.input()) {
+      if (initializers.contains(in.name())) continue;  // an overridable initializer: a constant here
+      auto type = type_from_proto(in.type());
+      if (!type) return fail(fmt::format("graph input '{}' {}", in.name(), type.error()), {}, file_);
+      values_[in.name()] = graph_.add_input(in.name(), *type);
+    }
+    for (const auto& t : g.initializer()) {
+      auto tensor = tensor_from_proto(t, model_, files_);
+      if (!tensor) return fail(tensor.error(), fmt::format("initializer '{}'", t.name()), file_);
+      values_[t.name()] = graph_.add_constant(t.name(), std::move(*tensor));
+    }
+    for (int i = 0; i < g.node_size(); ++i)
+      if (auto ok = add_node(g.node(i)); !ok) return std::unexpected(ok.error());
+
+    std::vector<ir::ValueId> outputs;
+    for (const auto& out : g.output()) outputs.push_back(values_.at(out.name()));
+    graph_.set_outputs(outputs);
+
+    if (options.infer_shapes) {
+      if (auto ok = graph_.infer_shapes(); !ok) {
+        Diag d = ok.error();
+        d.file = file_;
+        return std::unexpected(std::move(d));
+      }
+    }
+    for (const auto& out : g.output()) {
+      ir::Value& v = graph_.value(values_.at(out.name()));
+      if (v.kind != ir::ValueKind::NodeResult) continue;
+      auto declared = type_from_proto(out.type());
+      if (!declared) return fail(fmt::format("graph output '{}' {}", out.name(), declared.error()), {}, file_);
+      auto merged = merge_declared(*declared, v.type);
+      if (!merged) return fail(fmt::format("graph output '{}' {}", out.name(), merged.error()), {}, file_);
+      v.type = std::move(*merged);
+    }
+    if (auto ok = graph_.verify(); !ok) {
+      Diag d = ok.error();
+      d.file = file_;
+      return std::unexpected(std::move(d));
+    }
+    return std::move(graph_);
+  }
+
+ private:
+  Expected<void> add_node(const onnx::NodeProto& p) {
+    ir::Node node;
+    node.name = p.name();
+    for (const auto& in : p.input()) node.inputs.push_back(in.empty() ? ir::kNoValue : values_.at(in));
+    std::optional<ir::Op> op = ir::op_from_onnx(p.domain(), p.op_type());
+    if (op) {
+      node.op = *op;
+      for (const auto& a : p.attribute()) {
+        auto value = attr_from_proto(a, model_, files_);
+        if (!value) {
+          op.reset();
+          break;
+        }
+        node.attrs.set(a.name(), std::move(*value));
+      }
+    }
+    if (op && !fits_op_table(node, static_cast<size_t>(p.output_size()))) op.reset();
+    if (!op) {  // opaque: the exporter writes it back exactly as it came
+      node.op = ir::Op::Opaque;
+      node.domain = p.domain();
+      node.op_type = p.op_type();
+      node.attrs = {};
+      for (const auto& a : p.attribute()) node.attrs.set(a.name(), opaque_attr(a));
+    }
+
+    std::vector<std::string> names(p.output().begin(), p.output().end());
+    std::vector<ir::TensorType> types;
+    for (const auto& name : names) types.push_back(start_type(name, node.op == ir::Op::Opaque));
+    ir::NodeId id = graph_.add_node(std::move(node), names, types);
+    const auto& outs = graph_.node(id).outputs;
+    for (size_t i = 0; i < names.size(); ++i)
+      if (!names[i].empty()) values_[names[i]] = outs[i];
+    return {};
+  }
+
+  // The type a node result starts with: what the model declares, else (for
+  // opaque ops, whose types Refinery cannot infer) what ONNX's inference finds.
+  ir::TensorType start_type(const std::string& name, bool opaque) {
+    const onnx::TypeProto* proto = nullptr;
+    if (auto it = declared_.find(name); it != declared_.end()) proto = it->second;
+    if (opaque) {
+      if (!onnx_types_) onnx_types_ = onnx_inferred_types(*model_);
+      if (auto it = onnx_types_->find(name); it != onnx_types_->end()) proto = &it->second;
+    }
+    if (proto != nullptr)
+      if (auto t = type_from_proto(*proto)) return *t;
+    return ir::TensorType{ir::DType::f32, ir::Shape::unranked()};
+  }
+
+  std::shared_ptr<onnx::ModelProto> model_;
+  ExternalFiles files_;
+  std::string file_;
+  ir::Graph graph_;
+  std::unordered_map<std::string, ir::ValueId> values_;
+  std::unordered_map<std::string, const onnx::TypeProto*> declared_;
+  std::optional<std::map<std::string, onnx::TypeProto>> onnx_types_;
+};
+
+}  // namespace
+
+Expected<ir::Graph> import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options) {
+  const std::string name = file.string();
+  auto model = read_model(file, name);
+  if (!model) return std::unexpected(model.error());
+  if (auto ok = check_opset(**model, name); !ok) return std::unexpected(ok.error());
+  if (auto ok = sort_nodes((*model)->mutable_graph(), name); !ok) return std::unexpected(ok.error());
+  const std::filesystem::path dir = file.parent_path();
+  if (auto ok = run_checker(**model, dir, name); !ok) return std::unexpected(ok.error());
+  return Importer(std::move(*model), dir, name).run(options);
+}
+
+}  // namespace refinery::frontends

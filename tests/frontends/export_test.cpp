@@ -1,0 +1,176 @@
+// Export: model facts restored, external data, atomic writes, checker
+// failures leave nothing behind, read_tensor_proto.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "frontends/onnx.h"
+#include "tests/frontends/model_builder.h"
+
+namespace refinery::frontends {
+namespace {
+
+using testing::ModelBuilder;
+using TP = onnx::TensorProto;
+
+class Export : public ::testing::Test {
+ protected:
+  void SetUp() override { dir = testing::fresh_dir(::testing::UnitTest::GetInstance()->current_test_info()->name()); }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+
+  std::vector<std::string> files_in_dir() const {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  // x [N, 8] -> Gemm(w [4, 8], bias [4], transB) -> Relu -> y [N, 4]
+  std::filesystem::path gemm_model(const std::string& file_name) {
+    ModelBuilder b;
+    b.input("x", TP::FLOAT, {std::string("N"), int64_t{8}}).output("y", TP::FLOAT, {std::string("N"), int64_t{4}});
+    std::vector<float> w(32), bias(4);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = 0.03125f * static_cast<float>(i) - 0.5f;
+    for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.25f * static_cast<float>(i);
+    b.initializer_f32("w", {4, 8}, w);
+    b.initializer_f32("bias", {4}, bias);
+    auto& gemm = b.node("Gemm", {"x", "w", "bias"}, {"g"}, "gemm");
+    testing::add_attr(gemm, "transB", int64_t{1});
+    b.node("Relu", {"g"}, {"y"}, "relu");
+    auto& m = b.model();
+    m.set_producer_version("1.2.3");
+    m.set_domain("org.refinery.tests");
+    m.set_model_version(7);
+    m.set_doc_string("a small gemm");
+    auto* p = m.add_metadata_props();
+    p->set_key("author");
+    p->set_value("tests");
+    return b.write(dir, file_name);
+  }
+
+  std::filesystem::path dir;
+};
+
+TEST_F(Export, RestoresModelFactsAndNames) {
+  auto g = import_onnx(gemm_model("in.onnx"));
+  ASSERT_TRUE(g) << g.error().str();
+  ASSERT_TRUE(export_onnx(*g, dir / "out.onnx"));
+  onnx::ModelProto m = testing::read_model_proto(dir / "out.onnx");
+  EXPECT_EQ(m.ir_version(), 8);
+  EXPECT_EQ(m.producer_name(), "refinery-tests");
+  EXPECT_EQ(m.producer_version(), "1.2.3");
+  EXPECT_EQ(m.domain(), "org.refinery.tests");
+  EXPECT_EQ(m.model_version(), 7);
+  EXPECT_EQ(m.doc_string(), "a small gemm");
+  ASSERT_EQ(m.metadata_props_size(), 1);
+  EXPECT_EQ(m.metadata_props(0).key(), "author");
+  EXPECT_EQ(m.graph().name(), "test");
+  ASSERT_EQ(m.opset_import_size(), 1);
+  EXPECT_EQ(m.opset_import(0).version(), 17);
+  ASSERT_EQ(m.graph().node_size(), 2);
+  EXPECT_EQ(m.graph().node(0).name(), "gemm");
+  EXPECT_EQ(m.graph().node(0).output(0), "g");
+  ASSERT_EQ(m.graph().initializer_size(), 2);
+  EXPECT_EQ(m.graph().initializer(0).raw_data().size(), 128u);
+  ASSERT_EQ(m.graph().value_info_size(), 1);  // g, ranked
+  EXPECT_EQ(m.graph().value_info(0).name(), "g");
+  EXPECT_EQ(m.graph().value_info(0).type().tensor_type().shape().dim(0).dim_param(), "N");
+  EXPECT_EQ(files_in_dir(), (std::vector<std::string>{"in.onnx", "out.onnx"}));
+
+  auto again = import_onnx(dir / "out.onnx");
+  ASSERT_TRUE(again) << again.error().str();
+  EXPECT_EQ(testing::graph_differences(*g, *again), std::vector<std::string>{});
+  auto ort = testing::ort_compare_exact(dir / "in.onnx", dir / "out.onnx");
+  if (!ort) GTEST_SKIP() << "tools/ort/node_modules is absent: skipping ONNX Runtime";
+  EXPECT_EQ(ort->status, 0) << ort->output;
+}
+
+TEST_F(Export, ForceExternalWritesDataBesideTheModel) {
+  auto g = import_onnx(gemm_model("in.onnx"));
+  ASSERT_TRUE(g) << g.error().str();
+  ASSERT_TRUE(export_onnx(*g, dir / "ext.onnx", {.force_external = true}));
+  EXPECT_EQ(files_in_dir(), (std::vector<std::string>{"ext.onnx", "ext.onnx.data", "in.onnx"}));
+  onnx::ModelProto m = testing::read_model_proto(dir / "ext.onnx");
+  for (const auto& t : m.graph().initializer()) {
+    EXPECT_EQ(t.data_location(), TP::EXTERNAL) << t.name();
+    EXPECT_FALSE(t.has_raw_data()) << t.name();
+    EXPECT_EQ(t.external_data(0).value(), "ext.onnx.data");
+  }
+  EXPECT_EQ(std::filesystem::file_size(dir / "ext.onnx.data"), 128u + 16u);  // 16 bytes at offset 128
+
+  // Import maps the data file; the bytes are the same.
+  auto back = import_onnx(dir / "ext.onnx");
+  ASSERT_TRUE(back) << back.error().str();
+  EXPECT_EQ(testing::graph_differences(*g, *back), std::vector<std::string>{});
+  // And a copy exported from the mapped graph is inline again.
+  ASSERT_TRUE(export_onnx(*back, dir / "inline.onnx"));
+  EXPECT_TRUE(testing::read_model_proto(dir / "inline.onnx").graph().initializer(0).has_raw_data());
+  auto ort = testing::ort_compare_exact(dir / "in.onnx", dir / "ext.onnx");
+  if (!ort) GTEST_SKIP() << "tools/ort/node_modules is absent: skipping ONNX Runtime";
+  EXPECT_EQ(ort->status, 0) << ort->output;
+}
+
+TEST_F(Export, ThresholdKeepsSmallTensorsInline) {
+  auto g = import_onnx(gemm_model("in.onnx"));
+  ASSERT_TRUE(g) << g.error().str();
+  // Not forced and far below 2 GB: everything inline, no data file.
+  ASSERT_TRUE(export_onnx(*g, dir / "out.onnx", {.external_threshold = 64}));
+  EXPECT_EQ(files_in_dir(), (std::vector<std::string>{"in.onnx", "out.onnx"}));
+}
+
+TEST_F(Export, OverwritesAnExistingFile) {
+  std::ofstream(dir / "out.onnx") << "old contents";
+  auto g = import_onnx(gemm_model("in.onnx"));
+  ASSERT_TRUE(g) << g.error().str();
+  ASSERT_TRUE(export_onnx(*g, dir / "out.onnx"));
+  EXPECT_TRUE(import_onnx(dir / "out.onnx"));
+  EXPECT_EQ(files_in_dir(), (std::vector<std::string>{"in.onnx", "out.onnx"}));
+}
+
+TEST_F(Export, CheckerFailureLeavesNothingWritten) {
+  ir::Graph g;
+  ir::ValueId x = g.add_input("x", ir::TensorType{ir::DType::f32, ir::Shape{2}});
+  ir::Node n;
+  n.op = ir::Op::Opaque;
+  n.op_type = "NoSuchOp";
+  n.name = "mystery";
+  n.inputs = {x};
+  ir::NodeId id = g.add_node(n, {"y"}, {ir::TensorType{ir::DType::f32, ir::Shape{2}}});
+  g.set_outputs({g.node(id).outputs[0]});
+  for (bool external : {false, true}) {
+    auto ok = export_onnx(g, dir / "bad.onnx", {.force_external = external});
+    ASSERT_FALSE(ok);
+    EXPECT_EQ(ok.error().str(), (dir / "bad.onnx").string() +
+                                    ":node 'mystery': ONNX checker: No Op registered for NoSuchOp with domain_version of 17");
+    EXPECT_EQ(files_in_dir(), std::vector<std::string>{});
+  }
+}
+
+TEST_F(Export, MissingFolderIsAnError) {
+  ir::Graph g;
+  auto ok = export_onnx(g, dir / "no" / "such" / "out.onnx");
+  ASSERT_FALSE(ok);
+  EXPECT_EQ(ok.error().str(), (dir / "no" / "such" / "out.onnx").string() + ": cannot write: the folder does not exist");
+}
+
+TEST_F(Export, ReadTensorProto) {
+  TP t;
+  t.set_name("input_0");
+  t.set_data_type(TP::INT64);
+  t.add_dims(2);
+  t.add_dims(2);
+  for (int64_t v : {1, -2, 3, -4}) t.add_int64_data(v);
+  std::ofstream(dir / "input_0.pb", std::ios::binary) << t.SerializeAsString();
+  auto tensor = read_tensor_proto(dir / "input_0.pb");
+  ASSERT_TRUE(tensor) << tensor.error().str();
+  EXPECT_EQ(tensor->dtype(), ir::DType::i64);
+  EXPECT_EQ(tensor->dims(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(tensor->to_int_vector(), (std::vector<int64_t>{1, -2, 3, -4}));
+
+  auto missing = read_tensor_proto(dir / "output_0.pb");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().str(), (dir / "output_0.pb").string() + ": cannot open the file: No such file or directory");
+}
+
+}  // namespace
+}  // namespace refinery::frontends
