@@ -16,16 +16,25 @@ struct OnnxImportOptions {
   bool infer_shapes = true;  // run Refinery's shape inference after import
 };
 
-// Errors name the file and the node (or initializer / value) at fault.
+// Reads a model (and its external data, memory-mapped). Errors are one line
+// naming the file and the node (or initializer / value) at fault: unreadable
+// or corrupt file, default-domain opset outside 13..17, an undefined or twice
+// defined value, a cycle, a checker failure, a shape inference failure.
 Expected<ir::Graph> import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options = {});
 
 struct OnnxExportOptions {
   // Tensors of at least this many bytes go to an external data file beside
   // the model when the model would otherwise pass protobuf's 2 GB limit.
   size_t external_threshold = 1024;
+  // Use external data even for a small model (the threshold still applies).
   bool force_external = false;
 };
 
+// Writes `file` and, when external data is used, `<file name>.data` beside it.
+// The model is checked with onnx::checker before anything is renamed into
+// place; on any error nothing is left behind. Graph outputs and inputs keep
+// their types (symbolic dims as dim_param); ranked intermediate values are
+// written as value_info.
 Expected<void> export_onnx(const ir::Graph& graph, const std::filesystem::path& file,
                            const OnnxExportOptions& options = {});
 

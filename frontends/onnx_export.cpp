@@ -155,7 +155,7 @@ Expected<void> export_onnx(const ir::Graph& graph, const std::filesystem::path& 
   const std::string data_location = file.filename().string() + ".data";
   const std::filesystem::path data_temp = dir / temp_name(file, "data");
   const std::filesystem::path model_temp = dir / temp_name(file, "model");
-  ExternalWriter writer(data_temp, data_location, options.force_external ? 0 : options.external_threshold);
+  ExternalWriter writer(data_temp, data_location, options.external_threshold);
   struct Cleanup {  // leaves nothing behind unless the renames happened
     std::vector<std::filesystem::path> paths;
     ~Cleanup() {

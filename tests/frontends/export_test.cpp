@@ -88,7 +88,7 @@ TEST_F(Export, RestoresModelFactsAndNames) {
 TEST_F(Export, ForceExternalWritesDataBesideTheModel) {
   auto g = import_onnx(gemm_model("in.onnx"));
   ASSERT_TRUE(g) << g.error().str();
-  ASSERT_TRUE(export_onnx(*g, dir / "ext.onnx", {.force_external = true}));
+  ASSERT_TRUE(export_onnx(*g, dir / "ext.onnx", {.external_threshold = 0, .force_external = true}));
   EXPECT_EQ(files_in_dir(), (std::vector<std::string>{"ext.onnx", "ext.onnx.data", "in.onnx"}));
   onnx::ModelProto m = testing::read_model_proto(dir / "ext.onnx");
   for (const auto& t : m.graph().initializer()) {
@@ -102,6 +102,12 @@ TEST_F(Export, ForceExternalWritesDataBesideTheModel) {
   auto back = import_onnx(dir / "ext.onnx");
   ASSERT_TRUE(back) << back.error().str();
   EXPECT_EQ(testing::graph_differences(*g, *back), std::vector<std::string>{});
+  // The threshold still applies: with 64, the 16-byte bias stays inline.
+  ASSERT_TRUE(export_onnx(*back, dir / "ext64.onnx", {.external_threshold = 64, .force_external = true}));
+  onnx::ModelProto m64 = testing::read_model_proto(dir / "ext64.onnx");
+  EXPECT_EQ(m64.graph().initializer(0).data_location(), TP::EXTERNAL);
+  EXPECT_TRUE(m64.graph().initializer(1).has_raw_data());
+  EXPECT_EQ(std::filesystem::file_size(dir / "ext64.onnx.data"), 128u);
   // And a copy exported from the mapped graph is inline again.
   ASSERT_TRUE(export_onnx(*back, dir / "inline.onnx"));
   EXPECT_TRUE(testing::read_model_proto(dir / "inline.onnx").graph().initializer(0).has_raw_data());
