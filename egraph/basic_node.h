@@ -35,7 +35,11 @@ struct BasicNode {
     for (std::uint32_t i = 0; i < arity; ++i) h = hash_combine(h, index(kids[i]));
     return hash_finalize(h);
   }
-  std::string op_string() const { return "f" + std::to_string(op); }
+  std::string op_string() const {
+    std::string s = "f";
+    s += std::to_string(op);
+    return s;
+  }
 
   bool operator==(const BasicNode& o) const {
     if (op != o.op || arity != o.arity) return false;

@@ -81,9 +81,14 @@ struct PatternAst {
     const Term& t = terms[index(id)];
     if (t.is_var) return vars.name(t.var);
     if (t.node.children().empty()) return t.node.op_string();
-    std::string out = "(" + t.node.op_string();
-    for (Id c : t.node.children()) out += " " + to_string(vars, c);
-    return out + ")";
+    std::string out = "(";
+    out += t.node.op_string();
+    for (Id c : t.node.children()) {
+      out += ' ';
+      out += to_string(vars, c);
+    }
+    out += ')';
+    return out;
   }
   std::string to_string(const VarTable& vars) const { return to_string(vars, root()); }
 

@@ -29,9 +29,14 @@ struct RecExpr {
   std::string to_string(Id id) const {
     const N& n = nodes[index(id)];
     if (n.children().empty()) return n.op_string();
-    std::string out = "(" + n.op_string();
-    for (Id c : n.children()) out += " " + to_string(c);
-    return out + ")";
+    std::string out = "(";
+    out += n.op_string();
+    for (Id c : n.children()) {
+      out += ' ';
+      out += to_string(c);
+    }
+    out += ')';
+    return out;
   }
   std::string to_string() const { return empty() ? std::string{} : to_string(root()); }
 };

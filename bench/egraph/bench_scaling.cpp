@@ -4,14 +4,14 @@
 
 #include <fmt/format.h>
 
-#include "bench/egraph/scaling.h"
+#include "tests/egraph/scaling_workload.h"
 
 int main(int argc, char** argv) {
   int lo = argc > 1 ? std::atoi(argv[1]) : 6;
   int hi = argc > 2 ? std::atoi(argv[2]) : 12;
   fmt::print("n iterations enodes eclasses stop_reason ms\n");
   for (int n = lo; n <= hi; ++n) {
-    auto r = refinery::egraph::bench::run_scaling(n);
+    auto r = refinery::egraph::math::run_scaling(n);
     fmt::print("{} {} {} {} {} {:.1f}\n", n, r.iterations, r.nodes, r.classes, refinery::egraph::to_string(r.stop.kind),
                r.ms);
     std::fflush(stdout);

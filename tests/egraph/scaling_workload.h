@@ -1,7 +1,7 @@
 // The assoc/comm scaling workload: (+ 1 (+ 2 ... n)) under comm-add and
 // assoc-add with the simple scheduler, until saturation or 1,000,000
 // e-nodes. At saturation there are 2^n - 1 classes and 3^n - 2^(n+1) + 1 + n
-// e-nodes. Shared by bench_egraph_scaling and the scaling test.
+// e-nodes. Shared by the scaling test and bench_egraph_scaling.
 #pragma once
 
 #include <chrono>
@@ -11,7 +11,7 @@
 #include "egraph/runner.h"
 #include "tests/egraph/math_suite.h"
 
-namespace refinery::egraph::bench {
+namespace refinery::egraph::math {
 
 inline std::string nested_sum(int n) {
   std::string s;
@@ -29,12 +29,12 @@ struct ScalingResult {
 
 inline ScalingResult run_scaling(int n, std::size_t node_limit = 1'000'000) {
   using namespace std::chrono_literals;
-  auto rules = math::assoc_rules();
+  auto rules = assoc_rules();
   auto t0 = std::chrono::steady_clock::now();
-  Runner<math::MathNode, NoAnalysis> runner(
+  Runner<MathNode, NoAnalysis> runner(
       RunnerLimits{.iter_limit = 1'000, .node_limit = node_limit, .time_limit = 3600s});
   runner.set_scheduler(std::make_unique<SimpleScheduler>());
-  runner.add_expr(math::must_parse(nested_sum(n)));
+  runner.add_expr(must_parse(nested_sum(n)));
   runner.run(rules);
   ScalingResult r;
   r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -45,4 +45,4 @@ inline ScalingResult run_scaling(int n, std::size_t node_limit = 1'000'000) {
   return r;
 }
 
-}  // namespace refinery::egraph::bench
+}  // namespace refinery::egraph::math

@@ -1,0 +1,66 @@
+#include <fmt/format.h>
+
+#include "egraph/tensor/convert.h"
+
+namespace refinery::egraph::tensor {
+
+namespace {
+
+// The payload of a node: its attributes and whatever the shape rules alone
+// cannot recover.
+NodeAttrs node_attrs(const ir::Graph& g, const ir::Node& n, size_t output) {
+  NodeAttrs a;
+  a.attrs = n.attrs;
+  a.output = static_cast<std::uint16_t>(output);
+  a.num_outputs = static_cast<std::uint16_t>(n.outputs.size());
+  bool any_absent = false;
+  for (ir::ValueId v : n.inputs) any_absent |= v == ir::kNoValue;
+  if (any_absent)
+    for (ir::ValueId v : n.inputs) a.present.push_back(v != ir::kNoValue);
+  bool unranked_input = false;
+  for (ir::ValueId v : n.inputs)
+    if (v != ir::kNoValue && !g.value(v).type.shape.ranked()) unranked_input = true;
+  if (n.op == ir::Op::Opaque) {
+    a.domain = n.domain;
+    a.op_type = n.op_type;
+  }
+  if (n.op == ir::Op::Opaque || unranked_input) a.declared = g.value(n.outputs[output]).type;
+  return a;
+}
+
+}  // namespace
+
+Expected<Seeded> seed(const ir::Graph& g) {
+  auto ctx = std::make_shared<TensorContext>();
+  Seeded s{TensorEGraph(TensorAnalysis(ctx)), ctx, std::vector<Id>(g.num_values(), kInvalidId), {}};
+  for (ir::ValueId v : g.inputs())
+    s.value_class[ir::index(v)] =
+        s.egraph.add(TensorNode::input(ctx->add_input({g.value(v).name, g.value(v).type})));
+  for (ir::ValueId v : g.constants())
+    s.value_class[ir::index(v)] =
+        s.egraph.add(TensorNode::constant(ctx->add_constant({g.value(v).name, g.value(v).constant})));
+  for (size_t n = 0; n < g.num_nodes(); ++n) {
+    const ir::Node& node = g.nodes()[n];
+    std::vector<Id> kids;
+    for (ir::ValueId v : node.inputs)
+      if (v != ir::kNoValue) kids.push_back(s.value_class[ir::index(v)]);
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      TensorNode tn{static_cast<std::uint32_t>(node.op), ctx->intern(node_attrs(g, node, o)), kids};
+      auto data = s.egraph.analysis().infer(s.egraph, tn);
+      if (!data)
+        return fail(data.error(), fmt::format("node '{}'", g.node_label(ir::NodeId{static_cast<uint32_t>(n)})));
+      if (data->type != g.value(node.outputs[o]).type)
+        return fail(fmt::format("the e-graph types output {} as {}, the graph says {}", o, data->type.str(),
+                                g.value(node.outputs[o]).type.str()),
+                    fmt::format("node '{}'", g.node_label(ir::NodeId{static_cast<uint32_t>(n)})));
+      s.value_class[ir::index(node.outputs[o])] = s.egraph.add(std::move(tn));
+    }
+  }
+  s.egraph.rebuild();
+  for (ir::ValueId v : g.outputs()) s.roots.push_back(s.egraph.find(s.value_class[ir::index(v)]));
+  for (Id& c : s.value_class)
+    if (c != kInvalidId) c = s.egraph.find(c);
+  return s;
+}
+
+}  // namespace refinery::egraph::tensor

@@ -1,0 +1,136 @@
+// E-matching: linear and non-linear patterns, ground sub-terms, variable
+// roots, multi-patterns, conditions, and search inside one class.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "egraph/parse.h"
+#include "egraph/rewrite.h"
+#include "tests/egraph/math_suite.h"
+
+namespace refinery::egraph::math {
+namespace {
+
+using Graph = EGraph<MathNode, NoAnalysis>;
+using Rule = Rewrite<MathNode, NoAnalysis>;
+
+Rule rule(std::string_view lhs, std::string_view rhs = "0") {
+  auto r = Rule::make("r", lhs, rhs);
+  if (!r) throw std::runtime_error(r.error().to_string());
+  return std::move(*r);
+}
+
+std::size_t count(const Graph& g, const Rule& r) {
+  SearchMatches m;
+  r.search(g, SIZE_MAX, m);
+  return m.size();
+}
+
+Graph graph_of(std::initializer_list<std::string_view> terms) {
+  Graph g;
+  for (auto t : terms) g.add_expr(must_parse(t));
+  g.rebuild();
+  return g;
+}
+
+TEST(EMatch, LinearPattern) {
+  Graph g = graph_of({"(+ x (+ y z))", "(* x y)"});
+  EXPECT_EQ(count(g, rule("(+ ?a ?b)")), 2u);
+  EXPECT_EQ(count(g, rule("(+ ?a (+ ?b ?c))")), 1u);
+  EXPECT_EQ(count(g, rule("(* ?a ?b)")), 1u);
+  EXPECT_EQ(count(g, rule("(sin ?a)")), 0u);
+}
+
+TEST(EMatch, NonLinearPatternNeedsEqualClasses) {
+  Graph g = graph_of({"(+ x x)", "(+ x y)"});
+  EXPECT_EQ(count(g, rule("(+ ?a ?a)")), 1u);
+  g.merge(*g.lookup_expr(must_parse("x")), *g.lookup_expr(must_parse("y")));
+  g.rebuild();
+  // (+ x y) is now congruent to (+ x x): one class, one node.
+  EXPECT_EQ(count(g, rule("(+ ?a ?a)")), 1u);
+  EXPECT_EQ(g.num_classes(), 2u);
+}
+
+TEST(EMatch, GroundSubtermsAreLookedUp) {
+  Graph g = graph_of({"(+ (* 2 x) y)", "(+ (* 3 x) y)"});
+  EXPECT_EQ(count(g, rule("(+ (* 2 x) ?a)")), 1u);
+  EXPECT_EQ(count(g, rule("(+ (* 4 x) ?a)")), 0u);
+  EXPECT_EQ(count(g, rule("(* 3 x)")), 1u);  // a ground pattern
+}
+
+TEST(EMatch, VariableRootMatchesEveryClass) {
+  Graph g = graph_of({"(+ x y)"});
+  EXPECT_EQ(count(g, rule("?a")), 3u);
+}
+
+TEST(EMatch, SubstitutionBindsTheRightClasses) {
+  Graph g = graph_of({"(+ x (* y z))"});
+  Rule r = rule("(+ ?a (* ?b ?c))");
+  SearchMatches m;
+  r.search(g, SIZE_MAX, m);
+  ASSERT_EQ(m.size(), 1u);
+  Subst s = m.subst(0);
+  EXPECT_EQ(s[r.var("?a")], *g.lookup_expr(must_parse("x")));
+  EXPECT_EQ(s[r.var("?c")], *g.lookup_expr(must_parse("z")));
+  EXPECT_EQ(m.roots[0], *g.lookup_expr(must_parse("(+ x (* y z))")));
+}
+
+TEST(EMatch, MultiPatternJoinsOnSharedVariables) {
+  Graph g = graph_of({"(sin x)", "(cos x)", "(cos y)", "(ln z)"});
+  auto r = Rule::make_multi("sin-cos", {{"?s", "(sin ?a)"}, {"?c", "(cos ?a)"}}, {{"?s", "(+ ?s ?c)"}});
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_TRUE(r->is_multi());
+  SearchMatches m;
+  r->search(g, SIZE_MAX, m);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m.subst(0)[r->var("?a")], *g.lookup_expr(must_parse("x")));
+  EXPECT_EQ(r->apply(g, m), 1u);
+  g.rebuild();
+  EXPECT_EQ(g.find(*g.lookup_expr(must_parse("(sin x)"))),
+            g.find(*g.lookup_expr(must_parse("(+ (sin x) (cos x))"))));
+}
+
+TEST(EMatch, MultiPatternWithBoundRoot) {
+  // The second pattern is rooted at a class the first one bound.
+  Graph g = graph_of({"(+ (sin x) 1)", "(+ (sin y) 2)"});
+  Id cos_x = g.add_expr(must_parse("(cos x)"));
+  g.merge(*g.lookup_expr(must_parse("(sin x)")), cos_x);
+  g.rebuild();
+  auto r = Rule::make_multi("m", {{"?r", "(+ ?s ?k)"}, {"?s", "(cos ?a)"}}, {{"?r", "(* ?a ?k)"}});
+  ASSERT_TRUE(r);
+  SearchMatches m;
+  r->search(g, SIZE_MAX, m);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m.subst(0)[r->var("?k")], *g.lookup_expr(must_parse("1")));
+}
+
+TEST(EMatch, RhsVariablesMustBeBound) {
+  auto r = Rule::make("bad", "(+ ?a ?b)", "(+ ?a ?c)");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "rule 'bad': variable ?c on the right side is not bound by the left side");
+}
+
+TEST(EMatch, ConditionsFilterMatches) {
+  Graph g = graph_of({"(+ x 0)", "(+ y 0)"});
+  Rule r = rule("(+ ?a 0)", "?a");
+  Var a = r.var("?a");
+  Id x = *g.lookup_expr(must_parse("x"));
+  r.when([a, x](const Graph&, Id, Subst s) { return s[a] == x; });
+  SearchMatches m;
+  r.search(g, SIZE_MAX, m);
+  EXPECT_EQ(m.size(), 2u);
+  EXPECT_EQ(r.apply(g, m), 1u);  // only x's match passes
+  g.rebuild();
+  EXPECT_EQ(g.find(x), g.find(*g.lookup_expr(must_parse("(+ x 0)"))));
+  EXPECT_NE(g.find(*g.lookup_expr(must_parse("y"))), g.find(*g.lookup_expr(must_parse("(+ y 0)"))));
+}
+
+TEST(EMatch, SearchLimitStopsEarly) {
+  Graph g = graph_of({"(+ 1 2)", "(+ 3 4)", "(+ 5 6)"});
+  SearchMatches m;
+  rule("(+ ?a ?b)").search(g, 2, m);
+  EXPECT_EQ(m.size(), 2u);
+}
+
+}  // namespace
+}  // namespace refinery::egraph::math

@@ -1,0 +1,44 @@
+// The assoc/comm workload saturates with exactly 2^n - 1 classes and
+// 3^n - 2^(n+1) + 1 + n e-nodes, and its sizes per iteration are the same
+// run to run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/egraph/scaling_workload.h"
+
+namespace refinery::egraph::math {
+namespace {
+
+std::size_t pow_int(std::size_t b, int e) {
+  std::size_t r = 1;
+  while (e-- > 0) r *= b;
+  return r;
+}
+
+TEST(Scaling, SaturatedSizesMatchTheClosedForm) {
+  for (int n : {6, 7, 8}) {
+    ScalingResult r = run_scaling(n);
+    EXPECT_EQ(r.stop.kind, StopKind::Saturated) << n;
+    EXPECT_EQ(r.classes, pow_int(2, n) - 1) << n;
+    EXPECT_EQ(r.nodes, pow_int(3, n) - pow_int(2, n + 1) + 1 + static_cast<std::size_t>(n)) << n;
+  }
+}
+
+TEST(Scaling, SizesPerIterationAreDeterministic) {
+  auto sizes = [] {
+    auto rules = assoc_rules();
+    Runner<MathNode, NoAnalysis> runner(RunnerLimits{.iter_limit = 100, .node_limit = 1'000'000});
+    runner.set_scheduler(std::make_unique<SimpleScheduler>());
+    runner.add_expr(must_parse(nested_sum(7)));
+    runner.run(rules);
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    for (const auto& it : runner.iterations) out.emplace_back(it.egraph_nodes, it.egraph_classes);
+    out.emplace_back(runner.egraph.num_nodes(), runner.egraph.num_classes());
+    return out;
+  };
+  EXPECT_EQ(sizes(), sizes());
+}
+
+}  // namespace
+}  // namespace refinery::egraph::math
