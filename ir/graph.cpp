@@ -1,6 +1,7 @@
 #include "ir/graph.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace refinery::ir {
 
@@ -50,8 +51,53 @@ std::string Graph::node_label(NodeId n) const {
   return fmt::format("#{} {}", index(n), op);
 }
 
+namespace {
+
+// Successors along edges that point forward in node order (the same-step edges).
+std::vector<std::vector<uint32_t>> same_step_successors(const std::vector<Node>& nodes,
+                                                       const std::vector<Value>& values) {
+  std::vector<std::vector<uint32_t>> succ(nodes.size());
+  for (size_t n = 0; n < nodes.size(); ++n)
+    for (ValueId in : nodes[n].inputs) {
+      if (in == kNoValue || index(in) >= values.size()) continue;
+      const Value& v = values[index(in)];
+      if (v.kind == ValueKind::NodeResult && index(v.producer) < n)
+        succ[index(v.producer)].push_back(static_cast<uint32_t>(n));
+    }
+  return succ;
+}
+
+// A path from `from` to `to` along same-step edges, through nodes that pass
+// `through` (the ends excepted); empty when there is none.
+template <class Pred>
+std::vector<uint32_t> find_path(const std::vector<std::vector<uint32_t>>& succ, uint32_t from, uint32_t to,
+                                Pred through) {
+  if (from == to) return {from};
+  std::vector<uint32_t> parent(succ.size(), UINT32_MAX);
+  std::vector<uint32_t> stack{from};
+  parent[from] = from;
+  while (!stack.empty()) {
+    uint32_t u = stack.back();
+    stack.pop_back();
+    for (uint32_t w : succ[u]) {
+      if (parent[w] != UINT32_MAX || w > to) continue;
+      parent[w] = u;
+      if (w == to) {
+        std::vector<uint32_t> path{to};
+        while (path.back() != from) path.push_back(parent[path.back()]);
+        return {path.rbegin(), path.rend()};
+      }
+      if (through(w)) stack.push_back(w);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Expected<void> Graph::verify() const {
   std::vector<bool> defined(values_.size(), false);
+  std::vector<std::vector<uint32_t>> succ;  // built at the first recurrent edge
   for (ValueId v : inputs_) defined[index(v)] = true;
   for (ValueId v : constants_) defined[index(v)] = true;
   for (size_t n = 0; n < nodes_.size(); ++n) {
@@ -61,8 +107,25 @@ Expected<void> Graph::verify() const {
     for (ValueId in : node.inputs) {
       if (in == kNoValue) continue;
       if (index(in) >= values_.size()) return fail("input refers to no value", where());
-      if (!defined[index(in)])
-        return fail(fmt::format("input '{}' is used before it is defined", values_[index(in)].name), where());
+      if (defined[index(in)]) continue;
+      // A value defined later is a recurrent edge: it reads the previous time
+      // step. It must close a cycle, and every such cycle must pass through a
+      // stateful op (docs/spiking.md).
+      const Value& later = values_[index(in)];
+      if (later.kind != ValueKind::NodeResult || later.producer == kNoNode)
+        return fail(fmt::format("input '{}' is used before it is defined", later.name), where());
+      if (succ.empty()) succ = same_step_successors(nodes_, values_);
+      auto from = static_cast<uint32_t>(n), to = index(later.producer);
+      if (find_path(succ, from, to, [](uint32_t) { return true; }).empty())
+        return fail(fmt::format("input '{}' is used before it is defined", later.name), where());
+      auto stateful = [&](uint32_t i) { return nodes_[i].op != Op::Opaque && op_info(nodes_[i].op).stateful; };
+      if (stateful(from) || stateful(to)) continue;
+      auto path = find_path(succ, from, to, [&](uint32_t i) { return !stateful(i); });
+      if (!path.empty()) {
+        std::vector<std::string> names;
+        for (uint32_t i : path) names.push_back(fmt::format("'{}'", node_label(NodeId{i})));
+        return fail(fmt::format("cycle without a stateful op through {}", fmt::join(names, ", ")), where());
+      }
     }
     if (node.op != Op::Opaque) {
       const OpInfo& info = op_info(node.op);

@@ -81,6 +81,9 @@ class Graph {
 
   // Structural checks: SSA (each value defined once, before use), arity and
   // attribute kinds against the op table, outputs defined. The Diag names the node.
+  // One exception to "before use": an input may name a value defined later when
+  // that closes a cycle through a stateful op; it then reads the value of the
+  // previous time step (a recurrent edge, docs/spiking.md).
   Expected<void> verify() const;
 
   // Recomputes every node result's type from the op table's shape rules.

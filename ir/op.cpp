@@ -28,6 +28,7 @@ ops::Table build_table() {
   ops::register_reduce(t);
   ops::register_layout(t);
   ops::register_shape_ops(t);
+  ops::register_spiking(t);
   ops::define(t, OpInfo{.op = Op::Opaque, .min_inputs = 0, .max_inputs = -1, .min_outputs = 0,
                         .max_outputs = -1, .infer = infer_opaque});
   return t;

@@ -45,6 +45,15 @@ class Parser {
   const std::string* sidecar_;
   std::unordered_map<std::string, ValueId> names_;
   std::vector<size_t> node_pos_;
+  // Operands that name a value defined further down (recurrent edges of a
+  // spiking graph); resolved at the end, checked by Graph::verify().
+  struct Later {
+    NodeId node;
+    size_t input;
+    std::string name;
+    size_t pos;
+  };
+  std::vector<Later> later_;
 };
 
 Expected<std::string> Parser::ref() {
@@ -429,9 +438,16 @@ Expected<void> Parser::statement(Graph& g) {
   if (!r_.accept(')')) {
     do {
       if (r_.accept_word("none")) { node.inputs.push_back(kNoValue); continue; }
-      auto v = use();
-      if (!v) return std::unexpected(v.error());
-      node.inputs.push_back(*v);
+      size_t pos = (r_.skip_space(), r_.pos());
+      auto name = ref();
+      if (!name) return std::unexpected(name.error());
+      auto it = names_.find(*name);
+      if (it == names_.end()) {
+        later_.push_back(Later{NodeId{static_cast<uint32_t>(g.num_nodes())}, node.inputs.size(), *name, pos});
+        node.inputs.push_back(kNoValue);
+      } else {
+        node.inputs.push_back(it->second);
+      }
     } while (r_.accept(','));
     if (auto ok = r_.expect(')', "to close the operands"); !ok) return ok;
   }
@@ -520,6 +536,12 @@ Expected<Graph> Parser::parse() {
   g.set_outputs(std::move(outs));
   if (auto ok = r_.expect('}', "to close the graph"); !ok) return std::unexpected(ok.error());
   if (!r_.at_end()) return r_.error("unexpected text after the graph");
+
+  for (const Later& l : later_) {
+    auto it = names_.find(l.name);
+    if (it == names_.end()) return r_.error_at(l.pos, fmt::format("use of undefined value %{}", l.name));
+    g.node(l.node).inputs[l.input] = it->second;
+  }
 
   // Arity, attributes, then types: each error points at the node's line.
   auto at_node = [&](size_t n, const std::string& msg) {

@@ -17,6 +17,7 @@ void register_nn(Table& t);
 void register_reduce(Table& t);
 void register_layout(Table& t);
 void register_shape_ops(Table& t);
+void register_spiking(Table& t);
 
 // Sets the entry for `info.op`, filling name and ONNX name from ops.def.
 void define(Table& t, OpInfo info);
