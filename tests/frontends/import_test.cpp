@@ -129,6 +129,17 @@ TEST_F(Import, SymbolicBatchStaysSymbolicThroughExport) {
   EXPECT_EQ(m.graph().output(0).type().tensor_type().shape().dim(1).dim_value(), 4);
 }
 
+TEST_F(Import, WithoutShapeInferenceTypesAreTheDeclaredOnes) {
+  ModelBuilder b;
+  b.input("x", TP::FLOAT, {int64_t{2}}).output("y", TP::FLOAT, {int64_t{2}});
+  b.node("Relu", {"x"}, {"r"});
+  b.node("Neg", {"r"}, {"y"});
+  auto g = import_onnx(b.write(dir, "m.onnx"), {.infer_shapes = false});
+  ASSERT_TRUE(g) << g.error().str();
+  EXPECT_FALSE(g->value(*g->find_value("r")).type.shape.ranked());  // no value_info for r
+  EXPECT_EQ(g->value(g->outputs()[0]).type.str(), "tensor<2xf32>");
+}
+
 TEST_F(Import, UnknownDimsStayUnknown) {
   ModelBuilder b;
   b.input("x", TP::FLOAT, {std::string(), int64_t{4}}).output("y", TP::FLOAT, {std::string(), int64_t{4}});

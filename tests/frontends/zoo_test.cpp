@@ -21,6 +21,8 @@ struct ZooModel {
   bool small;
 };
 
+void PrintTo(const ZooModel& m, std::ostream* os) { *os << m.name; }
+
 const ZooModel kZoo[] = {
     {"mlp", true},           {"bert_encoder", true}, {"squeezenet1_1", true},   {"mobilenet_v2", true},
     {"shufflenet_v2_x1_0", true}, {"resnet18", false}, {"resnext50_32x4d", false}, {"inception_v3", false},
