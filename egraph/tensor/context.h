@@ -38,6 +38,10 @@ struct InputInfo {
 struct ConstantInfo {
   std::string name;
   ir::TensorRef tensor;
+  // Set when the constant was a Constant node rather than an initializer:
+  // extraction writes it back as that node, with these attributes.
+  std::optional<ir::Attributes> node_attrs;
+  std::string node_name;
 };
 
 class TensorContext {

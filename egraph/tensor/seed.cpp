@@ -28,6 +28,22 @@ NodeAttrs node_attrs(const ir::Graph& g, const ir::Node& n, size_t output) {
   return a;
 }
 
+// The tensor a Constant node makes, when it is numeric.
+ir::TensorRef constant_node_value(const ir::Attributes& a) {
+  if (ir::TensorRef t = a.get_tensor("value")) return t;
+  if (const auto* f = a.find("value_float"))
+    return std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(std::get<float>(*f)));
+  if (const auto* f = a.find("value_floats")) {
+    const auto& v = std::get<std::vector<float>>(*f);
+    return std::make_shared<const ir::Tensor>(
+        ir::Tensor::from_values<float>(ir::DType::f32, {static_cast<int64_t>(v.size())}, v));
+  }
+  if (const auto* i = a.find("value_int"))
+    return std::make_shared<const ir::Tensor>(ir::Tensor::from_values<int64_t>(ir::DType::i64, {}, {std::get<int64_t>(*i)}));
+  if (auto v = a.maybe_ints("value_ints")) return std::make_shared<const ir::Tensor>(ir::Tensor::vector_i64(*v));
+  return nullptr;
+}
+
 }  // namespace
 
 Expected<Seeded> seed(const ir::Graph& g) {
@@ -41,6 +57,16 @@ Expected<Seeded> seed(const ir::Graph& g) {
         s.egraph.add(TensorNode::constant(ctx->add_constant({g.value(v).name, g.value(v).constant})));
   for (size_t n = 0; n < g.num_nodes(); ++n) {
     const ir::Node& node = g.nodes()[n];
+    if (node.op == ir::Op::Constant) {
+      // A constant is a leaf however it was written (decision 5); each keeps
+      // its own identity, so seeding and extracting give the graph back.
+      if (ir::TensorRef t = constant_node_value(node.attrs)) {
+        ir::ValueId out = node.outputs[0];
+        s.value_class[ir::index(out)] = s.egraph.add(TensorNode::constant(
+            ctx->add_constant({g.value(out).name, std::move(t), node.attrs, node.name})));
+        continue;
+      }
+    }
     std::vector<Id> kids;
     for (ir::ValueId v : node.inputs)
       if (v != ir::kNoValue) kids.push_back(s.value_class[ir::index(v)]);

@@ -45,7 +45,8 @@ class Builder {
     // Constants in the original order, then any new ones.
     std::vector<std::uint32_t> consts;
     for (Id c : needed_order_)
-      if (const TensorNode& n = choice_(c); n.op == kConstantOp) consts.push_back(n.payload);
+      if (const TensorNode& n = choice_(c); n.op == kConstantOp && !ctx.constant(n.payload).node_attrs)
+        consts.push_back(n.payload);
     std::sort(consts.begin(), consts.end());
     consts.erase(std::unique(consts.begin(), consts.end()), consts.end());
     for (std::uint32_t k : consts) const_value_[k] = out_.add_constant(ctx.constant(k).name, ctx.constant(k).tensor);
@@ -99,8 +100,21 @@ class Builder {
     const TensorNode& n = choice_(c);
     for (Id k : n.kids) emit(g_.find(k));
     if (n.op == kInputOp) { value_[c] = input_value_.at(n.payload); return; }
-    if (n.op == kConstantOp) { value_[c] = const_value_.at(n.payload); return; }
     const auto& ctx = g_.analysis().context();
+    if (n.op == kConstantOp) {
+      const ConstantInfo& info = ctx.constant(n.payload);
+      if (!info.node_attrs) {
+        value_[c] = const_value_.at(n.payload);
+        return;
+      }
+      ir::Node node;  // written back as the Constant node it was
+      node.op = ir::Op::Constant;
+      node.name = info.node_name;
+      node.attrs = *info.node_attrs;
+      ir::NodeId id = out_.add_node(std::move(node), {info.name}, {g_[c].data.type});
+      value_[c] = out_.node(id).outputs[0];
+      return;
+    }
     const NodeAttrs& na = ctx.attrs(n.payload);
     NodeAttrs base = na;
     base.output = 0;
