@@ -60,24 +60,32 @@ Result reshape(InferContext& c) {
       if (known == 0 || *total % known != 0)
         return error(fmt::format("cannot reshape {} to {} elements per group", x.str(), known));
       out[static_cast<size_t>(infer_at)] = Dim(*total / known);
-    } else if (!all_static) {
-      // Symbolic: x = [N, a, b] to [N, -1] gives [N, a*b] when the symbols cancel.
-      std::vector<Dim> rest_x = x.dims(), rest_out;
-      for (size_t i = 0; i < out.size(); ++i)
-        if (static_cast<int>(i) != infer_at) rest_out.push_back(out[i]);
+    } else {
+      // Symbolic: cancel the symbols both sides share. [N, 64, 256] to
+      // [-1, 64, 4, 64] gives N; [N, a, b] to [N, -1] gives a*b.
+      std::vector<Dim> x_syms, out_syms;
       int64_t px = 1, po = 1;
       bool ok = true;
-      for (const Dim& d : rest_out) {
-        if (d.is_static()) { po *= d.size(); continue; }
-        auto it = std::find(rest_x.begin(), rest_x.end(), d);
-        if (!d.is_symbol() || it == rest_x.end()) { ok = false; break; }
-        rest_x.erase(it);
+      for (const Dim& d : x.dims()) {
+        if (d.is_static()) px *= d.size();
+        else if (d.is_symbol()) x_syms.push_back(d);
+        else ok = false;
       }
-      for (const Dim& d : rest_x) {
-        if (!d.is_static()) { ok = false; break; }
-        px *= d.size();
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (static_cast<int>(i) == infer_at) continue;
+        if (out[i].is_static()) po *= out[i].size();
+        else if (out[i].is_symbol()) out_syms.push_back(out[i]);
+        else ok = false;
       }
-      if (ok && po != 0 && px % po == 0) out[static_cast<size_t>(infer_at)] = Dim(px / po);
+      for (const Dim& d : out_syms) {
+        auto it = std::find(x_syms.begin(), x_syms.end(), d);
+        if (it == x_syms.end()) { ok = false; break; }
+        x_syms.erase(it);
+      }
+      if (ok && po != 0 && px % po == 0) {
+        if (x_syms.empty()) out[static_cast<size_t>(infer_at)] = Dim(px / po);
+        else if (x_syms.size() == 1 && px == po) out[static_cast<size_t>(infer_at)] = x_syms[0];
+      }
     }
   } else if (total) {
     Shape s(out);

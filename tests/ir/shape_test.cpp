@@ -54,6 +54,9 @@ TEST(ShapeRules, ReshapeFromShapeArithmeticStaysSymbolic) {
       "%t = concat(%n, %rest) {axis = 0} : tensor<*xi64>\n"
       "%y = reshape(%x, %t) : tensor<*xf32>";
   EXPECT_EQ(infer(body, "%x: tensor<\"batch\"x64x256xf32>", "y"), "tensor<\"batch\"x64x4x64xf32>");
+  EXPECT_EQ(infer("%t = const dense<[-1, 64, 4, 64]> : tensor<4xi64>\n%y = reshape(%x, %t) : tensor<*xf32>",
+                  "%x: tensor<\"batch\"x64x256xf32>", "y"),
+            "tensor<\"batch\"x64x4x64xf32>");
   EXPECT_EQ(infer("%t = const dense<[0, -1]> : tensor<2xi64>\n%y = reshape(%x, %t) : tensor<*xf32>",
                   "%x: tensor<\"batch\"x64x4xf32>", "y"),
             "tensor<\"batch\"x256xf32>");

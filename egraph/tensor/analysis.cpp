@@ -1,0 +1,72 @@
+#include "egraph/tensor/analysis.h"
+
+#include <fmt/format.h>
+
+namespace refinery::egraph::tensor {
+
+namespace {
+
+std::optional<std::vector<ir::Dim>> small_int_contents(const ir::Tensor& t) {
+  if (!ir::is_integer(t.dtype()) || t.dims().size() > 1 || t.numel() > 64) return std::nullopt;
+  std::vector<ir::Dim> v;
+  for (int64_t x : t.to_int_vector()) v.emplace_back(x);
+  return v;
+}
+
+}  // namespace
+
+std::expected<TensorData, std::string> TensorAnalysis::infer(const TensorEGraph& g, const TensorNode& node) const {
+  if (node.op == kInputOp) return TensorData{ctx_->input(node.payload).type, std::nullopt, nullptr};
+  if (node.op == kConstantOp) {
+    const ir::TensorRef& t = ctx_->constant(node.payload).tensor;
+    return TensorData{ir::TensorType{t->dtype(), ir::Shape::of(t->dims())}, small_int_contents(*t), t};
+  }
+  const NodeAttrs& na = ctx_->attrs(node.payload);
+  if (na.declared) return TensorData{*na.declared, std::nullopt, nullptr};
+  ir::Op op = node.ir_op();
+  if (op == ir::Op::Opaque) return std::unexpected(std::string("an opaque node needs a declared type"));
+
+  // Children fill the present input positions in order.
+  size_t positions = na.present.empty() ? node.kids.size() : na.present.size();
+  std::vector<ir::InferInput> ins(positions);
+  size_t k = 0;
+  for (size_t i = 0; i < positions; ++i) {
+    if (!na.present.empty() && !na.present[i]) continue;
+    if (k >= node.kids.size()) return std::unexpected(std::string("fewer children than present inputs"));
+    const TensorData& d = g[node.kids[k++]].data;
+    ins[i].type = &d.type;
+    ins[i].constant = d.constant.get();
+    if (d.known) ins[i].known = &*d.known;
+  }
+  const ir::OpInfo& info = ir::op_info(op);
+  int n = static_cast<int>(positions);
+  if (n < info.min_inputs || (info.max_inputs >= 0 && n > info.max_inputs))
+    return std::unexpected(fmt::format("{} takes {}..{} inputs, got {}", info.name, info.min_inputs, info.max_inputs, n));
+  ir::InferContext ctx;
+  ctx.inputs = ins;
+  ctx.attrs = &na.attrs;
+  ctx.num_outputs = na.num_outputs;
+  ctx.outputs.resize(na.num_outputs);
+  ctx.known.resize(na.num_outputs);
+  if (auto ok = info.infer(ctx); !ok) return std::unexpected(ok.error());
+  return TensorData{std::move(ctx.outputs[na.output]), std::move(ctx.known[na.output]), nullptr};
+}
+
+TensorData TensorAnalysis::make(const TensorEGraph& g, const TensorNode& node) const {
+  auto d = infer(g, node);
+  if (!d) throw TypeMismatch(fmt::format("e-node {} does not type-check: {}", node.op_string(), d.error()));
+  return std::move(*d);
+}
+
+DidMerge TensorAnalysis::merge(Data& a, Data&& b) const {
+  if (a.type != b.type)
+    throw TypeMismatch(fmt::format("union of e-classes with different types: {} and {}", a.type.str(), b.type.str()));
+  DidMerge did;
+  if (!a.known && b.known) { a.known = std::move(b.known); did.a_changed = true; }
+  else if (a.known && !b.known) did.b_changed = true;
+  if (!a.constant && b.constant) { a.constant = std::move(b.constant); did.a_changed = true; }
+  else if (a.constant && !b.constant) did.b_changed = true;
+  return did;
+}
+
+}  // namespace refinery::egraph::tensor
