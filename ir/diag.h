@@ -12,7 +12,7 @@ struct Diag {
   std::string where;    // "line:col", a node name, or empty
   std::string message;
 
-  // "file:line:col: message", "file: node 'x': message", or the message alone.
+  // "file:line:col: message", "file:node 'x': message", or the message alone.
   std::string str() const;
 };
 
