@@ -1,0 +1,81 @@
+// The rewrite rules: `.rules` text files (docs/rules.md) loaded into a
+// RuleSet, checked when they load (unbound variables, arity, attribute names
+// and kinds, types), and compiled to the generic engine's rewrites over the
+// tensor language. Rules are data (ARCHITECTURE.md, decision 6).
+//
+// The optimizer's use:
+//
+//   auto lib = rules::load_library();                       // Expected<RuleSet>
+//   auto rws = lib->rewrites();                             // every rule
+//   auto some = lib->rewrites({.families = {"layout"}});    // one family
+//   egraph::Runner<TensorNode, TensorAnalysis> runner(limits, std::move(seeded.egraph));
+//   runner.run(rws);
+//
+// A rewrite needs no context at construction: it interns the attributes and
+// the constants of its right-hand side through the e-graph it is applied to
+// (`egraph.analysis().context()`). A right-hand side that does not type-check
+// (TensorAnalysis::infer) is not added.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "egraph/rewrite.h"
+#include "egraph/tensor/analysis.h"
+#include "egraph/tensor/tensor_node.h"
+#include "ir/diag.h"
+
+namespace refinery::rules {
+
+using TensorRewrite = egraph::Rewrite<egraph::tensor::TensorNode, egraph::tensor::TensorAnalysis>;
+
+struct RuleBody;  // the checked patterns, conditions and applier (rules/rule_ast.h)
+
+struct Rule {
+  std::string name;    // unique in a RuleSet; the reverse of `a <=> b` is "NAME-rev"
+  std::string family;  // the file's stem: "elementwise" for rules/lib/elementwise.rules
+  std::string file;    // as given to load_rules
+  int line = 0;        // of the rule's opening parenthesis
+  bool multi = false;  // two or more left-hand roots
+  std::string text;    // "LHS => RHS" as written (with :when conditions)
+  std::shared_ptr<const RuleBody> body;
+};
+
+// Which rules `rewrites` compiles; empty lists mean "all".
+struct RuleFilter {
+  std::vector<std::string> families;
+  std::vector<std::string> names;
+};
+
+class RuleSet {
+ public:
+  const std::vector<Rule>& rules() const { return rules_; }
+  const Rule* find(std::string_view name) const;
+  std::vector<std::string> families() const;  // sorted, unique
+  std::vector<const Rule*> select(const RuleFilter& filter) const;
+
+  // One engine rewrite per selected rule, in file order.
+  std::vector<TensorRewrite> rewrites(const RuleFilter& filter = {}) const;
+
+  void add(Rule rule) { rules_.push_back(std::move(rule)); }
+
+ private:
+  std::vector<Rule> rules_;
+};
+
+// Loads and checks rule files. The first error found is returned as
+// "file:line:col: message". Rule names must be unique across the files.
+Expected<RuleSet> load_rules(const std::vector<std::filesystem::path>& files);
+// Loads and checks rules from text (`file` names it in messages).
+Expected<RuleSet> parse_rules(std::string_view text, const std::string& file);
+
+// The library: every rules/lib/*.rules, in name order. The folder is
+// $REFINERY_RULES when set, else the source tree's rules/lib
+// (REFINERY_RULES_DIR, a compile definition).
+std::filesystem::path library_dir();
+Expected<RuleSet> load_library();
+
+}  // namespace refinery::rules
