@@ -13,8 +13,17 @@
 
 namespace refinery::runtime {
 
+// Counters a caller may ask for (tests use them to check that constants are
+// shared, not copied, and that values are freed after their last use).
+struct RunStats {
+  size_t constants_converted = 0;  // constants wrapped as ATen tensors this run
+  size_t constants_copied = 0;     // of those, how many needed a copy (u16/u32 only)
+  size_t peak_live_values = 0;     // most values held at once
+};
+
 struct RunOptions {
-  int threads = 1;
+  int threads = 1;              // ATen intra-op threads (0: leave ATen's setting)
+  RunStats* stats = nullptr;    // filled when given
 };
 
 // Runs the graph on `inputs` (one per graph input, in order). Errors name the
@@ -22,8 +31,13 @@ struct RunOptions {
 Expected<std::vector<ir::Tensor>> run(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs,
                                       const RunOptions& options = {});
 
-// Ops of the graph that the interpreter cannot execute (empty when it can run it).
+// Ops of the graph that the interpreter cannot execute (empty when it can run
+// it): IR op names, and opaque ops by their ONNX type ("domain:Type" outside
+// the default domain), each once, in order of first use.
 std::vector<std::string> unsupported_ops(const ir::Graph& graph);
+
+// Whether the kernel table has an entry for `op` (dispatch keys off ir::Op).
+bool has_kernel(ir::Op op);
 
 // Seeded random inputs for the graph's inputs: floats uniform in [-1, 1),
 // integers in [0, int_high), bools fair. Symbolic dims take their value from
