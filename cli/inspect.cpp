@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_files.h"
+#include "ir/spiking.h"
 #include "ir/stats.h"
 
 namespace refinery::cli {
@@ -34,6 +35,11 @@ int inspect(const std::string& file) {
              g->constants().size());
   fmt::print("FLOPs: {} ({}){}\n", s.flops, human(static_cast<double>(s.flops), ""),
              s.nodes_without_flops ? fmt::format(", {} nodes not counted (dynamic shapes or opaque ops)", s.nodes_without_flops) : "");
+  if (ir::is_spiking_graph(*g)) {
+    ir::SpikingStats sp = ir::spiking_stats(*g);
+    fmt::print("spiking: {} layers, {} neurons, {} synapses, {} parameters, {} recurrent edges\n", sp.layers, sp.neurons,
+               sp.synapses, sp.parameters, sp.recurrent_edges);
+  }
   fmt::print("ops:\n");
   std::vector<std::pair<std::string, int64_t>> ops(s.op_histogram.begin(), s.op_histogram.end());
   std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -46,8 +52,8 @@ int inspect(const std::string& file) {
 Command add_inspect(CLI::App& app) {
   auto* sub = app.add_subcommand("inspect", "Summarise a model: op histogram, parameters, FLOPs, input/output types");
   auto file = std::make_shared<std::string>();
-  sub->add_option("MODEL", *file, "model file (.onnx or .ir)")->required();
-  sub->footer("Example:\n  refinery inspect examples/tiny_cnn.onnx");
+  sub->add_option("MODEL", *file, "model file (.onnx, .ir or .nir)")->required();
+  sub->footer("Examples:\n  refinery inspect examples/tiny_cnn.onnx\n  refinery inspect model.nir");
   return {sub, [file] { return inspect(*file); }};
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "frontends/nir.h"
 #include "frontends/onnx.h"
 #include "ir/text.h"
 
@@ -11,7 +12,8 @@ Expected<ModelFormat> format_of(const std::filesystem::path& file) {
   auto ext = file.extension().string();
   if (ext == ".onnx") return ModelFormat::Onnx;
   if (ext == ".ir") return ModelFormat::Ir;
-  return fail(fmt::format("unknown model format '{}' (expected .onnx or .ir)", ext), {}, file.string());
+  if (ext == ".nir") return ModelFormat::Nir;
+  return fail(fmt::format("unknown model format '{}' (expected .onnx, .ir or .nir)", ext), {}, file.string());
 }
 
 Expected<ir::Graph> load_model(const std::filesystem::path& file) {
@@ -19,6 +21,7 @@ Expected<ir::Graph> load_model(const std::filesystem::path& file) {
   if (!format) return std::unexpected(format.error());
   if (!std::filesystem::exists(file)) return fail("no such file", {}, file.string());
   if (*format == ModelFormat::Onnx) return frontends::import_onnx(file);
+  if (*format == ModelFormat::Nir) return frontends::import_nir(file);
   return ir::read_ir_file(file);
 }
 
@@ -26,6 +29,7 @@ Expected<void> save_model(const ir::Graph& graph, const std::filesystem::path& f
   auto format = format_of(file);
   if (!format) return std::unexpected(format.error());
   if (*format == ModelFormat::Onnx) return frontends::export_onnx(graph, file);
+  if (*format == ModelFormat::Nir) return frontends::export_nir(graph, file);
   return ir::write_ir_file(graph, file);
 }
 

@@ -1,4 +1,4 @@
-// Loading and saving models by file extension (.onnx, .ir), for the CLI.
+// Loading and saving models by file extension (.onnx, .ir, .nir), for the CLI.
 #pragma once
 #include <filesystem>
 
@@ -7,7 +7,7 @@
 
 namespace refinery::cli {
 
-enum class ModelFormat { Onnx, Ir };
+enum class ModelFormat { Onnx, Ir, Nir };
 
 Expected<ModelFormat> format_of(const std::filesystem::path& file);
 Expected<ir::Graph> load_model(const std::filesystem::path& file);

@@ -8,7 +8,9 @@
 #include "cli/commands.h"
 #include "cli/model_files.h"
 #include "frontends/onnx.h"
+#include "ir/spiking.h"
 #include "runtime/interpreter.h"
+#include "runtime/spiking.h"
 
 namespace refinery::cli {
 namespace {
@@ -19,7 +21,33 @@ struct Args {
   std::vector<std::string> inputs;  // TensorProto .pb files, one per graph input
   std::vector<std::string> dims;    // name=value
   int64_t int_high = 10;
+  // spiking graphs (docs/spiking.md)
+  int64_t steps = 100;
+  double dt = 1e-3;
+  std::string discretisation = "euler";
+  std::string reset = "zero";
+  double rate = 0.2;
 };
+
+std::string summary(const ir::Tensor& t);
+
+// A spiking graph runs through time on seeded random input spikes and
+// reports the run's parameters and each layer's spike count.
+int run_spiking(const ir::Graph& g, const Args& a) {
+  runtime::SimOptions o{.dt = a.dt, .steps = a.steps,
+                        .discretisation = a.discretisation == "exact" ? runtime::Discretisation::Exact
+                                                                      : runtime::Discretisation::Euler,
+                        .reset = a.reset == "subtract" ? runtime::Reset::Subtract : runtime::Reset::ToValue};
+  auto r = runtime::simulate(g, runtime::random_spike_inputs(g, a.steps, a.rate, a.seed), o);
+  if (!r) return report(Diag{a.model, r.error().where, r.error().message});
+  fmt::print("run: {} input-rate={} seed={}\n", runtime::describe(o), a.rate, a.seed);
+  fmt::print("spike counts per layer:\n");
+  for (const auto& l : r->layers)
+    if (l.spiking) fmt::print("  {:<28} {:<10} {:>7} neurons {:>10} spikes\n", l.name, l.op, l.size, l.spike_count);
+  for (size_t i = 0; i < r->outputs.size(); ++i)
+    fmt::print("{}: {}\n", g.value(g.outputs()[i]).name, summary(r->outputs[i]));
+  return 0;
+}
 
 std::string summary(const ir::Tensor& t) {
   double lo = INFINITY, hi = -INFINITY, sum = 0;
@@ -42,6 +70,7 @@ std::string summary(const ir::Tensor& t) {
 int run(const Args& a) {
   auto g = load_model(a.model);
   if (!g) return report(g.error());
+  if (ir::is_spiking_graph(*g)) return run_spiking(*g, a);
   std::map<std::string, int64_t> dims;
   for (const auto& d : a.dims) {
     auto eq = d.find('=');
@@ -72,13 +101,21 @@ int run(const Args& a) {
 Command add_run(CLI::App& app) {
   auto* sub = app.add_subcommand("run", "Run a model in the reference interpreter and summarise its outputs");
   auto a = std::make_shared<Args>();
-  sub->add_option("MODEL", a->model, "model file (.onnx or .ir)")->required();
+  sub->add_option("MODEL", a->model, "model file (.onnx, .ir or .nir)")->required();
   sub->add_option("--seed", a->seed, "seed of the random inputs")->default_val(0);
   sub->add_option("--input", a->inputs, "an input as a TensorProto file (.pb), once per graph input, in order");
   sub->add_option("--dim", a->dims, "value of a symbolic dimension, NAME=VALUE (default 1)");
   sub->add_option("--int-high", a->int_high, "random integer inputs are drawn from [0, N)")->default_val(10);
+  sub->add_option("--steps", a->steps, "spiking graphs: time steps to run")->default_val(100);
+  sub->add_option("--dt", a->dt, "spiking graphs: seconds per step")->default_val(1e-3);
+  sub->add_option("--discretisation", a->discretisation, "spiking graphs: euler or exact")
+      ->check(CLI::IsMember({"euler", "exact"}))->default_val("euler");
+  sub->add_option("--reset", a->reset, "spiking graphs: zero (to v_reset) or subtract (v - v_threshold)")
+      ->check(CLI::IsMember({"zero", "subtract"}))->default_val("zero");
+  sub->add_option("--rate", a->rate, "spiking graphs: input spike probability per step")->default_val(0.2);
   sub->footer("Example:\n  refinery run examples/tiny_cnn.onnx --seed 7\n"
-              "  refinery run bert_encoder.onnx --dim batch=2 --int-high 1000");
+              "  refinery run bert_encoder.onnx --dim batch=2 --int-high 1000\n"
+              "  refinery run model.nir --steps 200 --dt 1e-4 --discretisation exact --reset subtract");
   return {sub, [a] { return run(*a); }};
 }
 
