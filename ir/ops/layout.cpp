@@ -25,7 +25,11 @@ Result reshape(InferContext& c) {
   if (c.shape(1).rank() != 1) return error(fmt::format("shape input must be 1-d, got {}", c.shape(1).str()));
   auto target = c.dims_value(1);
   if (!target) {
-    if (!c.shape(1)[0].is_static()) return error("shape input has an unknown length");
+    // A shape input of unknown length (computed at run time) leaves the rank unknown.
+    if (!c.shape(1)[0].is_static()) {
+      c.outputs[0] = TensorType{c.in(0).dtype, Shape::unranked()};
+      return {};
+    }
     c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::vector<Dim>(static_cast<size_t>(c.shape(1)[0].size())))};
     return {};
   }
@@ -128,7 +132,13 @@ Result squeeze(InferContext& c) {
   std::vector<bool> drop(static_cast<size_t>(x.rank()), false);
   if (c.has_input(1)) {
     auto axes = c.ints(1);
-    if (!axes) return error("axes must be constant");
+    if (!axes) {  // axes computed at run time: the rank is known from their count
+      const Shape& a = c.shape(1);
+      if (a.rank() != 1 || !a[0].is_static() || a[0].size() > x.rank())
+        return error("axes must be constant or of known length");
+      c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::vector<Dim>(static_cast<size_t>(x.rank() - a[0].size())))};
+      return {};
+    }
     for (int64_t a : *axes) {
       auto n = normalize_axis(a, x.rank());
       if (!n) return error(fmt::format("axis {} out of range", a));
@@ -152,7 +162,12 @@ Result squeeze(InferContext& c) {
 Result unsqueeze(InferContext& c) {
   const Shape& x = c.shape(0);
   auto axes = c.ints(1);
-  if (!axes) return error("axes must be constant");
+  if (!axes) {  // axes computed at run time: the rank is known from their count
+    const Shape& a = c.shape(1);
+    if (a.rank() != 1 || !a[0].is_static()) return error("axes must be constant or of known length");
+    c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::vector<Dim>(static_cast<size_t>(x.rank() + a[0].size())))};
+    return {};
+  }
   int64_t rank = x.rank() + static_cast<int64_t>(axes->size());
   std::vector<bool> added(static_cast<size_t>(rank), false);
   for (int64_t a : *axes) {
@@ -211,10 +226,9 @@ Result split(InferContext& c) {
   std::vector<int64_t> sizes;
   if (c.has_input(1)) {
     auto s = c.ints(1);
-    if (!s) return error("split sizes must be constant");
-    sizes = *s;
-    if (sizes.size() != n) return error(fmt::format("{} split sizes for {} outputs", sizes.size(), n));
-    if (x[*axis].is_static()) {
+    if (s) sizes = *s;  // sizes computed at run time leave the split axis unknown
+    if (s && sizes.size() != n) return error(fmt::format("{} split sizes for {} outputs", sizes.size(), n));
+    if (s && x[*axis].is_static()) {
       int64_t sum = 0;
       for (int64_t v : sizes) sum += v;
       if (sum != x[*axis].size()) return error(fmt::format("split sizes sum to {}, axis has {}", sum, x[*axis].size()));

@@ -13,7 +13,15 @@ Result reduce(InferContext& c) {
   if (c.has_input(1)) {
     axes = c.ints(1);
     if (!axes) {  // axes not known: the rank is, when keepdims
-      if (c.attrs->get_int("keepdims", 1) == 0) return error("axes must be constant when keepdims = 0");
+      if (c.attrs->get_int("keepdims", 1) == 0) {  // the rank follows from the number of axes
+        const Shape& a = c.shape(1);
+        if (a.rank() != 1 || !a[0].is_static() || a[0].size() > x.rank())
+          return error("axes must be constant or of known length when keepdims = 0");
+        if (a[0].size() == 0 && c.attrs->get_int("noop_with_empty_axes", 0) != 0) return same_as_first(c);
+        int64_t rank = a[0].size() == 0 ? 0 : x.rank() - a[0].size();
+        c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::vector<Dim>(static_cast<size_t>(rank)))};
+        return {};
+      }
       std::vector<Dim> out(static_cast<size_t>(x.rank()), Dim::unknown());
       c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
       return {};
