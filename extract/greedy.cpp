@@ -1,0 +1,125 @@
+#include "extract/greedy.h"
+
+#include <algorithm>
+#include <deque>
+
+namespace refinery::extract {
+
+namespace {
+
+std::vector<std::vector<std::uint32_t>> parents_of(const Problem& p) {
+  std::vector<std::vector<std::uint32_t>> parents(p.classes.size());
+  for (std::uint32_t c = 0; c < p.classes.size(); ++c)
+    for (const Candidate& n : p.classes[c])
+      for (std::uint32_t k : n.kids)
+        if (parents[k].empty() || parents[k].back() != c) parents[k].push_back(c);
+  return parents;
+}
+
+}  // namespace
+
+Solution extract_greedy_tree(const Problem& p, double epsilon) {
+  const std::size_t n = p.classes.size();
+  std::vector<double> best(n, kInfiniteCost);
+  Solution s{std::vector<std::int32_t>(n, kUnchosen)};
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (std::size_t c = 0; c < n; ++c) {
+      for (std::size_t i = 0; i < p.classes[c].size(); ++i) {
+        const Candidate& cand = p.classes[c][i];
+        double total = cand.cost + epsilon;
+        for (std::uint32_t k : cand.kids) total += best[k];
+        // Strictly better by more than rounding: children are always strictly
+        // cheaper than their parent, hence no cycles.
+        if (total < best[c] && best[c] - total > 1e-12 * std::max(1.0, total)) {
+          best[c] = total;
+          s.choice[c] = static_cast<std::int32_t>(i);
+          changed = true;
+        }
+      }
+    }
+  }
+  return prune_unreachable(p, std::move(s));
+}
+
+DagGreedyResult extract_greedy_dag(const Problem& p, const DagGreedyOptions& options) {
+  const std::size_t n = p.classes.size();
+  auto parents = parents_of(p);
+  // Per class: the chosen candidate, the sorted set of classes its sub-DAG
+  // needs (itself included) and that set's total cost.
+  std::vector<std::int32_t> choice(n, kUnchosen);
+  std::vector<double> own(n, 0), total(n, kInfiniteCost);
+  std::vector<std::vector<std::uint32_t>> needs(n);
+  std::vector<std::size_t> visits(n, 0);
+  std::deque<std::uint32_t> work;
+  std::vector<std::uint8_t> queued(n, 0);
+  for (std::uint32_t c = 0; c < n; ++c) {
+    work.push_back(c);
+    queued[c] = 1;
+  }
+  std::vector<std::uint32_t> set, merged;
+  while (!work.empty()) {
+    std::uint32_t c = work.front();
+    work.pop_front();
+    queued[c] = 0;
+    if (visits[c]++ > options.max_visits_per_class) continue;
+    std::int32_t best_i = kUnchosen;
+    double best_total = kInfiniteCost;
+    std::vector<std::uint32_t> best_set;
+    for (std::size_t i = 0; i < p.classes[c].size(); ++i) {
+      const Candidate& cand = p.classes[c][i];
+      bool ready = true;
+      set.assign(1, c);
+      for (std::uint32_t k : cand.kids) {
+        if (choice[k] == kUnchosen || k == c) {
+          ready = false;
+          break;
+        }
+        merged.clear();
+        std::set_union(set.begin(), set.end(), needs[k].begin(), needs[k].end(), std::back_inserter(merged));
+        set.swap(merged);
+      }
+      if (!ready) continue;
+      // The class itself must not be needed by its own children.
+      bool cyclic = false;
+      for (std::uint32_t k : cand.kids)
+        if (std::binary_search(needs[k].begin(), needs[k].end(), c)) cyclic = true;
+      if (cyclic) continue;
+      double t = cand.cost;
+      for (std::uint32_t m : set)
+        if (m != c) t += own[m];
+      // Keep the current choice on ties (stability); otherwise strictly better.
+      bool better = t < best_total - 1e-12 * std::max(1.0, t) ||
+                    (static_cast<std::int32_t>(i) == choice[c] && t <= best_total + 1e-12 * std::max(1.0, t));
+      if (best_i == kUnchosen || better) {
+        best_i = static_cast<std::int32_t>(i);
+        best_total = t;
+        best_set = set;
+      }
+    }
+    if (best_i == kUnchosen) continue;
+    bool changed = best_i != choice[c] || best_total != total[c] || best_set != needs[c];
+    choice[c] = best_i;
+    own[c] = p.classes[c][static_cast<std::size_t>(best_i)].cost;
+    total[c] = best_total;
+    needs[c] = std::move(best_set);
+    if (changed)
+      for (std::uint32_t q : parents[c])
+        if (!queued[q]) {
+          queued[q] = 1;
+          work.push_back(q);
+        }
+  }
+  DagGreedyResult r{prune_unreachable(p, Solution{std::move(choice)}), false};
+  // The tree answer is cheap to compute and always valid: take it when the
+  // DAG fixpoint did not settle acyclic, or (rarely) when it is cheaper.
+  Solution tree = extract_greedy_tree(p);
+  if (!check_solution(p, r.solution).empty() || dag_cost(p, tree) < dag_cost(p, r.solution)) {
+    r.solution = std::move(tree);
+    r.fell_back_to_tree = true;
+  }
+  return r;
+}
+
+}  // namespace refinery::extract

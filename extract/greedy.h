@@ -1,0 +1,30 @@
+// Greedy extraction on a Problem. The tree extractor (egg's) prices a node as
+// its own cost plus its children's best costs, so a sub-graph used twice is
+// paid twice; the DAG extractor prices the set of classes a choice needs, so
+// a shared sub-graph is paid once. Both return acyclic solutions: a choice
+// whose needed set contains its own class is refused, and the DAG answer is
+// checked and, if the fixpoint did not settle, replaced by the tree answer.
+#pragma once
+
+#include <cstddef>
+
+#include "extract/problem.h"
+
+namespace refinery::extract {
+
+// Bellman-Ford style fixpoint over tree costs. Every node is charged at
+// least `epsilon` more than its children, so choices cannot form a cycle.
+Solution extract_greedy_tree(const Problem& p, double epsilon = 1e-9);
+
+struct DagGreedyOptions {
+  std::size_t max_visits_per_class = 64;  // bound on re-evaluations (oscillation guard)
+};
+
+struct DagGreedyResult {
+  Solution solution;
+  bool fell_back_to_tree = false;  // the DAG fixpoint did not settle acyclic
+};
+
+DagGreedyResult extract_greedy_dag(const Problem& p, const DagGreedyOptions& options = {});
+
+}  // namespace refinery::extract

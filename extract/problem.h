@@ -1,0 +1,105 @@
+// The extraction problem, flattened: classes of candidate nodes, each with
+// its own cost and the classes it needs. Extractors (dag_greedy, ilp) work on
+// this plain form so they can be tested on hand-built problems (cycles
+// included) and stay independent of any language; make_problem builds it
+// from an e-graph.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "egraph/egraph.h"
+
+namespace refinery::extract {
+
+inline constexpr double kInfiniteCost = std::numeric_limits<double>::infinity();
+
+struct Candidate {
+  double cost = 0;                // its own cost (finite, >= 0); infinite: never chosen
+  std::vector<std::uint32_t> kids;  // class indices it needs
+};
+
+struct Problem {
+  std::vector<std::vector<Candidate>> classes;
+  std::vector<std::uint32_t> roots;
+};
+
+inline constexpr std::int32_t kUnchosen = -1;
+
+// One candidate index per class (kUnchosen where the class is not needed).
+struct Solution {
+  std::vector<std::int32_t> choice;
+};
+
+// Sum of the chosen candidates' costs, each needed class counted once (a
+// shared sub-graph is paid for once).
+double dag_cost(const Problem& p, const Solution& s);
+
+// Empty when every root is chosen, every chosen candidate's kids are chosen
+// and the chosen graph has no cycle; otherwise what is wrong.
+std::string check_solution(const Problem& p, const Solution& s);
+
+// A cycle among chosen candidates reachable from the roots (class indices,
+// first = last), if any.
+std::optional<std::vector<std::uint32_t>> find_cycle(const Problem& p, const Solution& s);
+
+// Keeps only the choices reachable from the roots.
+Solution prune_unreachable(const Problem& p, Solution s);
+
+// A problem built from an e-graph: `nodes[c][i]` is the e-node of candidate
+// i of problem class c, `class_of[c]` its e-class.
+template <class G>
+struct EGraphProblem {
+  Problem problem;
+  std::vector<egraph::Id> class_of;
+  std::vector<std::vector<const typename G::Node*>> nodes;
+  std::unordered_map<egraph::Id, std::uint32_t> index_of;
+
+  const typename G::Node& chosen(const Solution& s, egraph::Id c) const {
+    std::uint32_t k = index_of.at(c);
+    return *nodes[k][static_cast<std::size_t>(s.choice[k])];
+  }
+};
+
+// Classes reachable from `roots` (through any node) become problem classes.
+// cost(class id, node) prices a node; infinite leaves it out.
+template <class G, class CostFn>
+EGraphProblem<G> make_problem(const G& g, const std::vector<egraph::Id>& roots, CostFn&& cost) {
+  EGraphProblem<G> out;
+  std::vector<egraph::Id> stack;
+  auto visit = [&](egraph::Id c) -> std::uint32_t {
+    c = g.find(c);
+    auto [it, added] = out.index_of.try_emplace(c, static_cast<std::uint32_t>(out.class_of.size()));
+    if (added) {
+      out.class_of.push_back(c);
+      stack.push_back(c);
+    }
+    return it->second;
+  };
+  for (egraph::Id r : roots) out.problem.roots.push_back(visit(r));
+  while (!stack.empty()) {
+    egraph::Id c = stack.back();
+    stack.pop_back();
+    for (const auto& n : g[c].nodes)
+      for (egraph::Id k : n.children()) visit(k);
+  }
+  out.problem.classes.resize(out.class_of.size());
+  out.nodes.resize(out.class_of.size());
+  for (std::size_t i = 0; i < out.class_of.size(); ++i) {
+    for (const auto& n : g[out.class_of[i]].nodes) {
+      double c = cost(out.class_of[i], n);
+      if (!(c < kInfiniteCost)) continue;
+      Candidate cand{c, {}};
+      for (egraph::Id k : n.children()) cand.kids.push_back(out.index_of.at(g.find(k)));
+      out.problem.classes[i].push_back(std::move(cand));
+      out.nodes[i].push_back(&n);
+    }
+  }
+  return out;
+}
+
+}  // namespace refinery::extract

@@ -1,0 +1,61 @@
+// Cost models: the time (seconds) one op takes on a target, from its types
+// alone, so that the same model prices an e-node during extraction and a
+// node of an ir::Graph before and after. Each result of a multi-result op is
+// priced separately (an e-node is one result), sharing the op's cost.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+#include "targets/spec.h"
+
+namespace refinery::targets {
+
+// One result of one op, as a cost model sees it.
+struct OpDesc {
+  ir::Op op = ir::Op::Opaque;
+  const ir::Attributes* attrs = nullptr;
+  std::vector<const ir::TensorType*> inputs;  // nullptr: an absent optional input
+  std::vector<bool> input_constant;           // per input: a constant or constant expression
+  const ir::TensorType* output = nullptr;     // this result's type
+  int num_outputs = 1;
+
+  bool all_inputs_constant() const;
+};
+
+class CostModel {
+ public:
+  explicit CostModel(HardwareSpec spec) : spec_(std::move(spec)) {}
+  virtual ~CostModel() = default;
+
+  const HardwareSpec& spec() const { return spec_; }
+
+  // Seconds for this result. An op whose inputs are all constants costs
+  // nothing: export folds it into an initializer.
+  double cost(const OpDesc& op) const;
+
+ protected:
+  virtual double op_cost(const OpDesc& op) const = 0;
+  HardwareSpec spec_;
+};
+
+std::unique_ptr<CostModel> make_cost_model(HardwareSpec spec);
+
+// A target: its spec and its cost model.
+struct Target {
+  std::string name;
+  std::shared_ptr<const CostModel> model;
+};
+Expected<Target> load_target(std::string_view name_or_file);
+
+// The graph's cost: the sum over its nodes' results; nodes computing only
+// from constants are free. Symbolic dims count as `symbolic_dim` elements.
+double graph_cost(const CostModel& model, const ir::Graph& graph);
+
+// Per node (in graph order) the cost of all its results: for reports.
+std::vector<double> node_costs(const CostModel& model, const ir::Graph& graph);
+
+}  // namespace refinery::targets

@@ -1,0 +1,183 @@
+// The three analytic cost models. Times in seconds for one result of an op;
+// the op's fixed costs (launch, dispatch, reading its inputs) are shared
+// among its results.
+#include <algorithm>
+#include <cmath>
+
+#include "targets/cost_model.h"
+#include "targets/workload.h"
+
+namespace refinery::targets {
+
+namespace {
+
+double out_bytes(const OpDesc& op) { return op.output ? bytes(*op.output) : 0; }
+double share(const OpDesc& op) { return 1.0 / std::max(1, op.num_outputs); }
+ir::DType dtype_of(const OpDesc& op) {
+  for (const ir::TensorType* t : op.inputs)
+    if (t) return t->dtype;
+  return op.output ? op.output->dtype : ir::DType::f32;
+}
+
+// Bytes an elementwise op reads beyond its first input (the first one is
+// the producer's result, still in registers when fused). Scalars are free.
+double extra_input_bytes(const OpDesc& op) {
+  double b = 0;
+  for (std::size_t i = 1; i < op.inputs.size(); ++i)
+    if (op.inputs[i] && numel(*op.inputs[i]) > 1) b += bytes(*op.inputs[i]);
+  return b;
+}
+
+// GPU: a roofline per kernel plus the launch. Elementwise ops, splits and
+// slices are fused into their producer (no launch, no round trip through
+// memory of the intermediate); views are free.
+class GpuModel final : public CostModel {
+ public:
+  using CostModel::CostModel;
+
+ protected:
+  double op_cost(const OpDesc& op) const override {
+    const double bw = spec_.memory_bandwidth, launch = spec_.kernel_launch_s;
+    switch (classify(op.op)) {
+      case OpClass::Free: return 0;
+      case OpClass::Matrix: {
+        double compute = flops(op) / spec_.peak(dtype_of(op), true);
+        double memory = (input_bytes(op) + out_bytes(op) * op.num_outputs) / bw;
+        return share(op) * (std::max(compute, memory) + launch);
+      }
+      case OpClass::Elementwise:
+        return flops(op) / spec_.peak(dtype_of(op), false) + extra_input_bytes(op) / bw;
+      case OpClass::Split:
+        return out_bytes(op) / bw;
+      case OpClass::Movement:
+        return share(op) * launch + (share(op) * input_bytes(op) + out_bytes(op)) / bw;
+      case OpClass::Reduction:
+      case OpClass::Opaque: {
+        double compute = flops(op) / spec_.peak(dtype_of(op), false);
+        double memory = (input_bytes(op) + out_bytes(op) * op.num_outputs) / bw;
+        return share(op) * (std::max(compute, memory) + launch);
+      }
+    }
+    return 0;
+  }
+};
+
+double round_up(double x, double to) { return std::ceil(x / to) * to; }
+
+// TPU: matrix ops on the MXUs, each pass a [rows x cols] weight tile that
+// streams the left operand's rows: K pads to the MXU's rows, N to its
+// columns, M to the sublane count (8). Everything else works on 8x128 vreg
+// tiles (the last two dims padded), fused by XLA into its producer.
+class TpuModel final : public CostModel {
+ public:
+  using CostModel::CostModel;
+
+ protected:
+  double padded_numel(const ir::TensorType& t) const {
+    if (!t.shape.ranked() || t.shape.rank() == 0) return numel(t);
+    const auto& d = t.shape.dims();
+    auto size = [](const ir::Dim& x) { return x.is_static() ? static_cast<double>(x.size()) : 1.0; };
+    double n = round_up(size(d.back()), spec_.tiling.lanes);
+    if (d.size() >= 2) n *= round_up(size(d[d.size() - 2]), spec_.tiling.sublanes);
+    for (std::size_t i = 0; i + 2 < d.size(); ++i) n *= size(d[i]);
+    return n;
+  }
+  double padded_bytes(const ir::TensorType& t) const { return padded_numel(t) * static_cast<double>(ir::dtype_size(t.dtype)); }
+
+  double op_cost(const OpDesc& op) const override {
+    const double bw = spec_.memory_bandwidth, overhead = spec_.op_overhead_s;
+    const double vpu = spec_.vector_flops > 0 ? spec_.vector_flops : spec_.peak(dtype_of(op), false) / 16;
+    double in_bytes = 0;
+    for (const ir::TensorType* t : op.inputs)
+      if (t) in_bytes += padded_bytes(*t);
+    double o_bytes = op.output ? padded_bytes(*op.output) : 0;
+    double o_numel = op.output ? padded_numel(*op.output) : 0;
+    switch (classify(op.op)) {
+      case OpClass::Free: return 0;
+      case OpClass::Matrix: {
+        auto g = gemm_shape(op);
+        if (!g) return share(op) * overhead;
+        double m = round_up(g->m, spec_.tiling.sublanes);
+        double k = round_up(g->k, spec_.mxu.rows);
+        double n = round_up(g->n, spec_.mxu.cols);
+        double compute = 2 * g->batch * m * k * n / spec_.peak(dtype_of(op), true);
+        double memory = (in_bytes + o_bytes * op.num_outputs) / bw;
+        return share(op) * (std::max(compute, memory) + overhead);
+      }
+      case OpClass::Elementwise: {
+        double extra = 0;
+        for (std::size_t i = 1; i < op.inputs.size(); ++i)
+          if (op.inputs[i] && numel(*op.inputs[i]) > 1) extra += padded_bytes(*op.inputs[i]);
+        return o_numel * (flops(op) / std::max(1.0, numel(*op.output))) / vpu + extra / bw;
+      }
+      case OpClass::Split:
+        return o_bytes / bw;
+      case OpClass::Movement:
+        return share(op) * (overhead + in_bytes / bw) + o_bytes / bw;
+      case OpClass::Reduction:
+      case OpClass::Opaque: {
+        double compute = flops(op) * (in_bytes > 0 ? in_bytes / std::max(1.0, input_bytes(op)) : 1) / vpu;
+        return share(op) * (std::max(compute, (in_bytes + o_bytes * op.num_outputs) / bw) + overhead);
+      }
+    }
+    return 0;
+  }
+};
+
+// CPU (analytic, until the learned model): every op pays the runtime's
+// dispatch overhead; GEMMs run at an efficiency that grows with their size
+// (the cube root of m*k*n: small GEMMs cannot amortise packing and keep the
+// FMA units busy); memory
+// traffic streams from cache when the op's data fits, else from DRAM.
+class CpuModel final : public CostModel {
+ public:
+  using CostModel::CostModel;
+
+ protected:
+  double bandwidth(double traffic) const {
+    if (spec_.cache_bandwidth > 0 && traffic <= spec_.cache_bytes) return spec_.cache_bandwidth;
+    return spec_.memory_bandwidth;
+  }
+
+  double op_cost(const OpDesc& op) const override {
+    const double overhead = spec_.op_overhead_s;
+    double traffic = input_bytes(op) + out_bytes(op) * op.num_outputs;
+    double memory = traffic / bandwidth(traffic);
+    switch (classify(op.op)) {
+      case OpClass::Free: return share(op) * 0.25 * overhead;
+      case OpClass::Matrix: {
+        auto g = gemm_shape(op);
+        double eff = spec_.gemm_efficiency.max;
+        if (g && spec_.gemm_efficiency.half_size > 0) {
+          double s = std::cbrt(g->m * g->k * g->n);
+          eff *= s / (s + spec_.gemm_efficiency.half_size);
+        }
+        double compute = flops(op) / (spec_.peak(dtype_of(op), true) * eff);
+        return share(op) * (std::max(compute, memory) + overhead);
+      }
+      case OpClass::Elementwise:
+      case OpClass::Reduction:
+      case OpClass::Opaque: {
+        double compute = flops(op) * op.num_outputs / (spec_.peak(dtype_of(op), false) * spec_.elementwise_efficiency);
+        return share(op) * (std::max(compute, memory) + overhead);
+      }
+      case OpClass::Split:
+      case OpClass::Movement:
+        return share(op) * (memory + overhead);
+    }
+    return 0;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<CostModel> make_cost_model(HardwareSpec spec) {
+  switch (spec.kind) {
+    case TargetKind::Gpu: return std::make_unique<GpuModel>(std::move(spec));
+    case TargetKind::Tpu: return std::make_unique<TpuModel>(std::move(spec));
+    case TargetKind::Cpu: break;
+  }
+  return std::make_unique<CpuModel>(std::move(spec));
+}
+
+}  // namespace refinery::targets

@@ -1,0 +1,120 @@
+#include "targets/spec.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace refinery::targets {
+
+std::string_view to_string(TargetKind kind) {
+  switch (kind) {
+    case TargetKind::Cpu: return "cpu";
+    case TargetKind::Gpu: return "gpu";
+    case TargetKind::Tpu: return "tpu";
+  }
+  return "?";
+}
+
+double HardwareSpec::peak(ir::DType dtype, bool matmul) const {
+  std::string key(ir::dtype_name(dtype));
+  if (matmul && dtype == ir::DType::f32 && !f32_matmul_uses.empty()) key = f32_matmul_uses;
+  if (auto it = peak_flops.find(key); it != peak_flops.end()) return it->second;
+  if (auto it = peak_flops.find("f32"); it != peak_flops.end()) return it->second;
+  return peak_flops.empty() ? 1e12 : peak_flops.begin()->second;
+}
+
+Expected<HardwareSpec> parse_spec(std::string_view text, const std::string& file) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    return fail(fmt::format("not valid JSON: {}", e.what()), {}, file);
+  }
+  HardwareSpec s;
+  try {
+    auto field = [&](const char* name) -> const nlohmann::json& {
+      if (!j.contains(name)) throw std::runtime_error(fmt::format("missing field '{}'", name));
+      return j.at(name);
+    };
+    s.name = field("name").get<std::string>();
+    s.description = j.value("description", "");
+    s.source = j.value("source", "");
+    std::string kind = field("kind").get<std::string>();
+    if (kind == "cpu") s.kind = TargetKind::Cpu;
+    else if (kind == "gpu") s.kind = TargetKind::Gpu;
+    else if (kind == "tpu") s.kind = TargetKind::Tpu;
+    else throw std::runtime_error(fmt::format("field 'kind': expected cpu, gpu or tpu, got '{}'", kind));
+    for (auto& [k, v] : field("peak_flops").items()) {
+      double f = v.get<double>();
+      if (!(f > 0)) throw std::runtime_error(fmt::format("field 'peak_flops.{}' must be positive", k));
+      s.peak_flops[k] = f;
+    }
+    if (s.peak_flops.empty()) throw std::runtime_error("field 'peak_flops' is empty");
+    s.f32_matmul_uses = j.value("f32_matmul_uses", "");
+    s.memory_bandwidth = field("memory_bandwidth").get<double>();
+    if (!(s.memory_bandwidth > 0)) throw std::runtime_error("field 'memory_bandwidth' must be positive");
+    s.memory_bytes = j.value("memory_bytes", 0.0);
+    s.kernel_launch_s = j.value("kernel_launch_s", 0.0);
+    s.op_overhead_s = j.value("op_overhead_s", 0.0);
+    s.vector_flops = j.value("vector_flops", 0.0);
+    s.cache_bandwidth = j.value("cache_bandwidth", 0.0);
+    s.cache_bytes = j.value("cache_bytes", 0.0);
+    if (j.contains("mxu")) {
+      s.mxu.rows = j["mxu"].value("rows", 128);
+      s.mxu.cols = j["mxu"].value("cols", 128);
+      s.mxu.count = j["mxu"].value("count", 1);
+    }
+    if (j.contains("tiling")) {
+      s.tiling.sublanes = j["tiling"].value("sublanes", 8);
+      s.tiling.lanes = j["tiling"].value("lanes", 128);
+    }
+    if (j.contains("gemm_efficiency")) {
+      s.gemm_efficiency.max = j["gemm_efficiency"].value("max", 1.0);
+      s.gemm_efficiency.half_size = j["gemm_efficiency"].value("half_size", 0.0);
+    }
+    s.elementwise_efficiency = j.value("elementwise_efficiency", 1.0);
+    if (s.kind == TargetKind::Gpu && !(s.kernel_launch_s > 0))
+      throw std::runtime_error("a gpu spec needs 'kernel_launch_s'");
+    if (s.kind == TargetKind::Tpu && (s.mxu.rows <= 0 || s.mxu.cols <= 0 || s.tiling.lanes <= 0 || s.tiling.sublanes <= 0))
+      throw std::runtime_error("a tpu spec needs positive 'mxu' and 'tiling' sizes");
+  } catch (const std::exception& e) {
+    return fail(e.what(), {}, file);
+  }
+  return s;
+}
+
+Expected<HardwareSpec> load_spec(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return fail("cannot open the target spec", {}, file.string());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_spec(ss.str(), file.string());
+}
+
+std::filesystem::path specs_dir() {
+  if (const char* env = std::getenv("REFINERY_TARGET_SPECS")) return env;
+  return REFINERY_TARGET_SPECS_DIR;
+}
+
+Expected<HardwareSpec> find_spec(std::string_view name) {
+  std::filesystem::path p(name);
+  if (p.extension() == ".json") return load_spec(p);
+  std::string n(name);
+  if (n == "gpu") n = "h100";
+  if (n == "tpu") n = "tpu_v4";
+  std::filesystem::path file = specs_dir() / (n + ".json");
+  if (!std::filesystem::exists(file)) {
+    std::vector<std::string> known;
+    if (std::filesystem::is_directory(specs_dir()))
+      for (const auto& e : std::filesystem::directory_iterator(specs_dir()))
+        if (e.path().extension() == ".json") known.push_back(e.path().stem().string());
+    std::sort(known.begin(), known.end());
+    return fail(fmt::format("unknown target '{}' (known: cpu, gpu, tpu, {})", name, fmt::join(known, ", ")));
+  }
+  return load_spec(file);
+}
+
+}  // namespace refinery::targets

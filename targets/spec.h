@@ -1,0 +1,58 @@
+// Hardware descriptions as data: targets/specs/*.json hold published figures
+// (peak FLOP/s per dtype, memory bandwidth, launch overhead, MXU size and
+// tiling). A spec is loaded and checked here; cost models read it.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "ir/diag.h"
+#include "ir/dtype.h"
+
+namespace refinery::targets {
+
+enum class TargetKind { Cpu, Gpu, Tpu };
+std::string_view to_string(TargetKind kind);
+
+struct HardwareSpec {
+  std::string name, description, source;
+  TargetKind kind = TargetKind::Cpu;
+  std::map<std::string, double> peak_flops;  // by dtype name ("f32", "bf16", "tf32", "i8", ...)
+  std::string f32_matmul_uses;               // gpu: matmuls in f32 run on this unit ("tf32")
+  double memory_bandwidth = 0;               // bytes/s
+  double memory_bytes = 0;
+  double kernel_launch_s = 0;                // gpu: per kernel
+  double op_overhead_s = 0;                  // cpu: per-op dispatch; tpu: per fused op
+  double vector_flops = 0;                   // tpu: VPU rate for elementwise work
+  double cache_bandwidth = 0;                // cpu: last-level cache
+  double cache_bytes = 0;
+  struct Mxu {
+    int rows = 128, cols = 128, count = 1;
+  } mxu;
+  struct Tiling {
+    int sublanes = 8, lanes = 128;
+  } tiling;
+  struct GemmEfficiency {
+    double max = 1.0, half_size = 0;  // efficiency = max * s / (s + half_size), s = cbrt(M*N*K)
+  } gemm_efficiency;
+  double elementwise_efficiency = 1.0;       // cpu: fraction of peak for elementwise work
+
+  // Peak FLOP/s for `dtype` (matmul: on the matrix unit). Falls back to f32.
+  double peak(ir::DType dtype, bool matmul) const;
+};
+
+// Errors name the file and the field.
+Expected<HardwareSpec> parse_spec(std::string_view json, const std::string& file = "<spec>");
+Expected<HardwareSpec> load_spec(const std::filesystem::path& file);
+
+// The folder of the bundled specs (targets/specs in the source tree, unless
+// REFINERY_TARGET_SPECS names another).
+std::filesystem::path specs_dir();
+
+// A target by name or file: "cpu", "gpu" (= h100), "tpu" (= tpu_v4), any
+// spec name in specs_dir() ("h200", "tpu_v5e"), or a path to a .json file.
+Expected<HardwareSpec> find_spec(std::string_view name_or_file);
+
+}  // namespace refinery::targets

@@ -1,0 +1,42 @@
+// What an op does, in numbers a cost model needs: elements, bytes, FLOPs,
+// and the GEMM shape of matrix ops (convolutions as implicit GEMMs). Shared
+// by the cpu, gpu and tpu models. Symbolic dims count as 1.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "targets/cost_model.h"
+
+namespace refinery::targets {
+
+enum class OpClass {
+  Free,         // views and shape bookkeeping (reshape, squeeze, identity, shape, ...)
+  Matrix,       // matmul, gemm, conv, conv_transpose
+  Elementwise,  // maps elements one to one (activations, arithmetic, cast, clip)
+  Movement,     // copies data around (transpose, concat, gather, pad, ...)
+  Split,        // split and slice: writes of a part (fusable into the producer's epilogue)
+  Reduction,    // reductions, pools, normalisations, softmax
+  Opaque,
+};
+
+OpClass classify(ir::Op op);
+
+double numel(const ir::TensorType& t);
+double bytes(const ir::TensorType& t);
+
+// A (possibly batched, possibly grouped) GEMM: batch x [m, k] x [k, n].
+struct Gemm {
+  double batch = 1, m = 1, k = 1, n = 1;
+  double flops() const { return 2 * batch * m * k * n; }
+};
+std::optional<Gemm> gemm_shape(const OpDesc& op);
+
+// Arithmetic of non-matrix ops (per result), roughly: elementwise = 1 per
+// element (transcendental ops more), reductions = input elements.
+double flops(const OpDesc& op);
+
+// Bytes read (all present inputs) and written (this result).
+double input_bytes(const OpDesc& op);
+
+}  // namespace refinery::targets

@@ -1,0 +1,140 @@
+// Each cost model prefers what it should: merging two small MatMuls that
+// share an input wins on the GPU (one launch instead of two); a 130-wide
+// MatMul costs like a 256-wide one on the TPU (MXU padding to 128); fused
+// elementwise ops are nearly free on the GPU; bigger GEMMs are more
+// efficient per FLOP on the CPU; constant expressions cost nothing.
+#include <gtest/gtest.h>
+
+#include "targets/cost_model.h"
+#include "tests/targets/graph_builder.h"
+
+namespace refinery::targets {
+namespace {
+
+using refinery::testing::GraphBuilder;
+
+std::shared_ptr<const CostModel> model(const char* name) {
+  auto t = load_target(name);
+  EXPECT_TRUE(t.has_value()) << t.error().str();
+  return t->model;
+}
+
+ir::Attributes axis(int64_t a) {
+  ir::Attributes at;
+  at.set("axis", a);
+  return at;
+}
+
+// y1 = x W1, y2 = x W2 (two kernels), against y = x concat(W1, W2) split.
+ir::Graph two_matmuls(int64_t m, int64_t k, int64_t n) {
+  GraphBuilder b;
+  auto x = b.input("x", {m, k});
+  auto w1 = b.weight("w1", {k, n}), w2 = b.weight("w2", {k, n});
+  return b.finish({b.op1(ir::Op::MatMul, {x, w1}), b.op1(ir::Op::MatMul, {x, w2})});
+}
+ir::Graph merged_matmul(int64_t m, int64_t k, int64_t n) {
+  GraphBuilder b;
+  auto x = b.input("x", {m, k});
+  auto w1 = b.weight("w1", {k, n}), w2 = b.weight("w2", {k, n});
+  auto w = b.op1(ir::Op::Concat, {w1, w2}, axis(1));  // a constant expression: folded at export
+  auto y = b.op1(ir::Op::MatMul, {x, w});
+  auto parts = b.op(ir::Op::Split, {y, b.ints("sizes", {n, n})}, axis(1), 2);
+  return b.finish({parts[0], parts[1]});
+}
+
+ir::Graph one_matmul(int64_t m, int64_t k, int64_t n) {
+  GraphBuilder b;
+  auto x = b.input("x", {m, k});
+  return b.finish({b.op1(ir::Op::MatMul, {x, b.weight("w", {k, n})})});
+}
+
+TEST(GpuCost, MergingTwoSmallMatMulsThatShareAnInputWins) {
+  for (const char* gpu : {"h100", "h200"}) {
+    auto m = model(gpu);
+    double separate = graph_cost(*m, two_matmuls(64, 256, 256));
+    double merged = graph_cost(*m, merged_matmul(64, 256, 256));
+    EXPECT_LT(merged, 0.7 * separate) << gpu << ": " << merged << " vs " << separate;
+  }
+}
+
+TEST(CpuCost, MergingTwoMatMulsThatShareAnInputWins) {
+  auto m = model("cpu");
+  EXPECT_LT(graph_cost(*m, merged_matmul(64, 256, 256)), graph_cost(*m, two_matmuls(64, 256, 256)));
+}
+
+TEST(TpuCost, A130WideMatMulCostsLikeA256WideOne) {
+  for (const char* tpu : {"tpu_v4", "tpu_v5e"}) {
+    auto m = model(tpu);
+    double w130 = graph_cost(*m, one_matmul(1024, 1024, 130));
+    double w256 = graph_cost(*m, one_matmul(1024, 1024, 256));
+    double w128 = graph_cost(*m, one_matmul(1024, 1024, 128));
+    EXPECT_NEAR(w130 / w256, 1.0, 0.02) << tpu;
+    EXPECT_LT(w128, w130) << tpu;  // one MXU column pass instead of two
+  }
+  // The GPU pads nothing: 130 wide is cheaper than 256 wide.
+  auto gpu = model("h100");
+  EXPECT_LT(graph_cost(*gpu, one_matmul(4096, 4096, 130)), graph_cost(*gpu, one_matmul(4096, 4096, 256)));
+}
+
+TEST(TpuCost, RowsPadToEightSublanes) {
+  auto m = model("tpu_v4");
+  EXPECT_NEAR(graph_cost(*m, one_matmul(1, 4096, 4096)) / graph_cost(*m, one_matmul(8, 4096, 4096)), 1.0, 0.02);
+}
+
+TEST(GpuCost, ElementwiseOpsFuseIntoTheirProducer) {
+  auto m = model("gpu");
+  GraphBuilder b;
+  auto x = b.input("x", {256, 1024});
+  auto y = b.op1(ir::Op::MatMul, {x, b.weight("w", {1024, 1024})});
+  auto r = b.op1(ir::Op::Relu, {y});
+  ir::Graph g = b.finish({r});
+  std::vector<double> c = node_costs(*m, g);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_LT(c[1], 0.05 * c[0]);                          // relu rides on the matmul
+  EXPECT_LT(c[1], m->spec().kernel_launch_s);           // and pays no launch
+  GraphBuilder t;
+  auto tx = t.input("x", {256, 1024});
+  ir::Attributes perm;
+  perm.set("perm", std::vector<int64_t>{1, 0});
+  ir::Graph tg = t.finish({t.op1(ir::Op::Transpose, {tx}, perm)});
+  EXPECT_GT(graph_cost(*m, tg), m->spec().kernel_launch_s);  // a transpose is its own kernel
+}
+
+TEST(CpuCost, BigGemmsAreMoreEfficientPerFlop) {
+  auto m = model("cpu");
+  double small = graph_cost(*m, one_matmul(16, 16, 16)) / (2.0 * 16 * 16 * 16);
+  double big = graph_cost(*m, one_matmul(512, 512, 512)) / (2.0 * 512 * 512 * 512);
+  EXPECT_LT(big, small / 4);
+  // A 512^3 GEMM runs at a realistic fraction of the core's peak.
+  double gflops = 2.0 * 512 * 512 * 512 / graph_cost(*m, one_matmul(512, 512, 512)) / 1e9;
+  EXPECT_GT(gflops, 30);
+  EXPECT_LT(gflops, 78.4);
+}
+
+TEST(Cost, ConstantExpressionsAreFree) {
+  for (const char* t : {"cpu", "gpu", "tpu"}) {
+    auto m = model(t);
+    GraphBuilder b;
+    auto w = b.weight("w", {512, 512});
+    auto w2 = b.op1(ir::Op::Mul, {w, b.weight("s", {1})});
+    auto x = b.input("x", {8, 512});
+    ir::Graph g = b.finish({b.op1(ir::Op::MatMul, {x, w2})});
+    std::vector<double> c = node_costs(*m, g);
+    EXPECT_EQ(c[0], 0) << t;
+    EXPECT_GT(c[1], 0) << t;
+  }
+}
+
+TEST(Cost, MultiResultOpsShareTheirFixedCost) {
+  auto m = model("cpu");
+  GraphBuilder b;
+  auto x = b.input("x", {64, 512});
+  auto parts = b.op(ir::Op::Split, {x, b.ints("s", {256, 256})}, axis(1), 2);
+  ir::Graph g = b.finish({parts[0], parts[1]});
+  double two = graph_cost(*m, g);
+  EXPECT_GT(two, m->spec().op_overhead_s);
+  EXPECT_LT(two, 2 * m->spec().op_overhead_s + 1e-5);
+}
+
+}  // namespace
+}  // namespace refinery::targets
