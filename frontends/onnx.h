@@ -14,6 +14,10 @@ namespace refinery::frontends {
 
 struct OnnxImportOptions {
   bool infer_shapes = true;  // run Refinery's shape inference after import
+  // A model whose default-domain opset is below 13 is first converted to
+  // opset 13 with ONNX's own version converter (off by default: such a model
+  // is an error naming its opset).
+  bool upgrade_old_opset = false;
 };
 
 // Reads a model (and its external data, memory-mapped). Errors are one line

@@ -1,6 +1,7 @@
 // ONNX import: parse, check (opset, structure, ONNX checker), build the
 // ir::Graph, infer shapes. See docs/onnx.md.
 #include <fmt/format.h>
+#include <onnx/version_converter/convert.h>
 
 #include <cerrno>
 #include <climits>
@@ -30,6 +31,23 @@ Expected<std::shared_ptr<onnx::ModelProto>> read_model(const std::filesystem::pa
   if (!model->ParseFromIstream(&in) || !model->has_graph())
     return fail("not an ONNX model (the protobuf does not parse: truncated or corrupt file?)", {}, name);
   return model;
+}
+
+// Converts a model below opset 13 to opset 13 with ONNX's version converter.
+Expected<void> upgrade_opset(std::shared_ptr<onnx::ModelProto>& model, const std::string& name) {
+  std::optional<int64_t> opset;
+  for (const auto& o : model->opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+  if (!opset || *opset >= kMinOpset) return {};
+  try {
+    auto converted = std::make_shared<onnx::ModelProto>(onnx::version_conversion::ConvertVersion(*model, kMinOpset));
+    model = std::move(converted);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    return fail(fmt::format("cannot convert opset {} to {}: {}", *opset, kMinOpset, what.substr(0, what.find('\n'))), {},
+                name);
+  }
+  return {};
 }
 
 Expected<void> check_opset(const onnx::ModelProto& model, const std::string& name) {
@@ -217,6 +235,8 @@ Expected<ir::Graph> import_onnx(const std::filesystem::path& file, const OnnxImp
   const std::string name = file.string();
   auto model = read_model(file, name);
   if (!model) return std::unexpected(model.error());
+  if (options.upgrade_old_opset)
+    if (auto ok = upgrade_opset(*model, name); !ok) return std::unexpected(ok.error());
   if (auto ok = check_opset(**model, name); !ok) return std::unexpected(ok.error());
   if (auto ok = sort_nodes((*model)->mutable_graph(), name); !ok) return std::unexpected(ok.error());
   const std::filesystem::path dir = file.parent_path();
