@@ -10,13 +10,16 @@ DEBS=(
   libz3-dev libcli11-dev libtorch-dev coinor-libcbc-dev libxgboost-dev
   libhdf5-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-torch python3-torchvision python3-onnx python3-h5py python3-numpy
-  nodejs npm
 )
 
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node and npm may come from elsewhere than Debian (a newer Node with its own
+# npm): only install Debian's when the commands are missing.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
