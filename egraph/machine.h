@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -20,6 +21,19 @@
 #include "egraph/subst.h"
 
 namespace refinery::egraph {
+
+// Whether `node` matches the pattern node `tmpl` (children ignored). A
+// language may widen this with `node.matches_template(tmpl)`, e.g. to let a
+// pattern node with a wildcard payload match any payload of its operator;
+// otherwise it is `same_op`.
+template <ENode N>
+bool matches_template(const N& node, const N& tmpl) {
+  if constexpr (requires { { node.matches_template(tmpl) } -> std::convertible_to<bool>; }) {
+    return node.matches_template(tmpl);
+  } else {
+    return node.same_op(tmpl);
+  }
+}
 
 template <ENode N>
 class Program {
@@ -205,7 +219,7 @@ class Program {
               if (k > key) break;
               continue;
             }
-            if (!it->same_op(tmpl)) continue;
+            if (!matches_template(*it, tmpl)) continue;
             auto kids = it->children();
             for (std::size_t i = 0; i < kids.size(); ++i) regs[in.b + i] = kids[i];
             if (!run(g, pc + 1, regs, grounds, yield, root)) return false;

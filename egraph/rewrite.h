@@ -98,6 +98,22 @@ class Rewrite {
     return std::move(rw).finish();
   }
 
+  // A searcher given as pattern trees over `vars` (one pattern; or, with
+  // `multi`, several patterns each rooted at a variable), with a C++
+  // applier. For languages that build patterns without the text parser.
+  static std::expected<Rewrite, ParseError> make_custom_ast(std::string name, VarTable vars, std::vector<Rooted> lhs,
+                                                            bool multi, CustomApplier<N, A> applier) {
+    Rewrite rw(std::move(name));
+    rw.vars_ = std::move(vars);
+    rw.lhs_ = std::move(lhs);
+    if (rw.lhs_.empty() || (!multi && rw.lhs_.size() != 1))
+      return std::unexpected(ParseError{{}, "rule '" + rw.name_ + "': expected one pattern, or roots for a multi-pattern"});
+    rw.multi_ = multi;
+    rw.applier_ = ApplierKind::Custom;
+    rw.custom_ = std::move(applier);
+    return std::move(rw).finish();
+  }
+
   // Adds a condition every match must satisfy. Variables are looked up by
   // name through var().
   Rewrite&& when(Condition<N, A> cond) && {

@@ -38,6 +38,12 @@ struct TensorNode {
   bool same_op(const TensorNode& o) const {
     return op == o.op && payload == o.payload && kids.size() == o.kids.size();
   }
+  // Pattern nodes whose payload is kAnyPayload match every payload of their
+  // operator (rules bind and check attributes themselves, rules/).
+  static constexpr std::uint32_t kAnyPayload = UINT32_MAX;
+  bool matches_template(const TensorNode& tmpl) const {
+    return op == tmpl.op && kids.size() == tmpl.kids.size() && (tmpl.payload == kAnyPayload || payload == tmpl.payload);
+  }
   std::uint64_t hash() const {
     std::uint64_t h = hash_combine(op, payload);
     for (Id c : kids) h = hash_combine(h, index(c));

@@ -1,0 +1,80 @@
+// refinery rules: list the rule library, or verify rules with Z3 and the
+// interpreter (docs/rules.md).
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "rules/rules.h"
+#include "rules/verify.h"
+
+namespace refinery::cli {
+namespace {
+
+struct RulesFlags {
+  std::vector<std::string> files;
+  std::vector<std::string> families, names;
+  std::string json;
+  rules::VerifyOptions verify;
+  bool no_fp32 = false, no_numeric = false, quiet = false;
+};
+
+Expected<rules::RuleSet> load(const RulesFlags& f) {
+  if (f.files.empty()) return rules::load_library();
+  std::vector<std::filesystem::path> paths(f.files.begin(), f.files.end());
+  return rules::load_rules(paths);
+}
+
+}  // namespace
+
+Command add_rules(CLI::App& app) {
+  auto flags = std::make_shared<RulesFlags>();
+  auto* cmd = app.add_subcommand("rules", "List or verify rewrite rules");
+  cmd->require_subcommand(1);
+  auto* list = cmd->add_subcommand("list", "List the rules of the library (or of FILES)");
+  list->add_option("files", flags->files, ".rules files (default: the library)");
+  list->add_option("--family", flags->families, "Only this family (repeatable)");
+  list->footer("Example: refinery rules list --family layout");
+  auto* verify = cmd->add_subcommand("verify", "Prove each rule with Z3 and cross-check it numerically");
+  verify->add_option("files", flags->files, ".rules files (default: the library)");
+  verify->add_option("--family", flags->families, "Only this family (repeatable)");
+  verify->add_option("--rule", flags->names, "Only this rule (repeatable)");
+  verify->add_option("--json", flags->json, "Write the JSON report here");
+  verify->add_option("--instances", flags->verify.instances, "Concrete shapes per rule")->capture_default_str();
+  verify->add_option("--timeout-ms", flags->verify.timeout_ms, "Z3 timeout per query over the reals")->capture_default_str();
+  verify->add_option("--threads", flags->verify.threads, "Rules verified in parallel")->capture_default_str();
+  verify->add_flag("--no-fp32", flags->no_fp32, "Skip the binary32 exactness check");
+  verify->add_flag("--no-numeric", flags->no_numeric, "Skip the interpreter cross-check");
+  verify->add_flag("--quiet", flags->quiet, "Print only the summary line");
+  verify->footer("Example: refinery rules verify --family elementwise --json report.json\n"
+                 "Exit code 1 when a rule is not proved or the interpreter disagrees with a proof.");
+  return Command{cmd, [flags, list, verify]() -> int {
+                   auto set = load(*flags);
+                   if (!set) return report(set.error());
+                   rules::RuleFilter filter{flags->families, flags->names};
+                   auto selected = set->select(filter);
+                   if (list->parsed()) {
+                     for (const rules::Rule* r : selected)
+                       fmt::print("{:<34} {:<13} {}:{}  {}\n", r->name, r->family, r->file, r->line, r->text);
+                     fmt::print("{} rules\n", selected.size());
+                     return 0;
+                   }
+                   (void)verify;
+                   flags->verify.fp32 = !flags->no_fp32;
+                   flags->verify.numeric = !flags->no_numeric;
+                   auto rep = rules::verify_rules(selected, flags->verify);
+                   std::string table = rep.table();
+                   if (flags->quiet) table = table.substr(table.rfind('\n', table.size() - 2) + 1);
+                   fmt::print("{}", table);
+                   if (!flags->json.empty()) {
+                     std::ofstream out(flags->json);
+                     out << rep.json();
+                     if (!out) return report(Diag{flags->json, {}, "cannot write the report"});
+                   }
+                   bool ok = rep.count(rules::Verdict::Proved) == static_cast<int>(rep.rules.size()) &&
+                             rep.numeric_disagreements() == 0;
+                   return ok ? 0 : 1;
+                 }};
+}
+
+}  // namespace refinery::cli

@@ -1,0 +1,498 @@
+#include "rules/builtins.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+namespace refinery::rules {
+namespace {
+
+const ir::Shape* shape(const ArgVal& a) { return a.tensor ? &a.tensor->type.shape : nullptr; }
+
+std::optional<int64_t> as_int(const ArgVal& a) {
+  if (!a.value) return std::nullopt;
+  if (auto* i = std::get_if<int64_t>(&*a.value)) return *i;
+  if (auto* f = std::get_if<float>(&*a.value)) return static_cast<int64_t>(*f);
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> as_ints(const ArgVal& a) {
+  if (a.tensor) return a.tensor->ints;
+  if (!a.value) return std::nullopt;
+  if (auto* v = std::get_if<std::vector<int64_t>>(&*a.value)) return *v;
+  return std::nullopt;
+}
+
+// The elements of a constant as doubles (nullopt when not a constant).
+std::optional<std::vector<double>> values(const ArgVal& a) {
+  if (!a.tensor || !a.tensor->constant) return std::nullopt;
+  std::vector<double> v(static_cast<size_t>(a.tensor->constant->numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = a.tensor->constant->as_double(static_cast<int64_t>(i));
+  return v;
+}
+
+bool value_check(const Env& env, const ArgVal& a, bool (*pred)(double)) {
+  if (env.symbolic_values) return true;
+  auto v = values(a);
+  return v && std::all_of(v->begin(), v->end(), pred);
+}
+
+std::optional<int64_t> axis_of(const ArgVal& axis, const ArgVal& x) {
+  auto a = as_int(axis);
+  if (!a || !shape(x)) return std::nullopt;
+  return ir::normalize_axis(*a, shape(x)->rank());
+}
+
+const CondDef kConditions[] = {
+    {"same-shape", "TT", [](const Env&, std::span<const ArgVal> a) { return *shape(a[0]) == *shape(a[1]); }, {},
+     "the two tensors have the same shape"},
+    {"same-type", "TT",
+     [](const Env&, std::span<const ArgVal> a) { return a[0].tensor->type == a[1].tensor->type; }, {},
+     "the two tensors have the same type"},
+    {"rank", "TV", [](const Env&, std::span<const ArgVal> a) { return as_int(a[1]) == shape(a[0])->rank(); }, {},
+     "the tensor has this rank"},
+    {"min-rank", "TV",
+     [](const Env&, std::span<const ArgVal> a) { auto r = as_int(a[1]); return r && shape(a[0])->rank() >= *r; }, {},
+     "the tensor has at least this rank"},
+    {"static", "T", [](const Env&, std::span<const ArgVal> a) { return shape(a[0])->is_static(); }, {},
+     "every dimension is a known size"},
+    {"scalar", "T",
+     [](const Env&, std::span<const ArgVal> a) { return shape(a[0])->num_elements() == std::optional<int64_t>(1); },
+     {}, "the tensor has one element"},
+    {"broadcasts-to", "TT",
+     [](const Env&, std::span<const ArgVal> a) {
+       // a[0] broadcasts to a[1]'s shape (unidirectionally)
+       const ir::Shape& s = *shape(a[0]);
+       const ir::Shape& t = *shape(a[1]);
+       if (s.rank() > t.rank()) return false;
+       for (int64_t i = 0; i < s.rank(); ++i) {
+         const ir::Dim& d = s[s.rank() - 1 - i];
+         if (!(d == ir::Dim(1) || d == t[t.rank() - 1 - i])) return false;
+       }
+       return true;
+     },
+     {}, "the first tensor broadcasts to the second's shape"},
+    {"channel-vector", "TTV",
+     [](const Env&, std::span<const ArgVal> a) {
+       // a[0] has shape [C, 1, ..., 1] (rank(x) - axis dims) with C = x.dim(axis): a per-channel operand
+       const ir::Shape& b = *shape(a[0]);
+       const ir::Shape& x = *shape(a[1]);
+       auto axis = as_int(a[2]);
+       if (!axis || *axis < 0 || *axis >= x.rank() || b.rank() != x.rank() - *axis) return false;
+       if (!(b[0] == x[*axis]) || !b[0].is_static()) return false;
+       for (int64_t i = 1; i < b.rank(); ++i)
+         if (!(b[i] == ir::Dim(1))) return false;
+       return true;
+     },
+     {}, "the first tensor is C x 1 x ... x 1 for the second's axis (a per-channel operand)"},
+    {"vector-of", "TTV",
+     [](const Env&, std::span<const ArgVal> a) {
+       // a[0] is 1-d with the length of a[1]'s dimension a[2]
+       const ir::Shape& b = *shape(a[0]);
+       const ir::Shape& x = *shape(a[1]);
+       auto axis = as_int(a[2]);
+       if (!axis) return false;
+       auto n = ir::normalize_axis(*axis, x.rank());
+       return n && b.rank() == 1 && b[0] == x[*n] && b[0].is_static();
+     },
+     {}, "the first tensor is 1-d, as long as the second's dimension at the axis"},
+    {"dim-eq", "TVTV",
+     [](const Env&, std::span<const ArgVal> a) {
+       auto i = axis_of(a[1], a[0]);
+       auto j = axis_of(a[3], a[2]);
+       return i && j && (*shape(a[0]))[*i] == (*shape(a[2]))[*j] && (*shape(a[0]))[*i].is_static();
+     },
+     {}, "dimension i of the first tensor equals dimension j of the second"},
+    {"same-except", "TTV",
+     [](const Env&, std::span<const ArgVal> a) {
+       // same rank, same dims except at the axis (concat operands)
+       const ir::Shape& s = *shape(a[0]);
+       const ir::Shape& t = *shape(a[1]);
+       auto ax = axis_of(a[2], a[0]);
+       if (!ax || s.rank() != t.rank()) return false;
+       for (int64_t i = 0; i < s.rank(); ++i)
+         if (i != *ax && !(s[i] == t[i])) return false;
+       return true;
+     },
+     {}, "same rank and dimensions except at the axis"},
+    {"kernel-1x1", "T",
+     [](const Env&, std::span<const ArgVal> a) {
+       const ir::Shape& w = *shape(a[0]);
+       if (w.rank() < 3) return false;
+       for (int64_t i = 2; i < w.rank(); ++i)
+         if (!(w[i] == ir::Dim(1))) return false;
+       return true;
+     },
+     {}, "a convolution weight whose spatial dims are all 1"},
+    {"constant", "T",
+     [](const Env& env, std::span<const ArgVal> a) { return env.symbolic_values || a[0].tensor->constant != nullptr; },
+     {}, "the tensor is a constant (a weight)"},
+    {"positive", "T",
+     [](const Env& env, std::span<const ArgVal> a) { return value_check(env, a[0], [](double v) { return v > 0; }); },
+     ValueCond::Positive, "a constant whose elements are all > 0"},
+    {"nonneg", "T",
+     [](const Env& env, std::span<const ArgVal> a) { return value_check(env, a[0], [](double v) { return v >= 0; }); },
+     ValueCond::NonNegative, "a constant whose elements are all >= 0"},
+    {"nonzero", "T",
+     [](const Env& env, std::span<const ArgVal> a) { return value_check(env, a[0], [](double v) { return v != 0; }); },
+     ValueCond::Nonzero, "a constant whose elements are all != 0"},
+    {"no-zero", "T",
+     [](const Env&, std::span<const ArgVal> a) {
+       auto v = as_ints(a[0]);
+       return v && std::find(v->begin(), v->end(), 0) == v->end();
+     },
+     {}, "an integer tensor of known contents with no 0 (a reshape target that copies no dimension)"},
+    {"eq", "VV", [](const Env&, std::span<const ArgVal> a) { return a[0].value && a[1].value && literal_equal(*a[0].value, *a[1].value); }, {},
+     "the two values are equal"},
+    {"ne", "VV", [](const Env&, std::span<const ArgVal> a) { return a[0].value && a[1].value && !literal_equal(*a[0].value, *a[1].value); }, {},
+     "the two values differ"},
+    {"identity-perm", "V",
+     [](const Env&, std::span<const ArgVal> a) {
+       auto p = as_ints(a[0]);
+       if (!p) return false;
+       for (size_t i = 0; i < p->size(); ++i)
+         if ((*p)[i] != static_cast<int64_t>(i)) return false;
+       return true;
+     },
+     {}, "a permutation that keeps every axis in place"},
+    {"last-axis", "VT",
+     [](const Env&, std::span<const ArgVal> a) {
+       auto ax = axis_of(a[0], a[1]);
+       return ax && *ax == shape(a[1])->rank() - 1;
+     },
+     {}, "the axis is the last axis of the tensor"},
+    {"axis-not-in", "VV",
+     [](const Env&, std::span<const ArgVal> a) {
+       // a[0] (an axis) is not among a[1] (ints), both non-negative
+       auto ax = as_int(a[0]);
+       auto set = as_ints(a[1]);
+       return ax && set && std::find(set->begin(), set->end(), *ax) == set->end();
+     },
+     {}, "the axis is not in the list"},
+    {"fixes-axis", "VV",
+     [](const Env&, std::span<const ArgVal> a) {
+       // the permutation a[0] keeps axis a[1] (non-negative) in place
+       auto p = as_ints(a[0]);
+       auto ax = as_int(a[1]);
+       return p && ax && *ax >= 0 && *ax < static_cast<int64_t>(p->size()) && (*p)[static_cast<size_t>(*ax)] == *ax;
+     },
+     {}, "the permutation keeps the axis in place"},
+    {"no-pads", "V",
+     [](const Env&, std::span<const ArgVal> a) {
+       auto p = as_ints(a[0]);
+       return p && std::all_of(p->begin(), p->end(), [](int64_t v) { return v == 0; });
+     },
+     {}, "every pad is 0"},
+    {"all-ones", "V",
+     [](const Env&, std::span<const ArgVal> a) {
+       auto p = as_ints(a[0]);
+       return p && std::all_of(p->begin(), p->end(), [](int64_t v) { return v == 1; });
+     },
+     {}, "every entry is 1 (strides, dilations)"},
+};
+
+std::optional<Literal> ints(std::vector<int64_t> v) { return Literal(std::move(v)); }
+
+const LetDef kLets[] = {
+    {"compose-perm", "VV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // transpose(transpose(x, inner), outer) == transpose(x, inner[outer[i]])
+       auto outer = as_ints(a[0]);
+       auto inner = as_ints(a[1]);
+       if (!outer || !inner || outer->size() != inner->size()) return std::nullopt;
+       std::vector<int64_t> p;
+       for (int64_t i : *outer) {
+         if (i < 0 || i >= static_cast<int64_t>(inner->size())) return std::nullopt;
+         p.push_back((*inner)[static_cast<size_t>(i)]);
+       }
+       return ints(p);
+     },
+     "the permutation of two transposes in a row (outer, inner)"},
+    {"invert-perm", "V",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       auto p = as_ints(a[0]);
+       if (!p) return std::nullopt;
+       std::vector<int64_t> inv(p->size(), -1);
+       for (size_t i = 0; i < p->size(); ++i) {
+         int64_t j = (*p)[i];
+         if (j < 0 || j >= static_cast<int64_t>(p->size()) || inv[static_cast<size_t>(j)] != -1) return std::nullopt;
+         inv[static_cast<size_t>(j)] = static_cast<int64_t>(i);
+       }
+       return ints(inv);
+     },
+     "the inverse permutation"},
+    {"swap-last2", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       int64_t r = shape(a[0])->rank();
+       if (r < 2) return std::nullopt;
+       std::vector<int64_t> p(static_cast<size_t>(r));
+       std::iota(p.begin(), p.end(), 0);
+       std::swap(p[static_cast<size_t>(r - 1)], p[static_cast<size_t>(r - 2)]);
+       return ints(p);
+     },
+     "the permutation that swaps the last two axes of the tensor's rank"},
+    {"shape-of", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       const ir::Shape& s = *shape(a[0]);
+       if (!s.is_static()) return std::nullopt;
+       return ints(s.sizes());
+     },
+     "the tensor's static shape, as a list"},
+    {"dim", "TV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       auto ax = axis_of(a[1], a[0]);
+       if (!ax || !(*shape(a[0]))[*ax].is_static()) return std::nullopt;
+       return Literal((*shape(a[0]))[*ax].size());
+     },
+     "the tensor's size at the axis"},
+    {"split-sizes", "TTV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       auto i = axis_of(a[2], a[0]);
+       auto j = axis_of(a[2], a[1]);
+       if (!i || !j) return std::nullopt;
+       const ir::Dim& x = (*shape(a[0]))[*i];
+       const ir::Dim& y = (*shape(a[1]))[*j];
+       if (!x.is_static() || !y.is_static()) return std::nullopt;
+       return ints({x.size(), y.size()});
+     },
+     "[a.dim(axis), b.dim(axis)]: the sizes that split a concatenation of a and b again"},
+    {"norm-axis", "VT",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       auto ax = axis_of(a[0], a[1]);
+       if (!ax) return std::nullopt;
+       return Literal(*ax);
+     },
+     "the axis made non-negative for the tensor's rank"},
+    {"permute-axis", "VV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // where axis a[1] of transpose(x, perm a[0]) comes from in x: perm[axis]
+       auto p = as_ints(a[0]);
+       auto ax = as_int(a[1]);
+       if (!p || !ax) return std::nullopt;
+       int64_t n = static_cast<int64_t>(p->size());
+       int64_t k = *ax < 0 ? *ax + n : *ax;
+       if (k < 0 || k >= n) return std::nullopt;
+       return Literal((*p)[static_cast<size_t>(k)]);
+     },
+     "the input axis that a transpose's output axis comes from"},
+    {"channel-shape", "TV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [C, 1, ..., 1] for a per-channel vector of length C broadcast against a rank-r tensor at axis 1
+       auto r = as_int(a[1]);
+       const ir::Shape& v = *shape(a[0]);
+       if (!r || *r < 2 || v.rank() != 1 || !v[0].is_static()) return std::nullopt;
+       std::vector<int64_t> s{v[0].size()};
+       for (int64_t i = 2; i < *r; ++i) s.push_back(1);
+       return ints(s);
+     },
+     "[C, 1, ..., 1]: reshapes a length-C vector to broadcast over axis 1 of a rank-r tensor"},
+    {"weight-shape-1x1", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [K, C] of a K x C x 1 x 1 convolution weight
+       const ir::Shape& w = *shape(a[0]);
+       if (w.rank() < 3 || !w[0].is_static() || !w[1].is_static()) return std::nullopt;
+       return ints({w[0].size(), w[1].size()});
+     },
+     "[K, C] for a K x C x 1 x ... x 1 convolution weight"},
+    {"conv-weight-of", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [K, C, 1, 1] for a K x C matrix
+       const ir::Shape& w = *shape(a[0]);
+       if (w.rank() != 2 || !w.is_static()) return std::nullopt;
+       return ints({w[0].size(), w[1].size(), 1, 1});
+     },
+     "[K, C, 1, 1] for a K x C matrix"},
+    {"zero-pads", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       int64_t r = shape(a[0])->rank();
+       if (r < 3) return std::nullopt;
+       return ints(std::vector<int64_t>(static_cast<size_t>(2 * (r - 2)), 0));
+     },
+     "all-zero pads for a convolution of the tensor's rank"},
+    {"add-pads", "VV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       auto p = as_ints(a[0]);
+       auto q = as_ints(a[1]);
+       if (!p || !q || p->size() != q->size()) return std::nullopt;
+       std::vector<int64_t> s(p->size());
+       for (size_t i = 0; i < s.size(); ++i) s[i] = (*p)[i] + (*q)[i];
+       return ints(s);
+     },
+     "element-wise sum of two pad lists"},
+    {"spatial-pads", "V",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // the spatial part of a Pad op's pads (begins then ends over N, C, spatial...), when N and C are unpadded
+       auto p = as_ints(a[0]);
+       if (!p || p->size() % 2 != 0 || p->size() < 6) return std::nullopt;
+       size_t r = p->size() / 2;
+       if ((*p)[0] != 0 || (*p)[1] != 0 || (*p)[r] != 0 || (*p)[r + 1] != 0) return std::nullopt;
+       std::vector<int64_t> s;
+       for (size_t i = 2; i < r; ++i) s.push_back((*p)[i]);
+       for (size_t i = r + 2; i < 2 * r; ++i) s.push_back((*p)[i]);
+       if (std::any_of(s.begin(), s.end(), [](int64_t v) { return v < 0; })) return std::nullopt;
+       return ints(s);
+     },
+     "the spatial pads (begins, ends) of a Pad op's pads when batch and channel are unpadded"},
+};
+
+}  // namespace
+
+const CondDef* find_condition(std::string_view name) {
+  for (const CondDef& c : kConditions)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+const LetDef* find_let(std::string_view name) {
+  for (const LetDef& l : kLets)
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+std::span<const CondDef> conditions() { return kConditions; }
+std::span<const LetDef> lets() { return kLets; }
+
+std::optional<Literal> attr_default(ir::Op op, std::string_view name, int64_t rank) {
+  using ir::Op;
+  auto spatial = [&](int64_t v) -> std::optional<Literal> {
+    if (rank < 3) return std::nullopt;
+    return Literal(std::vector<int64_t>(static_cast<size_t>(rank - 2), v));
+  };
+  switch (op) {
+    case Op::Gemm:
+      if (name == "alpha" || name == "beta") return Literal(1.0f);
+      if (name == "transA" || name == "transB") return Literal(int64_t{0});
+      break;
+    case Op::Conv:
+    case Op::ConvTranspose:
+    case Op::MaxPool:
+    case Op::AveragePool:
+      if (name == "group") return Literal(int64_t{1});
+      if (name == "auto_pad") return Literal(std::string("NOTSET"));
+      if (name == "strides" || name == "dilations") return spatial(1);
+      if (name == "pads") {
+        if (rank < 3) return std::nullopt;
+        return Literal(std::vector<int64_t>(static_cast<size_t>(2 * (rank - 2)), 0));
+      }
+      if (name == "ceil_mode" || name == "count_include_pad" || name == "storage_order") return Literal(int64_t{0});
+      break;
+    case Op::Softmax:
+    case Op::LogSoftmax:
+    case Op::Hardmax:
+    case Op::LayerNormalization:
+      if (name == "axis") return Literal(int64_t{-1});
+      if (name == "epsilon") return Literal(1e-5f);
+      if (name == "stash_type") return Literal(int64_t{1});
+      break;
+    case Op::BatchNormalization:
+    case Op::InstanceNormalization:
+      if (name == "epsilon") return Literal(1e-5f);
+      if (name == "momentum") return Literal(0.9f);
+      if (name == "training_mode") return Literal(int64_t{0});
+      break;
+    case Op::Flatten:
+      if (name == "axis") return Literal(int64_t{1});
+      break;
+    case Op::Split:
+    case Op::Gather:
+    case Op::GatherElements:
+      if (name == "axis") return Literal(int64_t{0});
+      break;
+    case Op::Reshape:
+      if (name == "allowzero") return Literal(int64_t{0});
+      break;
+    case Op::LeakyRelu:
+      if (name == "alpha") return Literal(0.01f);
+      break;
+    case Op::Elu:
+    case Op::Celu:
+      if (name == "alpha") return Literal(1.0f);
+      break;
+    case Op::HardSigmoid:
+      if (name == "alpha") return Literal(0.2f);
+      if (name == "beta") return Literal(0.5f);
+      break;
+    case Op::Transpose:
+      if (name == "perm" && rank >= 0) {
+        std::vector<int64_t> p;
+        for (int64_t i = rank - 1; i >= 0; --i) p.push_back(i);
+        return Literal(p);
+      }
+      break;
+    case Op::ReduceSum:
+    case Op::ReduceMean:
+    case Op::ReduceMax:
+    case Op::ReduceMin:
+    case Op::ReduceProd:
+    case Op::ReduceL1:
+    case Op::ReduceL2:
+    case Op::ReduceLogSum:
+    case Op::ReduceLogSumExp:
+    case Op::ReduceSumSquare:
+      if (name == "keepdims") return Literal(int64_t{1});
+      if (name == "noop_with_empty_axes") return Literal(int64_t{0});
+      break;
+    case Op::Pad:
+      if (name == "mode") return Literal(std::string("constant"));
+      break;
+    default: break;
+  }
+  return std::nullopt;
+}
+
+bool literal_equal(const Literal& a, const Literal& b) {
+  auto num = [](const Literal& v) -> std::optional<double> {
+    if (auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+    if (auto* f = std::get_if<float>(&v)) return static_cast<double>(*f);
+    return std::nullopt;
+  };
+  if (auto x = num(a), y = num(b); x && y) return *x == *y;
+  return ir::attr_equal(a, b);
+}
+
+std::string literal_str(const Literal& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, int64_t>) return std::to_string(x);
+        else if constexpr (std::is_same_v<T, float>) return fmt::format("{}", x);
+        else if constexpr (std::is_same_v<T, std::string>) return "\"" + x + "\"";
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<float>>)
+          return fmt::format("[{}]", fmt::join(x, " "));
+        else return "<value>";
+      },
+      v);
+}
+
+ir::Tensor literal_tensor(const Literal& v, bool int_scalar) {
+  if (auto* i = std::get_if<int64_t>(&v)) {
+    if (int_scalar) return ir::Tensor::from_values<int64_t>(ir::DType::i64, {}, {*i});
+    return ir::Tensor::scalar_f32(static_cast<float>(*i));
+  }
+  if (auto* f = std::get_if<float>(&v)) return ir::Tensor::scalar_f32(*f);
+  if (auto* l = std::get_if<std::vector<int64_t>>(&v)) return ir::Tensor::vector_i64(*l);
+  if (auto* l = std::get_if<std::vector<float>>(&v))
+    return ir::Tensor::from_values<float>(ir::DType::f32, {static_cast<int64_t>(l->size())}, *l);
+  return ir::Tensor::scalar_f32(0);
+}
+
+std::vector<ArgVal> resolve(const Env& env, std::span<const Arg> args) {
+  std::vector<ArgVal> out;
+  for (const Arg& a : args) {
+    ArgVal v;
+    if (!a.is_var) {
+      v.value = a.literal;
+    } else if (auto t = env.tensors.find(a.var); t != env.tensors.end()) {
+      v.tensor = &t->second;
+    } else if (auto at = env.attrs.find(a.var); at != env.attrs.end()) {
+      v.value = at->second;
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace refinery::rules

@@ -1,0 +1,84 @@
+// Internal to rules/: the named conditions (`:when`), the named C++ appliers
+// that compute attributes (`:let`), and attribute defaults. Each is looked
+// up by name when a rule loads; the same functions serve the e-graph (facts
+// read from e-classes) and verification (facts of a concrete instance).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/attribute.h"
+#include "ir/op.h"
+#include "ir/shape.h"
+#include "rules/rule_ast.h"
+
+namespace refinery::rules {
+
+// What is known about a tensor variable.
+struct TensorFact {
+  ir::TensorType type;
+  const ir::Tensor* constant = nullptr;             // its value, when it is a constant
+  std::optional<std::vector<int64_t>> ints;         // its integer contents, when known
+};
+
+struct Env {
+  std::map<std::string, TensorFact> tensors;
+  std::map<std::string, std::optional<Literal>> attrs;  // attribute and computed variables
+  // Verification: element values are symbolic, so value conditions
+  // (positive, nonzero, ...) are assumed rather than checked.
+  bool symbolic_values = false;
+};
+
+// A resolved argument: a tensor, or an attribute value (nullopt: an absent
+// attribute without a default).
+struct ArgVal {
+  const TensorFact* tensor = nullptr;
+  std::optional<Literal> value;
+};
+
+enum class ArgKind : char { Tensor = 'T', Value = 'V' };
+
+// A value condition constrains element values; verification assumes it of
+// the symbolic elements and draws numeric inputs that satisfy it.
+enum class ValueCond { None, Positive, Nonzero, NonNegative };
+
+struct CondDef {
+  std::string_view name;
+  std::string_view args;  // one ArgKind letter per argument
+  bool (*check)(const Env& env, std::span<const ArgVal> args);
+  ValueCond value = ValueCond::None;
+  std::string_view doc;
+};
+
+struct LetDef {
+  std::string_view name;
+  std::string_view args;
+  std::optional<Literal> (*compute)(std::span<const ArgVal> args);  // nullopt: the rule does not apply
+  std::string_view doc;
+};
+
+const CondDef* find_condition(std::string_view name);
+const LetDef* find_let(std::string_view name);
+std::span<const CondDef> conditions();
+std::span<const LetDef> lets();
+
+// The value an absent attribute means, given the rank of the op's first
+// input (for rank-dependent defaults such as strides); nullopt when unknown.
+std::optional<Literal> attr_default(ir::Op op, std::string_view name, int64_t input_rank);
+
+// Literal equality (ints and floats compare by value; 1 == 1.0).
+bool literal_equal(const Literal& a, const Literal& b);
+std::string literal_str(const Literal& v);
+
+// A literal as a constant tensor: a number is an f32 scalar (an int one
+// too, unless `int_scalar`), a list of ints an i64 vector, floats an f32 vector.
+ir::Tensor literal_tensor(const Literal& v, bool int_scalar = false);
+
+// Resolves the arguments of a condition or let against an environment.
+std::vector<ArgVal> resolve(const Env& env, std::span<const Arg> args);
+
+}  // namespace refinery::rules

@@ -1,0 +1,337 @@
+// Rules to engine rewrites. The engine's matcher finds candidates with a
+// skeleton of the left side (operators and arity, payloads as wildcards);
+// the applier then matches the attributes, literals and multi-result
+// indexes exactly, checks the conditions, computes :let values, and adds the
+// right side only when every node of it type-checks (TensorAnalysis::infer).
+#include <cassert>
+#include <functional>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "rules/builtins.h"
+#include "rules/compile.h"
+#include "rules/rule_ast.h"
+
+namespace refinery::rules {
+
+using egraph::Id;
+using egraph::tensor::NodeAttrs;
+using egraph::tensor::TensorContext;
+using egraph::tensor::TensorData;
+using egraph::tensor::TensorEGraph;
+using egraph::tensor::TensorNode;
+
+namespace {
+
+// Whether class data holds a constant equal to the literal everywhere.
+bool constant_matches(const TensorData& d, const Literal& lit) {
+  if (auto* list = std::get_if<std::vector<int64_t>>(&lit)) {
+    if (!d.known) return false;
+    if (d.known->size() != list->size() || d.type.shape.rank() != 1) return false;
+    for (size_t i = 0; i < list->size(); ++i)
+      if (!((*d.known)[i] == ir::Dim((*list)[i]))) return false;
+    return true;
+  }
+  if (!d.constant || d.constant->numel() == 0) return false;
+  double want = 0;
+  if (auto* i = std::get_if<int64_t>(&lit)) want = static_cast<double>(*i);
+  else if (auto* f = std::get_if<float>(&lit)) want = static_cast<double>(*f);
+  else return false;
+  if (!ir::is_float(d.constant->dtype())) return false;
+  for (int64_t i = 0; i < d.constant->numel(); ++i)
+    if (d.constant->as_double(i) != want) return false;
+  return true;
+}
+
+std::optional<std::vector<int64_t>> known_ints(const TensorData& d) {
+  if (!d.known) return std::nullopt;
+  std::vector<int64_t> v;
+  for (const ir::Dim& x : *d.known) {
+    if (!x.is_static()) return std::nullopt;
+    v.push_back(x.size());
+  }
+  return v;
+}
+
+bool opt_equal(const std::optional<Literal>& a, const std::optional<Literal>& b) {
+  if (!a || !b) return !a && !b;
+  return literal_equal(*a, *b);
+}
+
+// Attributes other than the named ones, without those at their default.
+ir::Attributes rest_of(const ir::Attributes& attrs, const Pat& p, int64_t rank) {
+  ir::Attributes out;
+  for (const auto& [name, value] : attrs.entries()) {
+    bool named = false;
+    for (const AttrPat& a : p.attrs) named |= a.name == name;
+    if (named) continue;
+    auto def = attr_default(p.op, name, rank);
+    if (def && literal_equal(*def, value)) continue;
+    out.set(name, value);
+  }
+  return out;
+}
+
+}  // namespace
+
+struct Binding {
+  std::map<std::string, Id> tensors;
+  std::map<std::string, std::optional<Literal>> attrs;
+  std::map<std::string, ir::Attributes> rests;
+};
+
+class CompiledRule {
+ public:
+  CompiledRule(std::string name, std::shared_ptr<const RuleBody> body) : name_(std::move(name)), body_(std::move(body)) {}
+
+  const RuleBody& body() const { return *body_; }
+  const std::string& name() const { return name_; }
+
+  // Every exact match of the left side with the given pre-bound classes.
+  void solve(const TensorEGraph& g, std::vector<std::pair<const Pat*, Id>> todo, Binding b,
+             const std::function<void(const Binding&)>& found) const {
+    if (todo.empty()) {
+      found(b);
+      return;
+    }
+    auto [p, raw] = todo.back();
+    todo.pop_back();
+    Id cls = g.find(raw);
+    switch (p->kind) {
+      case Pat::Kind::Var: {
+        auto it = b.tensors.find(p->var);
+        if (it != b.tensors.end()) {
+          if (g.find(it->second) != cls) return;
+        } else {
+          b.tensors[p->var] = cls;
+        }
+        solve(g, std::move(todo), std::move(b), found);
+        return;
+      }
+      case Pat::Kind::Literal:
+        if (!constant_matches(g[cls].data, p->literal)) return;
+        solve(g, std::move(todo), std::move(b), found);
+        return;
+      case Pat::Kind::Op: {
+        const TensorContext& ctx = g.analysis().context();
+        for (const TensorNode& n : g[cls].nodes) {
+          if (n.op != static_cast<std::uint32_t>(p->op) || n.kids.size() != p->kids.size()) continue;
+          Binding b2 = b;
+          int64_t rank = n.kids.empty() ? -1 : g[n.kids[0]].data.type.shape.rank();
+          if (!attrs_match(ctx.attrs(n.payload), *p, rank, b2)) continue;
+          auto todo2 = todo;
+          for (size_t i = 0; i < p->kids.size(); ++i) todo2.emplace_back(&p->kids[i], n.kids[i]);
+          solve(g, std::move(todo2), std::move(b2), found);
+        }
+        return;
+      }
+    }
+  }
+
+  static bool attrs_match(const NodeAttrs& na, const Pat& p, int64_t rank, Binding& b) {
+    if (na.declared || !na.present.empty() || !na.domain.empty()) return false;
+    if (na.output != p.out) return false;
+    if (p.nout && na.num_outputs != *p.nout) return false;
+    bool has_rest = false;
+    for (const AttrPat& a : p.attrs) {
+      if (a.name == "*") {
+        has_rest = true;
+        ir::Attributes rest = rest_of(na.attrs, p, rank);
+        auto [it, fresh] = b.rests.emplace(a.var, rest);
+        if (!fresh && !(it->second == rest)) return false;
+        continue;
+      }
+      std::optional<Literal> v;
+      if (const ir::AttrValue* x = na.attrs.find(a.name)) v = *x;
+      else v = attr_default(p.op, a.name, rank);
+      if (!a.is_var) {
+        if (!v || !literal_equal(*v, a.literal)) return false;
+        continue;
+      }
+      auto [it, fresh] = b.attrs.emplace(a.var, v);
+      if (!fresh && !opt_equal(it->second, v)) return false;
+    }
+    if (!has_rest) {
+      // Attributes the pattern does not name must be at their default.
+      for (const auto& [name, value] : na.attrs.entries()) {
+        bool named = false;
+        for (const AttrPat& a : p.attrs) named |= a.name == name;
+        if (named) continue;
+        auto def = attr_default(p.op, name, rank);
+        if (!def || !literal_equal(*def, value)) return false;
+      }
+    }
+    return true;
+  }
+
+  // The environment of a match: facts of each tensor variable, attribute
+  // values, then the :let values in order. False when a :let declines.
+  bool environment(const TensorEGraph& g, const Binding& b, Env& env) const {
+    for (const auto& [var, id] : b.tensors) {
+      const TensorData& d = g[id].data;
+      env.tensors[var] = TensorFact{d.type, d.constant.get(), known_ints(d)};
+    }
+    for (const auto& [var, v] : b.attrs) env.attrs[var] = v;
+    for (const Let& let : body_->lets) {
+      auto args = resolve(env, let.args);
+      auto v = find_let(let.fn)->compute(args);
+      if (!v) return false;
+      env.attrs[let.var] = *v;
+    }
+    return true;
+  }
+
+  bool conditions_hold(const Env& env) const {
+    for (const Cond& c : body_->conds) {
+      auto args = resolve(env, c.args);
+      if (!find_condition(c.name)->check(env, args)) return false;
+    }
+    return true;
+  }
+
+  // Adds the right side's node for `p`; nullopt when it does not type-check
+  // (or, for the top node, when its type differs from `want`).
+  std::optional<Id> build(TensorEGraph& g, const Pat& p, const Binding& b, const Env& env,
+                          const ir::TensorType* want) const {
+    TensorContext& ctx = g.analysis().context();
+    switch (p.kind) {
+      case Pat::Kind::Var: {
+        if (auto it = b.tensors.find(p.var); it != b.tensors.end()) return it->second;
+        auto v = env.attrs.at(p.var);
+        if (!v) return std::nullopt;
+        return g.add(TensorNode::constant(constant(ctx, literal_tensor(*v, true))));
+      }
+      case Pat::Kind::Literal: return g.add(TensorNode::constant(constant(ctx, literal_tensor(p.literal))));
+      case Pat::Kind::Op: break;
+    }
+    std::vector<Id> kids;
+    for (const Pat& k : p.kids) {
+      auto id = build(g, k, b, env, nullptr);
+      if (!id) return std::nullopt;
+      kids.push_back(*id);
+    }
+    int64_t rank = kids.empty() ? -1 : g[kids[0]].data.type.shape.rank();
+    NodeAttrs na;
+    na.output = static_cast<std::uint16_t>(p.out);
+    na.num_outputs = static_cast<std::uint16_t>(p.nout.value_or(1));
+    for (const AttrPat& a : p.attrs) {
+      if (a.name == "*") {
+        for (const auto& [name, value] : b.rests.at(a.var).entries()) na.attrs.set(name, value);
+        continue;
+      }
+      std::optional<Literal> v;
+      if (!a.is_var) v = a.literal;
+      else v = env.attrs.at(a.var);
+      if (!v) continue;  // absent stays absent
+      auto def = attr_default(p.op, a.name, rank);
+      if (def && literal_equal(*def, *v)) continue;  // the canonical form omits defaults
+      na.attrs.set(a.name, coerce(p.op, a.name, *v));
+    }
+    TensorNode node{static_cast<std::uint32_t>(p.op), ctx.intern(std::move(na)), std::move(kids)};
+    auto data = g.analysis().infer(g, node);
+    if (!data) return std::nullopt;
+    if (want && data->type != *want) return std::nullopt;
+    return g.add(std::move(node));
+  }
+
+  std::size_t apply(TensorEGraph& g, Id root, egraph::Subst s, const egraph::VarTable& vars) const {
+    Binding b0;
+    for (std::size_t i = 0; i < vars.size(); ++i) {
+      const std::string& name = vars.name(egraph::make_var(i));
+      if (name.starts_with("?#")) continue;  // a literal's hidden variable
+      Id id = s[egraph::make_var(i)];
+      if (id != egraph::kInvalidId) b0.tensors[name] = g.find(id);
+    }
+    std::vector<std::pair<const Pat*, Id>> todo;
+    for (const auto& [root_var, pat] : body_->lhs) todo.emplace_back(&pat, root_var.empty() ? root : b0.tensors.at(root_var));
+    std::vector<Binding> found;
+    solve(g, todo, b0, [&](const Binding& b) { found.push_back(b); });
+    std::size_t changed = 0;
+    for (const Binding& b : found) {
+      Env env;
+      if (!environment(g, b, env) || !conditions_hold(env)) continue;
+      std::vector<std::pair<Id, Id>> unions;
+      bool ok = true;
+      for (const auto& [root_var, pat] : body_->rhs) {
+        Id target = g.find(root_var.empty() ? root : b.tensors.at(root_var));
+        ir::TensorType want = g[target].data.type;
+        auto id = build(g, pat, b, env, &want);
+        if (!id) {
+          ok = false;
+          break;
+        }
+        unions.emplace_back(target, *id);
+      }
+      if (!ok) continue;
+      for (auto [a, c] : unions) changed += g.merge_because(a, c, name_, true);
+    }
+    return changed;
+  }
+
+ private:
+  // An attribute value in the kind the op table declares (an int literal for a float attribute).
+  static Literal coerce(ir::Op op, std::string_view name, const Literal& v) {
+    for (const auto& spec : ir::op_info(op).attrs) {
+      if (spec.name != name) continue;
+      if (spec.kind == ir::AttrKind::Float)
+        if (auto* i = std::get_if<int64_t>(&v)) return Literal(static_cast<float>(*i));
+      if (spec.kind == ir::AttrKind::Int)
+        if (auto* f = std::get_if<float>(&v)) return Literal(static_cast<int64_t>(*f));
+    }
+    return v;
+  }
+
+  // The index of a constant holding `t` in this context (made once and reused).
+  std::uint32_t constant(TensorContext& ctx, ir::Tensor t) const {
+    std::string key = fmt::format("{}:{}:", static_cast<int>(t.dtype()), fmt::join(t.dims(), ","));
+    key.append(reinterpret_cast<const char*>(t.data()), t.bytes().size());
+    auto it = cache_.find({&ctx, key});
+    if (it != cache_.end() && it->second < ctx.num_constants() && ctx.constant(it->second).tensor->bitwise_equal(t))
+      return it->second;
+    auto ref = std::make_shared<const ir::Tensor>(std::move(t));
+    std::uint32_t idx = ctx.add_constant({fmt::format("{}.c{}", name_, ctx.num_constants()), ref, std::nullopt, {}});
+    cache_[{&ctx, key}] = idx;
+    return idx;
+  }
+
+  std::string name_;
+  std::shared_ptr<const RuleBody> body_;
+  mutable std::map<std::pair<const TensorContext*, std::string>, std::uint32_t> cache_;
+};
+
+namespace {
+
+egraph::Id skeleton(const Pat& p, egraph::VarTable& vars, egraph::PatternAst<TensorNode>& ast, int& hidden) {
+  switch (p.kind) {
+    case Pat::Kind::Var: return ast.add_var(vars.intern(p.var));
+    case Pat::Kind::Literal: return ast.add_var(vars.intern(fmt::format("?#{}", hidden++)));
+    case Pat::Kind::Op: break;
+  }
+  std::vector<Id> kids;
+  for (const Pat& k : p.kids) kids.push_back(skeleton(k, vars, ast, hidden));
+  return ast.add_node(TensorNode{static_cast<std::uint32_t>(p.op), TensorNode::kAnyPayload, std::move(kids)});
+}
+
+}  // namespace
+
+TensorRewrite compile_rule(const Rule& rule) {
+  egraph::VarTable vars;
+  std::vector<std::pair<egraph::Var, egraph::PatternAst<TensorNode>>> lhs;
+  int hidden = 0;
+  for (const auto& [root_var, pat] : rule.body->lhs) {
+    egraph::PatternAst<TensorNode> ast;
+    skeleton(pat, vars, ast, hidden);
+    egraph::Var root = root_var.empty() ? egraph::Var{} : vars.intern(root_var);
+    lhs.emplace_back(root, std::move(ast));
+  }
+  auto compiled = std::make_shared<const CompiledRule>(rule.name, rule.body);
+  auto table = std::make_shared<egraph::VarTable>(vars);
+  egraph::CustomApplier<TensorNode, egraph::tensor::TensorAnalysis> applier{
+      rule.name, [compiled, table](TensorEGraph& g, Id root, egraph::Subst s) { return compiled->apply(g, root, s, *table); }};
+  auto rw = TensorRewrite::make_custom_ast(rule.name, vars, std::move(lhs), rule.multi, std::move(applier));
+  assert(rw.has_value());  // a checked rule binds every variable it uses
+  return std::move(*rw);
+}
+
+}  // namespace refinery::rules

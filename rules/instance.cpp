@@ -1,0 +1,658 @@
+#include "rules/instance.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace refinery::rules {
+namespace {
+
+using Sizes = std::vector<int64_t>;
+
+// Input positions that take integer constants (shapes, axes, sizes).
+bool int_position(ir::Op op, size_t i) {
+  using ir::Op;
+  switch (op) {
+    case Op::Reshape: case Op::Unsqueeze: case Op::Squeeze: case Op::Split: case Op::Pad: case Op::Expand:
+    case Op::Tile: case Op::ReduceSum: case Op::TopK:
+      return i == 1;
+    case Op::Slice: return i >= 1;
+    default: return false;
+  }
+}
+
+struct Info {
+  ir::TensorType type;
+  std::optional<std::vector<int64_t>> ints;
+  const ir::Tensor* constant = nullptr;
+};
+
+class Generator {
+ public:
+  Generator(const RuleBody& body, uint64_t seed) : body_(body), rng_(seed) {
+    for (const auto& [root, p] : body.lhs) find_int_vars(p);
+  }
+
+  // One random instance; nullopt (with why_) when this draw does not fit.
+  std::optional<Instance> draw() {
+    for (const auto& [root, p] : body_.lhs) {
+      auto t = visit(p);
+      if (!t) return std::nullopt;
+      if (!root.empty()) {
+        // A multi-pattern root: its type is the pattern's.
+        facts_[root] = *t;
+      }
+    }
+    Env env;
+    env.symbolic_values = true;
+    for (const auto& [v, t] : facts_) env.tensors[v] = TensorFact{t.type, t.constant, t.ints};
+    for (const auto& [v, a] : attrs_) env.attrs[v] = a;
+    for (const Let& let : body_.lets) {
+      auto args = resolve(env, let.args);
+      auto val = find_let(let.fn)->compute(args);
+      if (!val) return why("a :let function declined");
+      env.attrs[let.var] = *val;
+      computed_[let.var] = *val;
+    }
+    for (const Cond& c : body_.conds) {
+      auto args = resolve(env, c.args);
+      if (!find_condition(c.name)->check(env, args)) return why(fmt::format("condition {} does not hold", c.name));
+    }
+    Instance inst;
+    for (const auto& name : order_)
+      if (!int_vars_.count(name) && !is_root(name)) inst.inputs.push_back(name);
+    for (const auto& name : inst.inputs) {
+      ValueCond vc = ValueCond::None;
+      for (const Cond& c : body_.conds) {
+        const CondDef* def = find_condition(c.name);
+        if (def->value != ValueCond::None && !c.args.empty() && c.args[0].is_var && c.args[0].var == name) vc = def->value;
+      }
+      inst.input_conds.push_back(vc);
+      inst.elements += facts_[name].type.shape.num_elements().value_or(0);
+    }
+    auto lhs = build(inst, body_.lhs);
+    if (!lhs) return why("left side: " + graph_error_);
+    auto rhs = build(inst, body_.rhs);
+    if (!rhs) return why("right side does not type-check: " + graph_error_);
+    for (size_t i = 0; i < lhs->outputs().size(); ++i)
+      if (lhs->value(lhs->outputs()[i]).type != rhs->value(rhs->outputs()[i]).type)
+        return why(fmt::format("the sides' types differ: {} and {}", lhs->value(lhs->outputs()[i]).type.str(),
+                               rhs->value(rhs->outputs()[i]).type.str()));
+    inst.lhs = std::move(*lhs);
+    inst.rhs = std::move(*rhs);
+    std::vector<std::string> parts;
+    for (const auto& name : order_) {
+      if (is_root(name)) continue;
+      const Info& f = facts_[name];
+      if (f.ints) parts.push_back(fmt::format("{}=[{}]", name, fmt::join(*f.ints, " ")));
+      else parts.push_back(fmt::format("{}:{}", name, f.type.shape.rank() == 0 ? "scalar" : f.type.shape.str()));
+    }
+    for (const auto& [v, a] : attrs_) parts.push_back(fmt::format("{}={}", v, a ? literal_str(*a) : "absent"));
+    for (const auto& [v, r] : rests_)
+      if (!r.empty()) {
+        std::vector<std::string> kv;
+        for (const auto& [k, x] : r.entries()) kv.push_back(fmt::format("{}={}", k, literal_str(x)));
+        parts.push_back(fmt::format("{}={{{}}}", v, fmt::join(kv, ",")));
+      }
+    inst.describe = fmt::format("{}", fmt::join(parts, " "));
+    return inst;
+  }
+
+  const std::string& why_not() const { return why_; }
+
+ private:
+  std::nullopt_t why(std::string s) {
+    why_ = std::move(s);
+    return std::nullopt;
+  }
+  bool is_root(const std::string& v) const {
+    for (const auto& [root, p] : body_.lhs)
+      if (root == v) return true;
+    return false;
+  }
+
+  void find_int_vars(const Pat& p) {
+    for (size_t i = 0; i < p.kids.size(); ++i) {
+      if (p.kind == Pat::Kind::Op && p.kids[i].kind == Pat::Kind::Var && int_position(p.op, i)) int_vars_.insert(p.kids[i].var);
+      find_int_vars(p.kids[i]);
+    }
+  }
+
+  int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
+  bool coin(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  int64_t dim() {
+    static const int64_t dims[] = {1, 2, 2, 2, 3, 3, 3};
+    return dims[pick(7)];
+  }
+  Sizes random_shape(int rank = -1) {
+    if (rank < 0) {
+      static const int ranks[] = {1, 1, 2, 2, 2, 2, 3, 3, 3, 4, 4};
+      rank = ranks[pick(11)];
+    }
+    Sizes s;
+    for (int i = 0; i < rank; ++i) s.push_back(dim());
+    return s;
+  }
+
+  void assign(const std::string& var, Sizes s) {
+    order_.push_back(var);
+    facts_[var] = Info{ir::TensorType{ir::DType::f32, ir::Shape::of(s)}, std::nullopt, nullptr};
+  }
+  void assign_ints(const std::string& var, std::vector<int64_t> v) {
+    order_.push_back(var);
+    auto t = std::make_shared<ir::Tensor>(ir::Tensor::vector_i64(v));
+    tensors_.push_back(t);
+    facts_[var] = Info{ir::TensorType{ir::DType::i64, ir::Shape::of({static_cast<int64_t>(v.size())})}, v, t.get()};
+  }
+
+  // A shape for an unassigned operand `i` of `p`, given the others.
+  Sizes propose(const Pat& p, size_t i, const std::vector<std::optional<Info>>& kids) {
+    using ir::Op;
+    auto known = [&](size_t k) -> const Sizes* {
+      static thread_local Sizes tmp;
+      if (k < kids.size() && kids[k]) {
+        tmp = kids[k]->type.shape.sizes();
+        return &tmp;
+      }
+      return nullptr;
+    };
+    const ir::OpInfo& info = ir::op_info(p.op);
+    Sizes ref;
+    bool have = false;
+    for (size_t k = 0; k < kids.size(); ++k)
+      if (k != i && kids[k] && !kids[k]->ints) {
+        ref = kids[k]->type.shape.sizes();
+        have = true;
+        break;
+      }
+    switch (p.op) {
+      case Op::MatMul: {
+        if (i == 1 && known(0)) {
+          Sizes a = *known(0);
+          Sizes s;
+          if (a.size() > 2 && coin(0.5)) s.assign(a.begin(), a.end() - 2);
+          s.push_back(a.back());
+          s.push_back(dim());
+          return s;
+        }
+        if (i == 0 && known(1)) {
+          Sizes b = *known(1);
+          Sizes s;
+          if (b.size() > 2) s.assign(b.begin(), b.end() - 2);
+          s.push_back(dim());
+          s.push_back(b.size() >= 2 ? b[b.size() - 2] : b[0]);
+          return s;
+        }
+        return random_shape(coin(0.7) ? 2 : 3);
+      }
+      case Op::Gemm: {
+        if (i == 0) return random_shape(2);
+        Sizes a = known(0) ? *known(0) : random_shape(2);
+        bool ta = false, tb = false;
+        for (const AttrPat& at : p.attrs) {
+          auto v = at.is_var ? attrs_[at.var] : std::optional<Literal>(at.literal);
+          if (at.name == "transA" && v) ta = literal_equal(*v, Literal(int64_t{1}));
+          if (at.name == "transB" && v) tb = literal_equal(*v, Literal(int64_t{1}));
+        }
+        int64_t m = ta ? a[1] : a[0], k = ta ? a[0] : a[1];
+        if (i == 1) {
+          int64_t n = dim();
+          n_ = n;
+          return tb ? Sizes{n, k} : Sizes{k, n};
+        }
+        int64_t n = known(1) ? (tb ? (*known(1))[0] : (*known(1))[1]) : n_;
+        switch (pick(3)) {
+          case 0: return {n};
+          case 1: return {m, n};
+          default: return {1, n};
+        }
+      }
+      case Op::Conv: {
+        if (i == 0) return Sizes{dim() == 1 ? 1 : 2, dim() + 1, 3 + pick(2), 3 + pick(2)};
+        Sizes x = known(0) ? *known(0) : Sizes{1, 2, 4, 4};
+        if (i == 1) {
+          int64_t group = 1;
+          for (const auto& [v, r] : rests_) (void)v, group = std::max<int64_t>(group, r.get_int("group", 1));
+          int64_t k = coin(0.4) ? 1 : 1 + pick(3);
+          return Sizes{group * dim(), x[1] / group, k, k};
+        }
+        const Sizes* w = known(1);
+        return Sizes{w ? (*w)[0] : dim()};
+      }
+      case Op::BatchNormalization:
+      case Op::InstanceNormalization:
+        if (i == 0) return random_shape(3 + pick(2));
+        return Sizes{known(0) ? (*known(0))[1] : dim()};
+      case Op::LayerNormalization: {
+        if (i == 0) return random_shape(2 + pick(2));
+        Sizes x = known(0) ? *known(0) : Sizes{2, 3};
+        return Sizes{x.back()};
+      }
+      case Op::Concat:
+        if (have && coin(0.8)) {
+          Sizes s = ref;
+          for (const AttrPat& at : p.attrs)
+            if (at.name == "axis") {
+              auto v = at.is_var ? attrs_[at.var] : std::optional<Literal>(at.literal);
+              if (v)
+                if (auto* ax = std::get_if<int64_t>(&*v)) {
+                  int64_t a = *ax < 0 ? *ax + static_cast<int64_t>(s.size()) : *ax;
+                  if (a >= 0 && a < static_cast<int64_t>(s.size())) s[static_cast<size_t>(a)] = dim();
+                }
+            }
+          return s;
+        }
+        return random_shape();
+      default: break;
+    }
+    if (info.elementwise && have) {
+      double r = std::uniform_real_distribution<double>(0, 1)(rng_);
+      if (r < 0.6) return ref;
+      if (r < 0.85) {  // a broadcasting operand: a suffix, some dims 1
+        Sizes s(ref.begin() + pick(static_cast<int>(ref.size()) + 1), ref.end());
+        for (auto& d : s)
+          if (coin(0.4)) d = 1;
+        return s;
+      }
+      if (r < 0.92) return {};
+    }
+    return random_shape();
+  }
+
+  std::optional<Literal> gen_attr(ir::Op op, const std::string& name, int64_t rank) {
+    if (name == "perm") {
+      Sizes p(static_cast<size_t>(std::max<int64_t>(rank, 0)));
+      std::iota(p.begin(), p.end(), 0);
+      std::shuffle(p.begin(), p.end(), rng_);
+      return Literal(p);
+    }
+    if (name == "axis") {
+      int64_t hi = op == ir::Op::Flatten ? rank + 1 : rank;
+      if (hi <= 0) return std::nullopt;
+      int64_t a = pick(static_cast<int>(hi));
+      if (op != ir::Op::Flatten && coin(0.3)) a -= rank;
+      return Literal(a);
+    }
+    if (name == "axes") {
+      Sizes s;
+      for (int64_t i = 0; i < rank; ++i)
+        if (coin(0.5)) s.push_back(i);
+      if (s.empty() && rank > 0) s.push_back(pick(static_cast<int>(rank)));
+      return Literal(s);
+    }
+    if (name == "strides") return Literal(Sizes(static_cast<size_t>(std::max<int64_t>(rank - 2, 0)), 1 + pick(2)));
+    if (name == "pads") return Literal(Sizes(static_cast<size_t>(2 * std::max<int64_t>(rank - 2, 0)), pick(2)));
+    if (name == "dilations") return Literal(Sizes(static_cast<size_t>(std::max<int64_t>(rank - 2, 0)), 1));
+    if (name == "group" || name == "allowzero" || name == "kernel_shape" || name == "auto_pad") return std::nullopt;
+    if (name == "epsilon") return Literal(0.001f);
+    for (const auto& spec : ir::op_info(op).attrs) {
+      if (spec.name != name) continue;
+      if (spec.kind == ir::AttrKind::Int) return Literal(static_cast<int64_t>(pick(2)));
+      if (spec.kind == ir::AttrKind::Float) return Literal(coin(0.5) ? 0.5f : 2.0f);
+    }
+    return std::nullopt;
+  }
+
+  ir::Attributes gen_rest(ir::Op op, int64_t rank) {
+    ir::Attributes a;
+    if ((op == ir::Op::Conv) && rank >= 3) {
+      size_t sp = static_cast<size_t>(rank - 2);
+      switch (pick(4)) {
+        case 0: break;
+        case 1: a.set("strides", Sizes(sp, 2)); break;
+        case 2: a.set("pads", Sizes(2 * sp, 1)); break;
+        default: a.set("dilations", Sizes(sp, 2)); break;
+      }
+    }
+    return a;
+  }
+
+  std::optional<std::vector<int64_t>> gen_ints(const Pat& p, size_t i, const std::vector<std::optional<Info>>& kids,
+                                               const ir::Attributes& attrs) {
+    using ir::Op;
+    if (!kids[0]) return std::nullopt;
+    Sizes x = kids[0]->type.shape.sizes();
+    int64_t r = static_cast<int64_t>(x.size());
+    int64_t n = std::accumulate(x.begin(), x.end(), int64_t{1}, std::multiplies<>());
+    switch (p.op) {
+      case Op::Reshape: {
+        Sizes s;
+        int64_t left = n;
+        int parts = 1 + pick(3);
+        for (int k = 0; k + 1 < parts; ++k) {
+          std::vector<int64_t> divs;
+          for (int64_t d = 1; d <= left; ++d)
+            if (left % d == 0) divs.push_back(d);
+          int64_t d = divs[static_cast<size_t>(pick(static_cast<int>(divs.size())))];
+          s.push_back(d);
+          left /= d;
+        }
+        s.push_back(left);
+        std::shuffle(s.begin(), s.end(), rng_);
+        if (coin(0.25)) s[static_cast<size_t>(pick(static_cast<int>(s.size())))] = -1;
+        return s;
+      }
+      case Op::Unsqueeze: return Sizes{pick(static_cast<int>(r + 1))};
+      case Op::Squeeze: {
+        Sizes ones;
+        for (int64_t k = 0; k < r; ++k)
+          if (x[static_cast<size_t>(k)] == 1) ones.push_back(k);
+        if (ones.empty()) return std::nullopt;
+        return Sizes{ones[static_cast<size_t>(pick(static_cast<int>(ones.size())))]};
+      }
+      case Op::Split: {
+        int64_t ax = attrs.get_int("axis", 0);
+        if (ax < 0) ax += r;
+        if (ax < 0 || ax >= r) return std::nullopt;
+        int64_t d = x[static_cast<size_t>(ax)];
+        int64_t parts = p.nout.value_or(2);
+        if (d < parts) return std::nullopt;
+        Sizes s(static_cast<size_t>(parts), 1);
+        for (int64_t k = parts; k < d; ++k) s[static_cast<size_t>(pick(static_cast<int>(parts)))]++;
+        return s;
+      }
+      case Op::ReduceSum: {
+        Sizes s;
+        for (int64_t k = 0; k < r; ++k)
+          if (coin(0.5)) s.push_back(k);
+        if (s.empty() && r > 0) s.push_back(pick(static_cast<int>(r)));
+        return s;
+      }
+      case Op::Expand: {
+        Sizes s = x;
+        for (auto& d : s)
+          if (d == 1 && coin(0.6)) d = 2 + pick(2);
+        if (coin(0.3)) s.insert(s.begin(), 2);
+        return s;
+      }
+      case Op::Pad: {
+        Sizes s(static_cast<size_t>(2 * r));
+        for (auto& v : s) v = pick(2);
+        return s;
+      }
+      case Op::Tile: {
+        Sizes s(static_cast<size_t>(r), 1);
+        if (r > 0) s[static_cast<size_t>(pick(static_cast<int>(r)))] = 2;
+        return s;
+      }
+      case Op::Slice: {
+        if (r == 0) return std::nullopt;
+        if (!slice_axis_) {
+          slice_axis_ = pick(static_cast<int>(r));
+          int64_t d = x[static_cast<size_t>(*slice_axis_)];
+          slice_start_ = pick(static_cast<int>(d));
+          slice_end_ = slice_start_ + 1 + pick(static_cast<int>(d - slice_start_));
+        }
+        if (i == 1) return Sizes{slice_start_};
+        if (i == 2) return Sizes{slice_end_};
+        if (i == 3) return Sizes{*slice_axis_};
+        return Sizes{1};
+      }
+      default: return std::nullopt;
+    }
+  }
+
+  // Post-order: the type of pattern `p`, assigning its variables.
+  std::optional<Info> visit(const Pat& p) {
+    switch (p.kind) {
+      case Pat::Kind::Var: {
+        if (!facts_.count(p.var)) assign(p.var, random_shape());
+        return facts_[p.var];
+      }
+      case Pat::Kind::Literal: {
+        auto t = std::make_shared<ir::Tensor>(literal_tensor(p.literal));
+        tensors_.push_back(t);
+        Info info{ir::TensorType{t->dtype(), ir::Shape::of(t->dims())}, std::nullopt, t.get()};
+        if (auto* l = std::get_if<std::vector<int64_t>>(&p.literal)) info.ints = *l;
+        return info;
+      }
+      case Pat::Kind::Op: break;
+    }
+    std::vector<std::optional<Info>> kids(p.kids.size());
+    // 1. sub-operations, literals and variables already known
+    for (size_t i = 0; i < p.kids.size(); ++i) {
+      const Pat& k = p.kids[i];
+      if (k.kind != Pat::Kind::Var) {
+        kids[i] = visit(k);
+        if (!kids[i]) return std::nullopt;
+      } else if (facts_.count(k.var)) {
+        kids[i] = facts_[k.var];
+      }
+    }
+    // 2. the first operand, when nothing else fixes it
+    auto first_free = [&]() -> std::optional<size_t> {
+      for (size_t i = 0; i < p.kids.size(); ++i)
+        if (!kids[i] && !int_vars_.count(p.kids[i].var)) return i;
+      return std::nullopt;
+    };
+    bool any = std::any_of(kids.begin(), kids.end(), [](const auto& k) { return k.has_value(); });
+    if (!any)
+      if (auto i = first_free()) {
+        assign(p.kids[*i].var, propose(p, *i, kids));
+        kids[*i] = facts_[p.kids[*i].var];
+      }
+    // 3. attributes
+    int64_t rank = kids.empty() || !kids[0] ? -1 : kids[0]->type.shape.rank();
+    ir::Attributes attrs;
+    for (const AttrPat& a : p.attrs) {
+      if (a.name == "*") {
+        if (!rests_.count(a.var)) rests_[a.var] = gen_rest(p.op, rank);
+        for (const auto& [k, v] : rests_[a.var].entries()) attrs.set(k, v);
+        continue;
+      }
+      std::optional<Literal> v;
+      if (!a.is_var) {
+        v = a.literal;
+      } else {
+        if (!attrs_.count(a.var)) attrs_[a.var] = gen_attr(p.op, a.name, rank);
+        v = attrs_[a.var];
+      }
+      if (v) attrs.set(a.name, *v);
+    }
+    // 4. the remaining operands
+    while (auto i = first_free()) {
+      assign(p.kids[*i].var, propose(p, *i, kids));
+      kids[*i] = facts_[p.kids[*i].var];
+    }
+    // 5. integer inputs
+    for (size_t i = 0; i < p.kids.size(); ++i) {
+      if (kids[i]) continue;
+      auto v = gen_ints(p, i, kids, attrs);
+      if (!v) return why(fmt::format("no integer input for {}", ir::op_name(p.op)));
+      assign_ints(p.kids[i].var, *v);
+      kids[i] = facts_[p.kids[i].var];
+    }
+    // 6. the node's type
+    std::vector<ir::InferInput> ins(kids.size());
+    std::vector<std::vector<ir::Dim>> known(kids.size());
+    for (size_t i = 0; i < kids.size(); ++i) {
+      ins[i].type = &kids[i]->type;
+      ins[i].constant = kids[i]->constant;
+      if (kids[i]->ints) {
+        for (int64_t v : *kids[i]->ints) known[i].emplace_back(v);
+        ins[i].known = &known[i];
+      }
+    }
+    const ir::OpInfo& info = ir::op_info(p.op);
+    int nout = p.nout.value_or(std::max(info.min_outputs, p.op == ir::Op::Split ? 2 : 1));
+    ir::InferContext ctx;
+    ctx.inputs = ins;
+    ctx.attrs = &attrs;
+    ctx.num_outputs = nout;
+    ctx.outputs.resize(static_cast<size_t>(nout));
+    ctx.known.resize(static_cast<size_t>(nout));
+    if (auto ok = info.infer(ctx); !ok) return why(fmt::format("{}: {}", info.name, ok.error()));
+    const ir::TensorType& t = ctx.outputs[static_cast<size_t>(p.out)];
+    if (!t.shape.is_static()) return why(fmt::format("{} has a non-static result", info.name));
+    Info out{t, std::nullopt, nullptr};
+    if (ctx.known[static_cast<size_t>(p.out)]) {
+      std::vector<int64_t> v;
+      for (const auto& d : *ctx.known[static_cast<size_t>(p.out)]) v.push_back(d.size());
+      out.ints = v;
+    }
+    return out;
+  }
+
+  // Builds the graph of one side over the instance's inputs.
+  std::optional<ir::Graph> build(const Instance& inst, const std::vector<std::pair<std::string, Pat>>& side) {
+    ir::Graph g;
+    std::map<std::string, ir::ValueId> vals;
+    for (const auto& name : inst.inputs) vals[name] = g.add_input(name.substr(1), facts_[name].type);
+    std::map<std::string, ir::NodeId> memo;
+    int counter = 0;
+    std::function<std::optional<ir::ValueId>(const Pat&)> rec = [&](const Pat& p) -> std::optional<ir::ValueId> {
+      switch (p.kind) {
+        case Pat::Kind::Var: {
+          if (auto it = vals.find(p.var); it != vals.end()) return it->second;
+          if (auto f = facts_.find(p.var); f != facts_.end() && f->second.constant) {
+            auto t = std::make_shared<const ir::Tensor>(*f->second.constant);
+            return vals[p.var] = g.add_constant(p.var.substr(1), t);
+          }
+          if (auto c = computed_.find(p.var); c != computed_.end())
+            return vals[p.var] = g.add_constant(p.var.substr(1), std::make_shared<const ir::Tensor>(literal_tensor(c->second, true)));
+          graph_error_ = fmt::format("{} has no value", p.var);
+          return std::nullopt;
+        }
+        case Pat::Kind::Literal:
+          return g.add_constant(fmt::format("k{}", counter++), std::make_shared<const ir::Tensor>(literal_tensor(p.literal)));
+        case Pat::Kind::Op: break;
+      }
+      ir::Node node;
+      node.op = p.op;
+      for (const Pat& k : p.kids) {
+        auto v = rec(k);
+        if (!v) return std::nullopt;
+        node.inputs.push_back(*v);
+      }
+      for (const AttrPat& a : p.attrs) {
+        if (a.name == "*") {
+          for (const auto& [k, v] : rests_[a.var].entries()) node.attrs.set(k, v);
+          continue;
+        }
+        std::optional<Literal> v;
+        if (!a.is_var) v = a.literal;
+        else if (auto it = attrs_.find(a.var); it != attrs_.end()) v = it->second;
+        else if (auto c = computed_.find(a.var); c != computed_.end()) v = c->second;
+        if (!v) continue;
+        Literal x = *v;
+        for (const auto& spec : ir::op_info(p.op).attrs)
+          if (spec.name == a.name && spec.kind == ir::AttrKind::Float)
+            if (auto* i = std::get_if<int64_t>(&x)) x = Literal(static_cast<float>(*i));
+        node.attrs.set(a.name, x);
+      }
+      const ir::OpInfo& info = ir::op_info(p.op);
+      int nout = p.nout.value_or(std::max(info.min_outputs, p.op == ir::Op::Split ? 2 : 1));
+      std::string key = fmt::format("{}|{}|{}|{}", static_cast<int>(p.op), nout,
+                                    fmt::join(std::vector<uint32_t>([&] {
+                                                std::vector<uint32_t> v;
+                                                for (auto in : node.inputs) v.push_back(ir::index(in));
+                                                return v;
+                                              }()),
+                                              ","),
+                                    [&] {
+                                      std::string s;
+                                      for (const auto& [k, v] : node.attrs.entries()) s += k + "=" + literal_str(v) + ";";
+                                      return s;
+                                    }());
+      if (auto it = memo.find(key); it != memo.end())
+        return g.node(it->second).outputs[static_cast<size_t>(p.out)];
+      // Output types from the shape rule.
+      std::vector<ir::InferInput> ins(node.inputs.size());
+      std::vector<std::vector<ir::Dim>> known(node.inputs.size());
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        const ir::Value& v = g.value(node.inputs[i]);
+        ins[i].type = &v.type;
+        ins[i].constant = v.constant.get();
+        if (v.constant && ir::is_integer(v.constant->dtype())) {
+          for (int64_t x : v.constant->to_int_vector()) known[i].emplace_back(x);
+          ins[i].known = &known[i];
+        } else if (const auto& kv = g.known_value(node.inputs[i])) {
+          known[i] = *kv;
+          ins[i].known = &known[i];
+        }
+      }
+      ir::InferContext ctx;
+      ctx.inputs = ins;
+      ctx.attrs = &node.attrs;
+      ctx.num_outputs = nout;
+      ctx.outputs.resize(static_cast<size_t>(nout));
+      ctx.known.resize(static_cast<size_t>(nout));
+      if (auto ok = info.infer(ctx); !ok) {
+        graph_error_ = fmt::format("{}: {}", info.name, ok.error());
+        return std::nullopt;
+      }
+      std::vector<std::string> names;
+      for (int o = 0; o < nout; ++o) names.push_back(fmt::format("v{}", counter++));
+      ir::NodeId id = g.add_node(std::move(node), names, ctx.outputs);
+      memo[key] = id;
+      return g.node(id).outputs[static_cast<size_t>(p.out)];
+    };
+    std::vector<ir::ValueId> outs;
+    for (const auto& [root, p] : side) {
+      auto v = rec(p);
+      if (!v) return std::nullopt;
+      outs.push_back(*v);
+    }
+    g.set_outputs(outs);
+    if (auto ok = g.infer_shapes(); !ok) {
+      graph_error_ = ok.error().message;
+      return std::nullopt;
+    }
+    return g;
+  }
+
+  const RuleBody& body_;
+  std::mt19937_64 rng_;
+  std::set<std::string> int_vars_;
+  std::vector<std::string> order_;
+  std::map<std::string, Info> facts_;
+  std::map<std::string, std::optional<Literal>> attrs_;
+  std::map<std::string, ir::Attributes> rests_;
+  std::map<std::string, Literal> computed_;
+  std::vector<std::shared_ptr<ir::Tensor>> tensors_;
+  std::optional<int64_t> slice_axis_;
+  int64_t slice_start_ = 0, slice_end_ = 1;
+  int64_t n_ = 2;
+  std::string why_, graph_error_;
+};
+
+}  // namespace
+
+std::vector<Instance> make_instances(const RuleBody& body, const std::string& name, int count, std::string& why) {
+  std::vector<Instance> out;
+  std::set<std::string> seen;
+  uint64_t seed = std::hash<std::string>()(name);
+  std::map<std::string, int> reasons;
+  for (int attempt = 0; attempt < 3000 && static_cast<int>(out.size()) < count * 4; ++attempt) {
+    Generator gen(body, seed + static_cast<uint64_t>(attempt) * 7919);
+    auto inst = gen.draw();
+    if (!inst) {
+      reasons[gen.why_not()]++;
+      continue;
+    }
+    if (!seen.insert(inst->describe).second) continue;
+    out.push_back(std::move(*inst));
+  }
+  // Keep the smallest first, then a spread of the others.
+  std::stable_sort(out.begin(), out.end(), [](const Instance& a, const Instance& b) { return a.elements < b.elements; });
+  if (static_cast<int>(out.size()) > count) {
+    std::vector<Instance> pick;
+    for (int i = 0; i < count; ++i) pick.push_back(std::move(out[static_cast<size_t>(i * (static_cast<int>(out.size()) - 1) / std::max(count - 1, 1))]));
+    out = std::move(pick);
+  }
+  if (out.empty()) {
+    int best = 0;
+    for (const auto& [r, n] : reasons)
+      if (n > best) {
+        best = n;
+        why = r;
+      }
+  }
+  return out;
+}
+
+}  // namespace refinery::rules

@@ -1,0 +1,31 @@
+// Internal to rules/: a rule instantiated at concrete shapes. Tensor
+// variables get small static shapes (dims 1..3) that make the left side
+// type-check and the conditions hold; integer inputs (reshape targets, axes,
+// split sizes) and unbound attributes get values that fit. The two sides
+// then become two ir::Graphs over the same inputs.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "rules/builtins.h"
+#include "rules/rule_ast.h"
+
+namespace refinery::rules {
+
+struct Instance {
+  std::vector<std::string> inputs;            // tensor variables that are graph inputs, in order
+  std::vector<ValueCond> input_conds;         // per input: a value condition it must satisfy
+  ir::Graph lhs, rhs;                         // outputs: one per root
+  std::string describe;                       // "?x: 2x3, ?p: [1 0]"
+  int64_t elements = 0;                       // total input elements (smaller is cheaper)
+};
+
+// Up to `count` distinct instances (fewer when the search finds fewer);
+// `why` says what failed when none is found.
+std::vector<Instance> make_instances(const RuleBody& body, const std::string& name, int count, std::string& why);
+
+}  // namespace refinery::rules

@@ -1,0 +1,299 @@
+#include "rules/verify.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "rules/instance.h"
+#include "rules/rule_ast.h"
+#include "rules/z3_semantics.h"
+#include "runtime/interpreter.h"
+
+namespace refinery::rules {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<SymTensor> symbolic_inputs(const Instance& inst, SymDomain& d, std::vector<z3::expr>& constraints) {
+  std::vector<SymTensor> ins;
+  for (size_t i = 0; i < inst.inputs.size(); ++i) {
+    const ir::Value& v = inst.lhs.value(inst.lhs.inputs()[i]);
+    SymTensor t;
+    t.shape = v.type.shape.sizes();
+    int64_t n = v.type.shape.num_elements().value_or(0);
+    for (int64_t k = 0; k < n; ++k) {
+      z3::expr e = d.var(fmt::format("{}#{}", inst.inputs[i], k));
+      if (d.fp32()) {
+        constraints.push_back(!z3::expr(d.ctx(), Z3_mk_fpa_is_nan(d.ctx(), e)));
+        constraints.push_back(!z3::expr(d.ctx(), Z3_mk_fpa_is_infinite(d.ctx(), e)));
+      }
+      switch (inst.input_conds[i]) {
+        case ValueCond::Positive: constraints.push_back(d.num(0) < e); break;
+        case ValueCond::NonNegative: constraints.push_back(d.num(0) <= e); break;
+        case ValueCond::Nonzero: constraints.push_back(!(e == d.num(0))); break;
+        case ValueCond::None: break;
+      }
+      t.elems.push_back(e);
+    }
+    ins.push_back(std::move(t));
+  }
+  return ins;
+}
+
+void add_axioms(const RuleBody& body, SymDomain& d, z3::solver& s) {
+  for (const std::string& ax : body.axioms) {
+    if (d.fp32()) continue;  // binary32 semantics has no axioms
+    if (ax == "exp-pos")
+      for (const auto& a : d.applications["exp"]) s.add(d.fn("exp", a) > d.num(0));
+    if (ax == "exp-add") {
+      auto apps = d.applications["exp"];
+      for (const auto& a : apps)
+        for (const auto& b : apps) s.add(d.fn("exp", a - b) * d.fn("exp", b) == d.fn("exp", a));
+    }
+    if (ax == "sqrt-sq")
+      for (const auto& a : d.applications["sqrt"]) s.add(z3::implies(a >= d.num(0), d.fn("sqrt", a) * d.fn("sqrt", a) == a));
+    if (ax == "sqrt-pos")
+      for (const auto& a : d.applications["sqrt"]) s.add(z3::implies(a > d.num(0), d.fn("sqrt", a) > d.num(0)));
+  }
+}
+
+std::string nested(const std::vector<int64_t>& shape, const std::vector<double>& v, size_t dim, size_t& pos) {
+  if (dim == shape.size()) {
+    double x = v[pos++];
+    return fmt::format("{:g}", x);
+  }
+  std::vector<std::string> parts;
+  for (int64_t i = 0; i < shape[dim]; ++i) parts.push_back(nested(shape, v, dim + 1, pos));
+  return fmt::format("[{}]", fmt::join(parts, ", "));
+}
+
+std::string show(const SymDomain& d, const z3::model& m, const std::string& name, const SymTensor& t) {
+  std::vector<double> v;
+  for (const auto& e : t.elems) v.push_back(d.value(m, e));
+  size_t pos = 0;
+  return fmt::format("{} = {}", name, nested(t.shape, v, 0, pos));
+}
+
+enum class Check { Unsat, Sat, Unknown, Error };
+
+struct Query {
+  Check result = Check::Error;
+  std::string detail;  // counterexample or error
+};
+
+Query prove(const RuleBody& body, const Instance& inst, bool fp32, unsigned timeout_ms) {
+  z3::context ctx;
+  SymDomain d(ctx, fp32);
+  std::vector<z3::expr> constraints;
+  auto ins = symbolic_inputs(inst, d, constraints);
+  auto lhs = eval_symbolic(inst.lhs, ins, d);
+  if (!lhs) return {Check::Error, "left side: " + lhs.error().str()};
+  auto rhs = eval_symbolic(inst.rhs, ins, d);
+  if (!rhs) return {Check::Error, "right side: " + rhs.error().str()};
+  z3::solver s(ctx);
+  z3::params p(ctx);
+  p.set("timeout", timeout_ms);
+  s.set(p);
+  for (const auto& c : constraints) s.add(c);
+  for (const auto& a : d.assumptions) s.add(a);
+  add_axioms(body, d, s);
+  z3::expr_vector diffs(ctx);
+  for (size_t o = 0; o < lhs->size(); ++o)
+    for (size_t k = 0; k < (*lhs)[o].elems.size(); ++k) diffs.push_back(!d.same((*lhs)[o].elems[k], (*rhs)[o].elems[k]));
+  if (diffs.empty()) return {Check::Unsat, ""};
+  s.add(z3::mk_or(diffs));
+  switch (s.check()) {
+    case z3::unsat: return {Check::Unsat, ""};
+    case z3::unknown: return {Check::Unknown, s.reason_unknown()};
+    case z3::sat: break;
+  }
+  z3::model m = s.get_model();
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < ins.size(); ++i) lines.push_back(show(d, m, inst.inputs[i], ins[i]));
+  for (size_t o = 0; o < lhs->size(); ++o) {
+    lines.push_back(show(d, m, lhs->size() > 1 ? fmt::format("lhs{}", o) : "lhs", (*lhs)[o]));
+    lines.push_back(show(d, m, rhs->size() > 1 ? fmt::format("rhs{}", o) : "rhs", (*rhs)[o]));
+  }
+  return {Check::Sat, fmt::format("{}", fmt::join(lines, "\n"))};
+}
+
+// The numeric cross-check on random inputs; empty when the sides agree.
+std::string numeric_check(const Instance& inst, uint64_t seed, bool& skipped) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f), pos(0.5f, 1.5f);
+  std::vector<ir::Tensor> inputs;
+  for (size_t i = 0; i < inst.inputs.size(); ++i) {
+    const ir::Value& v = inst.lhs.value(inst.lhs.inputs()[i]);
+    int64_t n = v.type.shape.num_elements().value_or(0);
+    std::vector<float> data(static_cast<size_t>(n));
+    for (auto& x : data) {
+      switch (inst.input_conds[i]) {
+        case ValueCond::Positive:
+        case ValueCond::NonNegative: x = pos(rng); break;
+        case ValueCond::Nonzero: x = pos(rng) * (u(rng) < 0 ? -1.0f : 1.0f); break;
+        case ValueCond::None: x = u(rng); break;
+      }
+    }
+    inputs.push_back(ir::Tensor::from_values<float>(ir::DType::f32, v.type.shape.sizes(), data));
+  }
+  auto a = runtime::run(inst.lhs, inputs);
+  if (!a) {
+    skipped = true;
+    return "left side: " + a.error().str();
+  }
+  auto b = runtime::run(inst.rhs, inputs);
+  if (!b) {
+    skipped = true;
+    return "right side: " + b.error().str();
+  }
+  for (size_t o = 0; o < a->size(); ++o) {
+    const ir::Tensor& x = (*a)[o];
+    const ir::Tensor& y = (*b)[o];
+    if (x.numel() != y.numel()) return fmt::format("output {} has {} and {} elements", o, x.numel(), y.numel());
+    for (int64_t k = 0; k < x.numel(); ++k) {
+      double p = x.as_double(k), q = y.as_double(k);
+      if (std::isnan(p) && std::isnan(q)) continue;
+      if (!(std::abs(p - q) <= 1e-4 + 1e-3 * std::max(std::abs(p), std::abs(q))))
+        return fmt::format("output {} element {}: {} vs {}", o, k, p, q);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string_view verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::Proved: return "proved";
+    case Verdict::Refuted: return "refuted";
+    case Verdict::Unknown: return "unknown";
+    case Verdict::Error: return "error";
+  }
+  return "?";
+}
+
+RuleReport verify_rule(const Rule& rule, const VerifyOptions& opt) {
+  auto t0 = Clock::now();
+  RuleReport r{rule.name, rule.family, rule.file, rule.line};
+  std::string why;
+  auto insts = make_instances(*rule.body, rule.name, opt.instances, why);
+  if (insts.empty()) {
+    r.verdict = Verdict::Error;
+    r.message = "no instance satisfies the rule's types and conditions: " + why;
+  } else {
+    r.verdict = Verdict::Proved;
+    for (const Instance& inst : insts) {
+      r.shapes.push_back(inst.describe);
+      Query q = prove(*rule.body, inst, false, opt.timeout_ms);
+      if (q.result == Check::Error) {
+        r.verdict = Verdict::Error;
+        r.message = q.detail;
+        break;
+      }
+      if (q.result == Check::Sat) {
+        r.verdict = Verdict::Refuted;
+        r.counterexample = fmt::format("at {}:\n{}", inst.describe, q.detail);
+        break;
+      }
+      if (q.result == Check::Unknown) {
+        r.verdict = Verdict::Unknown;
+        r.message = q.detail;
+      }
+    }
+    if (r.verdict == Verdict::Proved && opt.fp32) {
+      Query q = prove(*rule.body, insts.front(), true, opt.fp_timeout_ms);
+      r.fp32 = q.result == Check::Unsat ? "exact" : q.result == Check::Sat ? "reals-only" : "unknown";
+    }
+    if (opt.numeric) {
+      std::string bad;
+      bool skipped = false;
+      for (size_t i = 0; i < insts.size() && bad.empty() && !skipped; ++i)
+        bad = numeric_check(insts[i], std::hash<std::string>()(rule.name) + i, skipped);
+      r.numeric = skipped ? "skipped: " + bad : bad.empty() ? "agree" : "disagree: " + bad;
+    } else {
+      r.numeric = "skipped";
+    }
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return r;
+}
+
+VerifyReport verify_rules(const std::vector<const Rule*>& rules, const VerifyOptions& opt) {
+  auto t0 = Clock::now();
+  VerifyReport rep;
+  rep.rules.resize(rules.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < rules.size(); i = next++) rep.rules[i] = verify_rule(*rules[i], opt);
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::max(opt.threads, 1); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return rep;
+}
+
+int VerifyReport::count(Verdict v) const {
+  return static_cast<int>(std::count_if(rules.begin(), rules.end(), [&](const RuleReport& r) { return r.verdict == v; }));
+}
+
+int VerifyReport::exact_fp32() const {
+  return static_cast<int>(std::count_if(rules.begin(), rules.end(), [](const RuleReport& r) { return r.fp32 == "exact"; }));
+}
+
+int VerifyReport::numeric_disagreements() const {
+  return static_cast<int>(std::count_if(rules.begin(), rules.end(), [](const RuleReport& r) { return r.numeric.starts_with("disagree"); }));
+}
+
+std::string VerifyReport::json() const {
+  nlohmann::ordered_json j;
+  j["summary"] = {{"rules", rules.size()},
+                  {"proved", count(Verdict::Proved)},
+                  {"refuted", count(Verdict::Refuted)},
+                  {"unknown", count(Verdict::Unknown)},
+                  {"error", count(Verdict::Error)},
+                  {"exact_fp32", exact_fp32()},
+                  {"numeric_disagreements", numeric_disagreements()},
+                  {"seconds", seconds}};
+  auto& arr = j["rules"] = nlohmann::ordered_json::array();
+  for (const RuleReport& r : rules) {
+    nlohmann::ordered_json o;
+    o["name"] = r.name;
+    o["family"] = r.family;
+    o["file"] = r.file;
+    o["line"] = r.line;
+    o["verdict"] = std::string(verdict_name(r.verdict));
+    o["shapes"] = r.shapes;
+    if (!r.fp32.empty()) o["fp32"] = r.fp32;
+    o["numeric"] = r.numeric;
+    if (!r.counterexample.empty()) o["counterexample"] = r.counterexample;
+    if (!r.message.empty()) o["message"] = r.message;
+    o["seconds"] = r.seconds;
+    arr.push_back(std::move(o));
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string VerifyReport::table() const {
+  std::string out = fmt::format("{:<34} {:<13} {:<8} {:<11} {:<9} {:>7}\n", "rule", "family", "verdict", "fp32", "numeric", "seconds");
+  for (const RuleReport& r : rules) {
+    std::string num = r.numeric.substr(0, r.numeric.find(':'));
+    out += fmt::format("{:<34} {:<13} {:<8} {:<11} {:<9} {:>7.3f}\n", r.name, r.family, verdict_name(r.verdict),
+                       r.fp32.empty() ? "-" : r.fp32, num, r.seconds);
+    if (!r.counterexample.empty()) out += "    counterexample " + r.counterexample + "\n";
+    if (!r.message.empty()) out += "    " + r.message + "\n";
+  }
+  out += fmt::format("{} rules: {} proved ({} exact in binary32), {} refuted, {} unknown, {} errors; {} numeric disagreements; {:.1f} s\n",
+                     rules.size(), count(Verdict::Proved), exact_fp32(), count(Verdict::Refuted), count(Verdict::Unknown),
+                     count(Verdict::Error), numeric_disagreements(), seconds);
+  return out;
+}
+
+}  // namespace refinery::rules

@@ -1,0 +1,69 @@
+// Symbolic semantics of the IR ops for Z3: one function per ir::Op, keyed by
+// the operator table (ARCHITECTURE.md, decision 2). A tensor is its concrete
+// shape and one Z3 term per element, over the reals or over IEEE binary32.
+// Transcendental functions (exp, log, tanh, sigmoid, erf, ...) are
+// uninterpreted; division records that its divisor is nonzero (reals).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <z3++.h>
+
+#include "ir/diag.h"
+#include "ir/graph.h"
+
+namespace refinery::rules {
+
+struct SymTensor {
+  std::vector<int64_t> shape;
+  std::vector<z3::expr> elems;
+  const ir::Tensor* concrete = nullptr;  // a constant's value (integer inputs read it)
+};
+
+// The number domain: reals, or binary32 with round-to-nearest-even.
+class SymDomain {
+ public:
+  SymDomain(z3::context& ctx, bool fp32);
+
+  z3::context& ctx() const { return ctx_; }
+  bool fp32() const { return fp32_; }
+  z3::sort sort() const;
+  z3::expr num(double v) const;
+  z3::expr var(const std::string& name) const;
+  z3::expr add(const z3::expr& a, const z3::expr& b) const { return a + b; }
+  z3::expr sub(const z3::expr& a, const z3::expr& b) const { return a - b; }
+  z3::expr mul(const z3::expr& a, const z3::expr& b) const { return a * b; }
+  z3::expr div(const z3::expr& a, const z3::expr& b);
+  z3::expr neg(const z3::expr& a) const { return -a; }
+  z3::expr lt(const z3::expr& a, const z3::expr& b) const { return a < b; }
+  z3::expr max(const z3::expr& a, const z3::expr& b) const;
+  z3::expr min(const z3::expr& a, const z3::expr& b) const;
+  z3::expr sqrt(const z3::expr& a);
+  z3::expr fn(const std::string& name, const z3::expr& a);  // an uninterpreted unary function
+  // Equality of two results (for FP: the same value, NaN equal to NaN).
+  z3::expr same(const z3::expr& a, const z3::expr& b) const { return a == b; }
+  double value(const z3::model& m, const z3::expr& e) const;
+
+  // Definedness assumptions (divisors nonzero, sqrt arguments non-negative).
+  std::vector<z3::expr> assumptions;
+  // Applications of uninterpreted functions, by name (for axioms).
+  std::map<std::string, std::vector<z3::expr>> applications;
+
+ private:
+  z3::context& ctx_;
+  bool fp32_;
+  std::map<std::string, z3::func_decl> fns_;
+};
+
+// Evaluates a graph on symbolic inputs (one per graph input, in order).
+// Fails, naming the node, on an op without symbolic semantics.
+Expected<std::vector<SymTensor>> eval_symbolic(const ir::Graph& graph, const std::vector<SymTensor>& inputs,
+                                               SymDomain& domain);
+
+// Whether an op has symbolic semantics.
+bool has_semantics(ir::Op op);
+
+}  // namespace refinery::rules
