@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
 #if REFINERY_HAVE_RULES_CLI
   commands.push_back(add_rules(app));
 #endif
+#if REFINERY_HAVE_OPTIMIZE
+  commands.push_back(add_optimize(app));
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,112 @@
+#include "optimize/fold.h"
+
+#include <fmt/format.h>
+
+#include "optimize/tensor_cost.h"
+#include "runtime/interpreter.h"
+#include "targets/workload.h"
+
+namespace refinery::optimize {
+
+Expected<Folded> fold_constants(const ir::Graph& g) {
+  Folded out;
+  std::vector<ir::TensorRef> value(g.num_values());  // known constant contents
+  for (ir::ValueId v : g.constants()) value[ir::index(v)] = g.value(v).constant;
+  std::vector<bool> is_output(g.num_values(), false);
+  for (ir::ValueId v : g.outputs()) is_output[ir::index(v)] = true;
+  std::vector<bool> folded(g.num_nodes(), false);
+
+  for (std::size_t i = 0; i < g.num_nodes(); ++i) {
+    const ir::Node& n = g.nodes()[i];
+    bool all_const = !n.inputs.empty();
+    double in_bytes = 0, out_bytes = 0;
+    for (ir::ValueId v : n.inputs) {
+      if (v == ir::kNoValue) continue;
+      if (!value[ir::index(v)]) all_const = false;
+      else in_bytes += targets::bytes(g.value(v).type);
+    }
+    bool any_output = false, static_out = true;
+    for (ir::ValueId o : n.outputs) {
+      any_output |= is_output[ir::index(o)];
+      static_out &= g.value(o).type.shape.is_static();
+      out_bytes += targets::bytes(g.value(o).type);
+    }
+    if (!all_const || any_output || !static_out || !foldable(n.op, in_bytes, out_bytes)) continue;
+    // A graph of just this node on its constant inputs.
+    ir::Graph one;
+    ir::Node copy = n;
+    copy.inputs.clear();
+    for (ir::ValueId v : n.inputs)
+      copy.inputs.push_back(v == ir::kNoValue ? ir::kNoValue : one.add_constant(g.value(v).name, value[ir::index(v)]));
+    std::vector<std::string> names;
+    std::vector<ir::TensorType> types;
+    for (ir::ValueId o : n.outputs) {
+      names.push_back(g.value(o).name);
+      types.push_back(g.value(o).type);
+    }
+    ir::NodeId id = one.add_node(std::move(copy), names, types);
+    one.set_outputs(one.node(id).outputs);
+    auto r = runtime::run(one, {});
+    if (!r) continue;  // an op the interpreter refuses here stays an op
+    bool ok = true;
+    for (std::size_t k = 0; k < n.outputs.size(); ++k)
+      ok &= (*r)[k].dtype() == types[k].dtype && (*r)[k].dims() == types[k].shape.sizes();
+    if (!ok) continue;
+    for (std::size_t k = 0; k < n.outputs.size(); ++k)
+      value[ir::index(n.outputs[k])] = std::make_shared<const ir::Tensor>(std::move((*r)[k]));
+    folded[i] = true;
+    ++out.folded;
+  }
+
+  // Liveness from the outputs through the nodes that stay.
+  std::vector<bool> live(g.num_values(), false);
+  for (ir::ValueId v : g.outputs()) live[ir::index(v)] = true;
+  std::vector<bool> node_live(g.num_nodes(), false);
+  for (std::size_t i = g.num_nodes(); i-- > 0;) {
+    const ir::Node& n = g.nodes()[i];
+    if (folded[i]) continue;
+    bool any = false;
+    for (ir::ValueId o : n.outputs) any |= live[ir::index(o)];
+    if (!any) continue;
+    node_live[i] = true;
+    for (ir::ValueId v : n.inputs)
+      if (v != ir::kNoValue) live[ir::index(v)] = true;
+  }
+
+  ir::Graph& ng = out.graph;
+  ng.info = g.info;
+  std::vector<ir::ValueId> map(g.num_values(), ir::kNoValue);
+  for (ir::ValueId v : g.inputs()) map[ir::index(v)] = ng.add_input(g.value(v).name, g.value(v).type);
+  for (ir::ValueId v : g.constants()) {
+    if (live[ir::index(v)]) map[ir::index(v)] = ng.add_constant(g.value(v).name, g.value(v).constant);
+    else ++out.constants_dropped;
+  }
+  for (std::size_t i = 0; i < g.num_nodes(); ++i) {
+    const ir::Node& n = g.nodes()[i];
+    if (folded[i]) {
+      for (ir::ValueId o : n.outputs)
+        if (live[ir::index(o)]) map[ir::index(o)] = ng.add_constant(g.value(o).name, value[ir::index(o)]);
+      continue;
+    }
+    if (!node_live[i]) continue;
+    ir::Node copy = n;
+    for (ir::ValueId& v : copy.inputs)
+      if (v != ir::kNoValue) v = map[ir::index(v)];
+    copy.outputs.clear();
+    std::vector<std::string> names;
+    std::vector<ir::TensorType> types;
+    for (ir::ValueId o : n.outputs) {
+      names.push_back(g.value(o).name);
+      types.push_back(g.value(o).type);
+    }
+    ir::NodeId id = ng.add_node(std::move(copy), names, types);
+    for (std::size_t k = 0; k < n.outputs.size(); ++k) map[ir::index(n.outputs[k])] = ng.node(id).outputs[k];
+  }
+  std::vector<ir::ValueId> outs;
+  for (ir::ValueId v : g.outputs()) outs.push_back(map[ir::index(v)]);
+  ng.set_outputs(std::move(outs));
+  if (auto ok = ng.verify(); !ok) return std::unexpected(ok.error());
+  return out;
+}
+
+}  // namespace refinery::optimize

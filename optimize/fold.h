@@ -1,0 +1,21 @@
+// Constant folding for export: every node whose inputs are all constants
+// (and that foldable() accepts) is evaluated once with the interpreter and
+// becomes an initializer; constants left unused are dropped.
+#pragma once
+
+#include <cstddef>
+
+#include "ir/diag.h"
+#include "ir/graph.h"
+
+namespace refinery::optimize {
+
+struct Folded {
+  ir::Graph graph;
+  std::size_t folded = 0;           // nodes evaluated into initializers
+  std::size_t constants_dropped = 0;
+};
+
+Expected<Folded> fold_constants(const ir::Graph& graph);
+
+}  // namespace refinery::optimize

@@ -1,0 +1,147 @@
+#include "optimize/optimize.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "egraph/tensor/convert.h"
+#include "extract/greedy.h"
+#include "extract/ilp.h"
+#include "ir/stats.h"
+#include "optimize/fold.h"
+#include "optimize/tensor_cost.h"
+
+namespace refinery::optimize {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(verify::Report& r) : report_(r) {}
+  void done(const std::string& phase) {
+    auto now = Clock::now();
+    report_.phase_seconds.emplace_back(phase, std::chrono::duration<double>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  verify::Report& report_;
+  Clock::time_point last_ = Clock::now();
+};
+
+std::map<std::string, std::int64_t> histogram(const ir::Graph& g) { return ir::compute_stats(g).op_histogram; }
+
+}  // namespace
+
+Expected<OptimizeResult> optimize(const ir::Graph& original, std::span<const TensorRewrite> rules,
+                                  std::span<const RuleInfo> rule_infos, std::span<const GraphRewriter> rewriters,
+                                  const targets::Target& target, const OptimizeOptions& o) {
+  auto start = Clock::now();
+  OptimizeResult out;
+  verify::Report& rep = out.report;
+  rep.target = target.name;
+  rep.extractor = o.extractor == ExtractorKind::Ilp ? "ilp" : "greedy";
+  rep.strategy = o.saturation.strategy == Strategy::Flat ? "flat" : "phased";
+  rep.validation_options = o.validation;
+  rep.nodes_before = original.num_nodes();
+  rep.ops_before = histogram(original);
+  rep.cost_before = targets::graph_cost(*target.model, original);
+  PhaseTimer timer(rep);
+
+  auto seeded = egraph::tensor::seed(original);
+  if (!seeded) return std::unexpected(seeded.error());
+  timer.done("seed");
+
+  SaturationResult sat;
+  try {
+    sat = saturate(seeded->egraph, rules, rule_infos, rewriters, o.saturation);
+  } catch (const egraph::tensor::TypeMismatch& e) {
+    return fail(fmt::format("saturation broke the type system (a rule is wrong): {}", e.what()));
+  }
+  auto& g = seeded->egraph;
+  timer.done("saturate");
+  rep.saturation = sat.phases;
+  rep.stop_reason = sat.stop_reason;
+  rep.egraph_nodes = g.num_nodes();
+  rep.egraph_classes = g.num_classes();
+  rep.rules_fired = sat.fired;
+
+  std::vector<egraph::Id> roots;
+  for (egraph::Id r : seeded->roots) roots.push_back(g.find(r));
+  TensorCost cost(g, *target.model);
+  // On a tie, the original's own node wins: a rewrite must pay for itself.
+  auto biased = [&](egraph::Id c, const TensorNode& n) {
+    auto id = g.memo_owner(n);
+    bool added = id && egraph::index(*id) < sat.created_by.size() && sat.created_by[egraph::index(*id)] >= 0;
+    return cost(c, n) + (added ? 1e-12 : 0.0);
+  };
+  auto problem = extract::make_problem(g, roots, biased);
+  extract::Solution solution;
+  if (o.extractor == ExtractorKind::Ilp) {
+    auto r = extract::extract_ilp(problem.problem, {.time_limit_s = o.ilp_time_limit_s});
+    solution = std::move(r.solution);
+    rep.extraction_status = fmt::format("{} (cost {:.6g} s, greedy {:.6g} s, {:.2f} s)", r.status, r.cost, r.greedy_cost, r.seconds);
+  } else {
+    auto r = extract::extract_greedy_dag(problem.problem);
+    solution = std::move(r.solution);
+    rep.extraction_status = r.fell_back_to_tree ? "greedy (tree answer)" : "greedy (dag)";
+  }
+  if (auto bad = extract::check_solution(problem.problem, solution); !bad.empty())
+    return fail("extraction returned an invalid choice: " + bad);
+  // Rules whose e-nodes the result uses.
+  for (std::size_t c = 0; c < problem.problem.classes.size(); ++c) {
+    if (solution.choice[c] == extract::kUnchosen) continue;
+    const TensorNode& n = *problem.nodes[c][static_cast<std::size_t>(solution.choice[c])];
+    auto id = g.memo_owner(n);
+    if (!id || egraph::index(*id) >= sat.created_by.size()) continue;
+    std::int32_t rule = sat.created_by[egraph::index(*id)];
+    if (rule >= 0) ++rep.rules_used[sat.rule_names[static_cast<std::size_t>(rule)]];
+  }
+  timer.done("extract");
+
+  auto refined = egraph::tensor::to_graph(
+      g, seeded->roots, [&](egraph::Id c) -> const TensorNode& { return problem.chosen(solution, g.find(c)); },
+      seeded->origin);
+  if (!refined) return std::unexpected(refined.error());
+  auto folded = fold_constants(*refined);
+  if (!folded) return std::unexpected(folded.error());
+  rep.constants_folded = folded->folded;
+  timer.done("rebuild");
+
+  rep.cost_after = targets::graph_cost(*target.model, folded->graph);
+  rep.nodes_after = folded->graph.num_nodes();
+  rep.ops_after = histogram(folded->graph);
+  bool cheaper = rep.cost_after < rep.cost_before * (1 - 1e-9);
+  if (!cheaper) {
+    rep.result = "kept original";
+    rep.reason = fmt::format("the extracted graph is not cheaper under the {} model ({:.6g} s vs {:.6g} s)",
+                             target.name, rep.cost_after, rep.cost_before);
+    rep.cost_after = rep.cost_before;
+    rep.nodes_after = rep.nodes_before;
+    rep.ops_after = rep.ops_before;
+    rep.rules_used.clear();
+    out.graph = original;
+    out.changed = false;
+  } else {
+    out.graph = std::move(folded->graph);
+    out.changed = true;
+    rep.result = "optimized";
+    if (o.validate) {
+      auto v = verify::validate(original, out.graph, o.validation);
+      if (!v) return std::unexpected(v.error());
+      rep.validation = *v;
+      if (!v->passed) {
+        out.valid = false;
+        rep.result = "validation failed";
+        rep.reason = "first diverging value: " + v->first_divergence;
+      }
+    }
+    timer.done("validate");
+  }
+  rep.phase_seconds.emplace_back("total", std::chrono::duration<double>(Clock::now() - start).count());
+  return out;
+}
+
+}  // namespace refinery::optimize

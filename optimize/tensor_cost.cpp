@@ -1,0 +1,76 @@
+#include "optimize/tensor_cost.h"
+
+#include "runtime/interpreter.h"
+#include "targets/workload.h"
+
+namespace refinery::optimize {
+
+using egraph::tensor::kConstantOp;
+using egraph::tensor::kInputOp;
+
+bool foldable(ir::Op op, double input_bytes, double output_bytes) {
+  if (op == ir::Op::Opaque || op == ir::Op::Constant || ir::op_info(op).stateful) return false;
+  if (!runtime::has_kernel(op)) return false;
+  return output_bytes <= std::max(input_bytes, 1.0 * (1 << 20));
+}
+
+TensorCost::TensorCost(const TensorEGraph& g, const targets::CostModel& model) : g_(g), model_(model) {
+  constant_.assign(g.num_ids(), false);
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (egraph::Id c : g.class_ids()) {
+      if (constant_[egraph::index(c)]) continue;
+      for (const TensorNode& n : g[c].nodes)
+        if (node_is_constant(n)) {
+          constant_[egraph::index(c)] = true;
+          changed = true;
+          break;
+        }
+    }
+  }
+}
+
+bool TensorCost::is_constant(egraph::Id cls) const { return constant_[egraph::index(g_.find(cls))]; }
+
+bool TensorCost::node_is_constant(const TensorNode& n) const {
+  if (n.op == kConstantOp) return true;
+  if (n.op == kInputOp || n.kids.empty()) return false;
+  double in = 0;
+  for (egraph::Id k : n.kids) {
+    if (!constant_[egraph::index(g_.find(k))]) return false;
+    in += targets::bytes(g_[k].data.type);
+  }
+  return foldable(n.ir_op(), in, 0) || in == 0;  // output size is checked when pricing
+}
+
+double TensorCost::operator()(egraph::Id cls, const TensorNode& n) const {
+  if (n.is_leaf()) return 0;
+  const auto& na = g_.analysis().context().attrs(n.payload);
+  const ir::TensorType& out = g_[cls].data.type;
+  targets::OpDesc d;
+  d.op = n.ir_op();
+  d.attrs = &na.attrs;
+  d.output = &out;
+  d.num_outputs = na.num_outputs;
+  std::size_t k = 0, positions = na.present.empty() ? n.kids.size() : na.present.size();
+  double in_bytes = 0;
+  for (std::size_t i = 0; i < positions; ++i) {
+    if (!na.present.empty() && !na.present[i]) {
+      d.inputs.push_back(nullptr);
+      d.input_constant.push_back(false);
+      continue;
+    }
+    egraph::Id kid = n.kids[k++];
+    d.inputs.push_back(&g_[kid].data.type);
+    d.input_constant.push_back(is_constant(kid));
+    in_bytes += targets::bytes(g_[kid].data.type);
+  }
+  // A constant expression is free only when export will fold it.
+  if (d.all_inputs_constant() && !foldable(d.op, in_bytes, targets::bytes(out)))
+    std::fill(d.input_constant.begin(), d.input_constant.end(), false);
+  // A tiny tie-breaker per op: among equal costs, fewer nodes.
+  return model_.cost(d) + 1e-12;
+}
+
+}  // namespace refinery::optimize

@@ -1,0 +1,35 @@
+// Prices tensor e-nodes with a target's cost model, for extraction. A class
+// is constant when one of its nodes is a constant leaf or a foldable op on
+// constant classes: such nodes cost nothing, because export folds them into
+// initializers (fold.h uses the same test, foldable()).
+#pragma once
+
+#include <vector>
+
+#include "egraph/tensor/analysis.h"
+#include "targets/cost_model.h"
+
+namespace refinery::optimize {
+
+using egraph::tensor::TensorEGraph;
+using egraph::tensor::TensorNode;
+
+// Whether export will evaluate `op` once when its inputs are constants: an
+// op the interpreter runs, not opaque or stateful, whose result is not much
+// bigger than its inputs (an Expand to a huge tensor stays an op).
+bool foldable(ir::Op op, double input_bytes, double output_bytes);
+
+class TensorCost {
+ public:
+  TensorCost(const TensorEGraph& g, const targets::CostModel& model);
+  double operator()(egraph::Id cls, const TensorNode& node) const;
+  bool is_constant(egraph::Id cls) const;
+
+ private:
+  bool node_is_constant(const TensorNode& n) const;
+  const TensorEGraph& g_;
+  const targets::CostModel& model_;
+  std::vector<bool> constant_;  // by class index
+};
+
+}  // namespace refinery::optimize

@@ -1,0 +1,127 @@
+#include "verify/validate.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "runtime/interpreter.h"
+
+namespace refinery::verify {
+
+namespace {
+
+struct Divergence {
+  double abs = 0, rel = 0;
+  int64_t first_bad = -1;  // first element over tolerance
+  double a = 0, b = 0;     // its values
+};
+
+Divergence compare(const ir::Tensor& a, const ir::Tensor& b, const ValidationOptions& o) {
+  Divergence d;
+  int64_t n = std::min(a.numel(), b.numel());
+  for (int64_t i = 0; i < n; ++i) {
+    double x = a.as_double(i), y = b.as_double(i);
+    double diff = (std::isnan(x) && std::isnan(y)) || x == y ? 0.0 : std::fabs(x - y);
+    if (std::isnan(diff)) diff = INFINITY;
+    d.abs = std::max(d.abs, diff);
+    if (std::fabs(x) > o.atol) d.rel = std::max(d.rel, diff / std::fabs(x));
+    if (d.first_bad < 0 && !(diff <= o.atol + o.rtol * std::fabs(x))) {
+      d.first_bad = i;
+      d.a = x;
+      d.b = y;
+    }
+  }
+  return d;
+}
+
+std::string node_of(const ir::Graph& g, ir::ValueId v) {
+  const ir::Value& val = g.value(v);
+  if (val.kind != ir::ValueKind::NodeResult) return "";
+  const ir::Node& n = g.node(val.producer);
+  std::string op = n.op == ir::Op::Opaque ? n.op_type : std::string(ir::op_name(n.op));
+  return n.name.empty() ? fmt::format(" ({})", op) : fmt::format(" (node '{}', {})", n.name, op);
+}
+
+// Values both graphs compute under the same name and type, in the refined
+// graph's order: where to look for the first divergence.
+std::vector<std::pair<ir::ValueId, ir::ValueId>> shared_values(const ir::Graph& a, const ir::Graph& b) {
+  std::vector<std::pair<ir::ValueId, ir::ValueId>> out;
+  for (const ir::Node& n : b.nodes())
+    for (ir::ValueId vb : n.outputs) {
+      const ir::Value& val = b.value(vb);
+      if (val.name.empty() || !val.type.shape.ranked()) continue;
+      auto va = a.find_value(val.name);
+      if (!va || a.value(*va).kind != ir::ValueKind::NodeResult || a.value(*va).type != val.type) continue;
+      out.emplace_back(*va, vb);
+    }
+  return out;
+}
+
+// Runs both graphs with every shared value as an extra output and returns
+// the first (in the refined graph's order) that diverges.
+std::optional<std::string> first_shared_divergence(const ir::Graph& a, const ir::Graph& b,
+                                                   const std::vector<ir::Tensor>& inputs, int sample,
+                                                   const ValidationOptions& o) {
+  auto shared = shared_values(a, b);
+  if (shared.empty()) return std::nullopt;
+  ir::Graph pa = a, pb = b;
+  std::vector<ir::ValueId> oa, ob;
+  for (auto [x, y] : shared) {
+    oa.push_back(x);
+    ob.push_back(y);
+  }
+  pa.set_outputs(oa);
+  pb.set_outputs(ob);
+  auto ra = runtime::run(pa, inputs);
+  auto rb = runtime::run(pb, inputs);
+  if (!ra || !rb) return std::nullopt;
+  for (size_t i = 0; i < shared.size(); ++i) {
+    Divergence d = compare((*ra)[i], (*rb)[i], o);
+    if (d.first_bad >= 0)
+      return fmt::format("value '{}'{} element {} of sample {}: original {}, refined {}", b.value(ob[i]).name,
+                         node_of(b, ob[i]), d.first_bad, sample, d.a, d.b);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& refined, const ValidationOptions& o) {
+  ValidationResult r;
+  r.passed = true;
+  if (original.outputs().size() != refined.outputs().size())
+    return fail(fmt::format("the refined graph has {} outputs, the original {}", refined.outputs().size(),
+                            original.outputs().size()));
+  for (int s = 0; s < o.samples; ++s) {
+    std::vector<ir::Tensor> inputs = runtime::random_inputs(original, o.seed + static_cast<uint64_t>(s), o.dims, o.int_high);
+    auto ra = runtime::run(original, inputs);
+    if (!ra) return fail("the original graph does not run: " + ra.error().str());
+    auto rb = runtime::run(refined, inputs);
+    if (!rb) return fail("the refined graph does not run: " + rb.error().str());
+    ++r.samples;
+    for (size_t i = 0; i < ra->size(); ++i) {
+      const ir::Tensor &x = (*ra)[i], &y = (*rb)[i];
+      const std::string& name = original.value(original.outputs()[i]).name;
+      if (x.dtype() != y.dtype() || x.dims() != y.dims())
+        return fail(fmt::format("output '{}': the refined graph gives a different type or shape", name));
+      Divergence d = compare(x, y, o);
+      if (d.abs > r.max_abs_error || r.worst_output.empty()) {
+        r.max_abs_error = std::max(r.max_abs_error, d.abs);
+        r.worst_output = name;
+      }
+      r.max_rel_error = std::max(r.max_rel_error, d.rel);
+      if (d.first_bad >= 0 && r.passed) {
+        r.passed = false;
+        auto inner = first_shared_divergence(original, refined, inputs, s, o);
+        r.first_divergence = inner ? *inner
+                                   : fmt::format("output '{}' element {} of sample {}: original {}, refined {}", name,
+                                                 d.first_bad, s, d.a, d.b);
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace refinery::verify
