@@ -43,9 +43,13 @@ Solution extract_greedy_tree(const Problem& p, double epsilon) {
   return prune_unreachable(p, std::move(s));
 }
 
-DagGreedyResult extract_greedy_dag(const Problem& p, const DagGreedyOptions& options) {
+namespace {
+
+// One DAG-greedy fixpoint. A class in a candidate's needed set is charged
+// its chosen node's cost times weight[class].
+Solution dag_fixpoint(const Problem& p, const std::vector<std::vector<std::uint32_t>>& parents,
+                      const std::vector<double>& weight, const DagGreedyOptions& options) {
   const std::size_t n = p.classes.size();
-  auto parents = parents_of(p);
   // Per class: the chosen candidate, the sorted set of classes its sub-DAG
   // needs (itself included) and that set's total cost.
   std::vector<std::int32_t> choice(n, kUnchosen);
@@ -88,7 +92,7 @@ DagGreedyResult extract_greedy_dag(const Problem& p, const DagGreedyOptions& opt
       if (cyclic) continue;
       double t = cand.cost;
       for (std::uint32_t m : set)
-        if (m != c) t += own[m];
+        if (m != c) t += own[m] * weight[m];
       // Keep the current choice on ties (stability); otherwise strictly better.
       bool better = t < best_total - 1e-12 * std::max(1.0, t) ||
                     (static_cast<std::int32_t>(i) == choice[c] && t <= best_total + 1e-12 * std::max(1.0, t));
@@ -111,7 +115,27 @@ DagGreedyResult extract_greedy_dag(const Problem& p, const DagGreedyOptions& opt
           work.push_back(q);
         }
   }
-  DagGreedyResult r{prune_unreachable(p, Solution{std::move(choice)}), false};
+  return prune_unreachable(p, Solution{std::move(choice)});
+}
+
+}  // namespace
+
+DagGreedyResult extract_greedy_dag(const Problem& p, const DagGreedyOptions& options) {
+  auto parents = parents_of(p);
+  DagGreedyResult r{dag_fixpoint(p, parents, std::vector<double>(p.classes.size(), 1.0), options), false};
+  // Greedy choices are local: two classes that could share one new sub-graph
+  // (two MatMuls of one input merged into one) each see its whole cost. A
+  // second pass charges a shared class's cost split among the classes that
+  // could use it; the cheaper valid answer (exact DAG cost) wins.
+  if (options.shared_discount) {
+    std::vector<double> weight(p.classes.size(), 1.0);
+    for (std::size_t c = 0; c < p.classes.size(); ++c)
+      if (parents[c].size() > 1) weight[c] = 1.0 / static_cast<double>(parents[c].size());
+    Solution shared = dag_fixpoint(p, parents, weight, options);
+    if (check_solution(p, shared).empty() &&
+        (!check_solution(p, r.solution).empty() || dag_cost(p, shared) < dag_cost(p, r.solution)))
+      r.solution = std::move(shared);
+  }
   // The tree answer is cheap to compute and always valid: take it when the
   // DAG fixpoint did not settle acyclic, or (rarely) when it is cheaper.
   Solution tree = extract_greedy_tree(p);

@@ -18,6 +18,7 @@ Solution extract_greedy_tree(const Problem& p, double epsilon = 1e-9);
 
 struct DagGreedyOptions {
   std::size_t max_visits_per_class = 64;  // bound on re-evaluations (oscillation guard)
+  bool shared_discount = true;            // also try charging shared classes per user (see greedy.cpp)
 };
 
 struct DagGreedyResult {

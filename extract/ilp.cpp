@@ -68,10 +68,13 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
   // during preprocessing (Debian 12 build); the problem is plain enough without.
   Cbc_setParameter(m, "preprocess", "off");
   const double big = static_cast<double>(n);
+  // CBC's tolerances are absolute (about 1e-6): costs in seconds would all
+  // look equal to it. Scale so that the warm start costs 1e6.
+  const double scale = r.greedy_cost > 0 ? 1e6 / r.greedy_cost : 1.0;
   for (std::size_t c = 0; c < n; ++c)
     for (const Candidate& cand : p.classes[c]) {
       bool self_loop = std::find(cand.kids.begin(), cand.kids.end(), c) != cand.kids.end();
-      Cbc_addCol(m, "", 0, self_loop ? 0 : 1, cand.cost, 1, 0, nullptr, nullptr);
+      Cbc_addCol(m, "", 0, self_loop ? 0 : 1, cand.cost * scale, 1, 0, nullptr, nullptr);
     }
   std::vector<std::uint8_t> is_root(n, 0);
   for (std::uint32_t root : p.roots) is_root[root] = 1;

@@ -1,0 +1,83 @@
+// refinery optimize end to end: the bundled example and the small zoo
+// models, through the rule library, within the default limits; the report
+// is written and has every section; bad input exits 2 and writes nothing.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "frontends/onnx.h"
+#include "tests/cli/cli_runner.h"
+
+namespace refinery::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / "refinery_optimize_test";
+  fs::create_directories(dir);
+  fs::remove(dir / name);
+  return dir / name;
+}
+
+nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(slurp(p)); }
+
+TEST(OptimizeCli, TinyCnnEndToEnd) {
+  fs::path out = scratch("tiny.opt.onnx"), rep = scratch("tiny.json");
+  CliResult r = run_cli("optimize " + source_path("examples/tiny_cnn.onnx") + " -o " + out.string() +
+                        " --target cpu --report " + rep.string());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  for (const char* want : {"e-graph:", "rules fired:", "cost (cpu model):", "result:", "wrote"})
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  ASSERT_TRUE(fs::exists(out));
+  EXPECT_TRUE(frontends::import_onnx(out).has_value());
+  nlohmann::json j = read_json(rep);
+  for (const char* key : {"seconds", "saturation", "rules_fired", "rules_used", "cost", "validation", "result"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_LE(j["cost"]["after"].get<double>(), j["cost"]["before"].get<double>());
+}
+
+TEST(OptimizeCli, EveryTargetAndBothExtractors) {
+  for (const char* t : {"gpu", "tpu", "h200", "tpu_v5e"})
+    for (const char* e : {"greedy", "ilp"}) {
+      fs::path out = scratch("tiny_t.onnx");
+      CliResult r = run_cli(std::string("optimize ") + source_path("examples/tiny_cnn.onnx") + " -o " + out.string() +
+                            " --target " + t + " --extractor " + e + " --time-limit 2");
+      EXPECT_EQ(r.code, 0) << t << " " << e << "\n" << r.out << r.err;
+      EXPECT_TRUE(fs::exists(out)) << t << " " << e;
+    }
+}
+
+TEST(OptimizeCli, BadInputExitsTwoAndWritesNothing) {
+  fs::path out = scratch("bad.onnx");
+  CliResult r = run_cli("optimize " + source_path("examples/tiny_cnn.onnx") + " -o " + out.string() + " --target quantum");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown target 'quantum'"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  r = run_cli("optimize /nonexistent.onnx -o " + out.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+class SmallZoo : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SmallZoo, OptimizesWithinTheDefaultLimits) {
+  fs::path model = fs::path(REFINERY_BINARY_DIR) / "zoo" / (std::string(GetParam()) + ".onnx");
+  if (!fs::exists(model)) GTEST_SKIP() << model << " missing (build the zoo_small target)";
+  fs::path out = scratch(std::string(GetParam()) + ".opt.onnx"), rep = scratch(std::string(GetParam()) + ".json");
+  CliResult r = run_cli("optimize " + model.string() + " -o " + out.string() + " --report " + rep.string());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  nlohmann::json j = read_json(rep);
+  EXPECT_LT(j["seconds"]["total"].get<double>(), 20);
+  EXPECT_LE(j["cost"]["after"].get<double>(), j["cost"]["before"].get<double>());
+  if (j["result"] == "optimized") {
+    EXPECT_TRUE(j["validation"]["passed"].get<bool>());
+  }
+  EXPECT_TRUE(frontends::import_onnx(out).has_value());
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, SmallZoo, ::testing::Values("mlp", "bert_encoder", "squeezenet1_1", "mobilenet_v2",
+                                                              "shufflenet_v2_x1_0"));
+
+}  // namespace
+}  // namespace refinery::testing

@@ -1,0 +1,146 @@
+// The pipeline on small graphs with rewrites written in C++: it refines,
+// folds the constant expressions it creates, validates, keeps the original
+// when nothing is cheaper, refuses a wrong rewrite naming the first
+// diverging value, and reports the rules used.
+#include <gtest/gtest.h>
+
+#include "ir/text.h"
+#include "optimize/fold.h"
+#include "optimize/optimize.h"
+#include "tests/optimize/test_rewriters.h"
+#include "tests/targets/graph_builder.h"
+
+namespace refinery::optimize {
+namespace {
+
+using namespace testing;
+using refinery::testing::GraphBuilder;
+
+targets::Target target(const char* name) {
+  auto t = targets::load_target(name);
+  EXPECT_TRUE(t.has_value());
+  return *t;
+}
+
+ir::Graph relu_chain() {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 64});
+  auto r1 = b.op1(ir::Op::Relu, {x});
+  auto r2 = b.op1(ir::Op::Relu, {r1});
+  auto r3 = b.op1(ir::Op::Relu, {r2});
+  return b.finish({b.op1(ir::Op::Add, {r3, x})});
+}
+
+ir::Graph two_matmuls() {
+  GraphBuilder b;
+  auto x = b.input("x", {16, 128});
+  // Distinct weights, so that the merge is not a no-op.
+  std::vector<float> v1(128 * 96), v2(128 * 64);
+  for (size_t i = 0; i < v1.size(); ++i) v1[i] = static_cast<float>((i * 7) % 13) / 13.f - 0.5f;
+  for (size_t i = 0; i < v2.size(); ++i) v2[i] = static_cast<float>((i * 5) % 11) / 11.f - 0.5f;
+  auto w1 = b.graph().add_constant("w1", std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, {128, 96}, v1)));
+  auto w2 = b.graph().add_constant("w2", std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, {128, 64}, v2)));
+  auto y1 = b.op1(ir::Op::MatMul, {x, w1});
+  auto y2 = b.op1(ir::Op::MatMul, {x, w2});
+  return b.finish({b.op1(ir::Op::Relu, {y1}), b.op1(ir::Op::Tanh, {y2})});
+}
+
+OptimizeResult run(const ir::Graph& g, std::vector<GraphRewriter> rw, const char* t = "cpu") {
+  auto r = optimize(g, {}, {}, rw, target(t), OptimizeOptions{});
+  EXPECT_TRUE(r.has_value()) << r.error().str();
+  return std::move(*r);
+}
+
+TEST(Pipeline, RemovesRedundantRelusAndSaysWhichRuleDidIt) {
+  ir::Graph g = relu_chain();
+  OptimizeResult r = run(g, {relu_relu()});
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(r.valid);
+  EXPECT_EQ(r.report.result, "optimized");
+  EXPECT_EQ(r.report.ops_after.at("Relu"), 1);
+  EXPECT_LT(r.report.cost_after, r.report.cost_before);
+  EXPECT_GT(r.report.rules_fired.at("relu-relu"), 0u);
+  ASSERT_TRUE(r.report.validation.has_value());
+  EXPECT_EQ(r.report.validation->max_abs_error, 0);
+  EXPECT_EQ(r.report.stop_reason, "Saturated");
+}
+
+TEST(Pipeline, MergesParallelMatMulsAndFoldsTheConcatenatedWeights) {
+  ir::Graph g = two_matmuls();
+  for (const char* t : {"gpu", "h200", "tpu"}) {
+    OptimizeResult r = run(g, {merge_parallel_matmuls()}, t);
+    ASSERT_EQ(r.report.result, "optimized") << t << ": " << r.report.reason << " fired " << r.report.rules_fired.size() << " nodes " << r.report.egraph_nodes;
+    EXPECT_EQ(r.report.ops_after.at("MatMul"), 1) << t;
+    EXPECT_EQ(r.report.ops_after.at("Split"), 1) << t;
+    EXPECT_EQ(r.report.ops_after.count("Concat"), 0u) << t;  // folded into an initializer
+    EXPECT_EQ(r.report.constants_folded, 1u) << t;
+    EXPECT_EQ(r.report.rules_used.count("merge-parallel-matmuls"), 1u) << t;
+    ASSERT_TRUE(r.report.validation.has_value());
+    EXPECT_TRUE(r.report.validation->passed) << r.report.validation->first_divergence;
+    EXPECT_LT(r.report.validation->max_abs_error, 1e-4);
+    // The folded weights replace w1 and w2.
+    EXPECT_EQ(r.graph.constants().size(), 2u) << ir::print_graph(r.graph);  // weights and split sizes
+  }
+}
+
+TEST(Pipeline, KeepsTheOriginalWhenNothingIsCheaper) {
+  ir::Graph g = relu_chain();
+  OptimizeResult r = run(g, {});
+  EXPECT_FALSE(r.changed);
+  EXPECT_EQ(r.report.result, "kept original");
+  EXPECT_NE(r.report.reason.find("not cheaper"), std::string::npos);
+  EXPECT_EQ(ir::graph_difference(g, r.graph), "");
+  EXPECT_TRUE(r.report.rules_used.empty());
+}
+
+TEST(Pipeline, AWrongRewriteFailsValidationNamingTheFirstDivergingValue) {
+  ir::Graph g = relu_chain();
+  OptimizeResult r = run(g, {wrong_relu_is_identity()});
+  EXPECT_FALSE(r.valid);
+  EXPECT_EQ(r.report.result, "validation failed");
+  ASSERT_TRUE(r.report.validation.has_value());
+  EXPECT_FALSE(r.report.validation->passed);
+  EXPECT_GT(r.report.validation->max_abs_error, 0.1);
+  // All relus are gone, so the first value both graphs share that differs
+  // is the add (the output).
+  EXPECT_NE(r.report.reason.find("first diverging value: value '"), std::string::npos) << r.report.reason;
+  EXPECT_NE(r.report.reason.find("add"), std::string::npos) << r.report.reason;
+}
+
+TEST(Pipeline, IlpExtractorGivesTheSameAnswerOnSmallGraphs) {
+  ir::Graph g = two_matmuls();
+  OptimizeOptions o;
+  o.extractor = ExtractorKind::Ilp;
+  auto r = optimize(g, {}, {}, std::vector<GraphRewriter>{merge_parallel_matmuls()}, target("gpu"), o);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->report.result, "optimized") << r->report.extraction_status;
+  EXPECT_EQ(r->report.ops_after.at("MatMul"), 1);
+  EXPECT_NE(r->report.extraction_status.find("optimal"), std::string::npos) << r->report.extraction_status;
+}
+
+TEST(Fold, EvaluatesConstantExpressionsAndDropsDeadConstants) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 3});
+  auto w = b.weight("w", {2, 3});
+  auto s = b.op1(ir::Op::Exp, {w});  // exp(0) = 1
+  ir::Graph g = b.finish({b.op1(ir::Op::Mul, {x, s})});
+  auto f = fold_constants(g);
+  ASSERT_TRUE(f.has_value()) << f.error().str();
+  EXPECT_EQ(f->folded, 1u);
+  EXPECT_EQ(f->constants_dropped, 1u);
+  ASSERT_EQ(f->graph.num_nodes(), 1u);
+  ASSERT_EQ(f->graph.constants().size(), 1u);
+  const ir::Tensor& t = *f->graph.value(f->graph.constants()[0]).constant;
+  EXPECT_EQ(t.as_double(0), 1.0);
+}
+
+TEST(Saturation, ClassifiesPermutingAndMultiRules) {
+  EXPECT_TRUE(classify_rule_text("(add ?a ?b) => (add ?b ?a)", false).permuting);
+  EXPECT_TRUE(classify_rule_text("(matmul (matmul ?a ?b) ?c) => (matmul ?a (matmul ?b ?c))", false).permuting);
+  EXPECT_FALSE(classify_rule_text("(relu (relu ?x)) => (relu ?x)", false).permuting);
+  EXPECT_FALSE(classify_rule_text("(mul ?x ?y) => (mul ?y ?x) :when ((x))", true).permuting == false);
+  EXPECT_TRUE(classify_rule_text("(neg ?x) => ?x", true).multi);
+}
+
+}  // namespace
+}  // namespace refinery::optimize
