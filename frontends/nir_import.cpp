@@ -489,6 +489,7 @@ Expected<ir::Graph> import_nir(const std::filesystem::path& file) {
   Builder b{r, {}, std::vector<ir::ValueId>(r.prims.size(), ir::kNoValue), std::vector<std::optional<ir::TensorType>>(r.prims.size()), {}};
   b.g.info.producer_name = "nir";
   b.g.info.opsets.clear();
+  b.g.info.metadata.emplace_back(nir::kVersionKey, *version->text);
   std::vector<size_t> inputs;
   for (size_t v = 0; v < r.prims.size(); ++v)
     if (r.prims[v].type == "Input" && r.prims[v].top_level) inputs.push_back(v);

@@ -2,13 +2,24 @@
 // IR ops, shared by import and export.
 #pragma once
 #include <optional>
+#include <string>
 #include <string_view>
 
+#include "ir/graph.h"
 #include "ir/op.h"
 
 namespace refinery::frontends::nir {
 
+// The file's NIR version is kept in ModelInfo::metadata under this key (so
+// it survives .ir files too) and written back; a graph from elsewhere gets 1.0.0.
+inline constexpr std::string_view kVersionKey = "nir_version";
 inline constexpr std::string_view kVersionWritten = "1.0.0";
+
+inline std::string version_of(const ir::ModelInfo& info) {
+  for (const auto& [key, value] : info.metadata)
+    if (key == kVersionKey) return value;
+  return std::string(kVersionWritten);
+}
 
 // "LIF" -> Op::LIF, ...; nullopt for Input, Output, NIRGraph and unknown names.
 std::optional<ir::Op> op_of_type(std::string_view nir_type);

@@ -46,7 +46,6 @@ TEST(NirImport, SharedExamplesLoadAndRoundTrip) {
 TEST(NirImport, GeneratedNetworksLoadAndRoundTrip) {
   if (test::generated_nir().empty()) GTEST_SKIP() << "/usr/bin/python3 lacks numpy or h5py";
   for (const char* f : kGenerated) {
-    if (std::string(f) == "gen_nested.nir") continue;  // nested graphs export flattened (see docs/nir.md)
     SCOPED_TRACE(f);
     round_trip(test::generated_nir() / f);
   }
@@ -68,6 +67,65 @@ TEST(NirImport, NestedGraphIsInlined) {
   ASSERT_TRUE(g.has_value()) << g.error().str();
   EXPECT_TRUE(g->find_value("rnn/lif").has_value());
   EXPECT_EQ(ir::spiking_stats(*g).recurrent_edges, 1);
+}
+
+// Export re-nests "rnn/..." into a NIRGraph group "rnn" with its own edges,
+// Input and Output, as NIR writes nested graphs.
+TEST(NirExport, NestedGraphIsWrittenNested) {
+  if (test::generated_nir().empty()) GTEST_SKIP() << "/usr/bin/python3 lacks numpy or h5py";
+  auto g = frontends::import_nir(test::generated_nir() / "gen_nested.nir");
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  fs::path out = fs::path(REFINERY_BINARY_DIR) / "tests" / "nir" / "nested_layout.nir";
+  ASSERT_TRUE(frontends::export_nir(*g, out).has_value());
+  std::string cmd = std::string(test::kPython) + " -c \"import h5py,sys\n"
+                    "f = h5py.File(sys.argv[1])\n"
+                    "r = f['node/nodes/rnn']\n"
+                    "assert r['type'][()] == b'NIRGraph'\n"
+                    "assert sorted(r['nodes']) == ['input', 'lif', 'lin', 'output'], list(r['nodes'])\n"
+                    "assert r['nodes/input/type'][()] == b'Input' and r['nodes/output/type'][()] == b'Output'\n"
+                    "e = sorted((a.decode(), b.decode()) for a, b in r['edges'][()])\n"
+                    "assert e == [('input', 'lif'), ('lif', 'lin'), ('lif', 'output'), ('lin', 'lif')], e\n"
+                    "t = sorted((a.decode(), b.decode()) for a, b in f['node/edges'][()])\n"
+                    "assert ('fc1', 'rnn') in t and ('rnn', 'fc2') in t, t\n"
+                    "assert f['version'][()] == b'0.2.0'\n\" " + out.string();
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+}
+
+TEST(NirExport, NestedGraphEnteredOtherThanThroughItsInputFails) {
+  auto g = ir::parse_graph(R"(graph @main(%x: tensor<2xf32>) attributes {ir_version = 8, opsets = {}} {
+  %w = const dense<[1.0, 0.0, 0.0, 1.0]> : tensor<2x2xf32>
+  %thr = const dense<[1.0, 1.0]> : tensor<2xf32>
+  %r = const dense<[1.0, 1.0]> : tensor<2xf32>
+  %reset = const dense<[0.0, 0.0]> : tensor<2xf32>
+  %"sub/lin" = linear(%x, %w) : tensor<2xf32> loc("sub/lin")
+  %if = if_neuron(%"sub/lin", %r, %thr, %reset) : tensor<2xf32>
+  return %if
+}
+)");
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  fs::path out = fs::path(REFINERY_BINARY_DIR) / "tests" / "nir" / "bad_nesting.nir";
+  auto ok = frontends::export_nir(*g, out);
+  ASSERT_FALSE(ok.has_value());
+  EXPECT_EQ(ok.error().str(), out.string() + ":node 'sub/lin': edge 'x' -> 'sub/lin' crosses the boundary of a nested "
+                                             "graph other than through its Input or Output node");
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// The file's NIR version is kept (in ModelInfo::metadata) and written back;
+// a graph that did not come from NIR is written as 1.0.0.
+TEST(NirExport, KeepsTheFileVersion) {
+  auto g = frontends::import_nir(test::shared_nir("paper_01_lif_lif_norse.nir"));
+  ASSERT_TRUE(g.has_value());
+  ASSERT_EQ(g->info.metadata.size(), 1u);
+  EXPECT_EQ(g->info.metadata[0], (std::pair<std::string, std::string>{"nir_version", "0.1.1"}));
+  auto text = ir::print_graph(*g);
+  EXPECT_NE(text.find("metadata = {\"nir_version\" = \"0.1.1\"}"), std::string::npos);
+  g->info.metadata.clear();
+  fs::path out = fs::path(REFINERY_BINARY_DIR) / "tests" / "nir" / "unversioned.nir";
+  ASSERT_TRUE(frontends::export_nir(*g, out).has_value());
+  auto back = frontends::import_nir(out);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->info.metadata[0].second, "1.0.0");
 }
 
 std::string error_of(const fs::path& file) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 
 namespace refinery::test {
@@ -19,16 +20,17 @@ inline bool python_ready() {
   return ok;
 }
 
-// The generated networks' folder; generated on first use. Empty when Python is not ready.
-inline std::filesystem::path generated_nir() {
-  static const std::filesystem::path dir = [] {
-    std::filesystem::path d = std::filesystem::path(REFINERY_BINARY_DIR) / "tests" / "nir" / "generated";
-    if (!python_ready()) return std::filesystem::path();
-    std::string cmd = std::string(kPython) + " " + REFINERY_SOURCE_DIR + "/tools/make_nir_examples.py " + d.string();
-    if (std::system(cmd.c_str()) != 0) return std::filesystem::path();
-    return d;
-  }();
-  return dir;
+// The generated networks' folder (BUILD/tests/<suite>/generated, one per test
+// program so that two programs never write the same files at once); generated
+// on first use. Empty when Python is not ready.
+inline std::filesystem::path generated_nir(const std::string& suite = "nir") {
+  static std::map<std::string, std::filesystem::path> dirs;
+  auto it = dirs.find(suite);
+  if (it != dirs.end()) return it->second;
+  std::filesystem::path d = std::filesystem::path(REFINERY_BINARY_DIR) / "tests" / suite / "generated";
+  std::string cmd = std::string(kPython) + " " + REFINERY_SOURCE_DIR + "/tools/make_nir_examples.py " + d.string();
+  if (!python_ready() || std::system(cmd.c_str()) != 0) d.clear();
+  return dirs[suite] = d;
 }
 
 }  // namespace refinery::test
