@@ -16,16 +16,36 @@ std::string human(double v, const char* unit) {
   return i == 0 ? fmt::format("{:.0f}{}{}", v, *unit ? " " : "", unit) : fmt::format("{:.2f}{}{}", v, prefixes[i], unit);
 }
 
+// What the model is: its ONNX opsets, or for a graph from NIR (no opsets) the
+// NIR version it was read with.
+std::string origin(const ir::Graph& g) {
+  std::string opsets;
+  for (const auto& [domain, v] : g.info.opsets)
+    opsets += fmt::format("{}{}={}", opsets.empty() ? "" : ", ", domain.empty() ? "ai.onnx" : domain, v);
+  std::string nir_version;
+  for (const auto& [key, value] : g.info.metadata)
+    if (key == "nir_version") nir_version = value;
+  bool nir = g.info.producer_name == "nir" || !nir_version.empty();
+  std::string out = !opsets.empty() ? "opsets " + opsets
+                    : nir           ? "NIR graph" + (nir_version.empty() ? "" : ", NIR version " + nir_version)
+                    : ir::is_spiking_graph(g) ? std::string("spiking graph, no opsets") : std::string("no opsets");
+  if (!g.info.producer_name.empty() && g.info.producer_name != "nir")
+    out += fmt::format(", producer {}{}", g.info.producer_name,
+                       g.info.producer_version.empty() ? "" : " " + g.info.producer_version);
+  return out;
+}
+
+// NIR ops are listed by their NIR type names ("LIF", "Affine"), not the
+// op table's "nir.LIF".
+std::string op_label(const std::string& op) { return op.rfind("nir.", 0) == 0 ? op.substr(4) : op; }
+
 int inspect(const std::string& file) {
   auto g = load_model(file);
   if (!g) return report(g.error());
   ir::GraphStats s = ir::compute_stats(*g);
-  std::string opsets;
-  for (const auto& [domain, v] : g->info.opsets)
-    opsets += fmt::format("{}{}={}", opsets.empty() ? "" : ", ", domain.empty() ? "ai.onnx" : domain, v);
+  bool spiking = ir::is_spiking_graph(*g);
   fmt::print("model: {}\n", file);
-  fmt::print("  graph @{}, opsets {}{}\n", g->info.graph_name, opsets,
-             g->info.producer_name.empty() ? "" : fmt::format(", producer {} {}", g->info.producer_name, g->info.producer_version));
+  fmt::print("  graph @{}, {}\n", g->info.graph_name, origin(*g));
   fmt::print("inputs:\n");
   for (ir::ValueId v : g->inputs()) fmt::print("  {}: {}\n", g->value(v).name, g->value(v).type.str());
   fmt::print("outputs:\n");
@@ -33,15 +53,19 @@ int inspect(const std::string& file) {
   fmt::print("nodes: {}\n", s.num_nodes);
   fmt::print("parameters: {} ({}) in {} constants\n", s.num_parameters, human(static_cast<double>(s.parameter_bytes), "B"),
              g->constants().size());
-  fmt::print("FLOPs: {} ({}){}\n", s.flops, human(static_cast<double>(s.flops), ""),
+  // A spiking graph runs once per time step: its figures are per step.
+  fmt::print("FLOPs: {} ({}){}{}\n", s.flops, human(static_cast<double>(s.flops), ""), spiking ? " per step" : "",
              s.nodes_without_flops ? fmt::format(", {} nodes not counted (dynamic shapes or opaque ops)", s.nodes_without_flops) : "");
-  if (ir::is_spiking_graph(*g)) {
+  if (spiking) {
     ir::SpikingStats sp = ir::spiking_stats(*g);
     fmt::print("spiking: {} layers, {} neurons, {} synapses, {} parameters, {} recurrent edges\n", sp.layers, sp.neurons,
                sp.synapses, sp.parameters, sp.recurrent_edges);
+    fmt::print("synaptic operations: {}{} multiply-adds per step\n", sp.synapses,
+               sp.synapses >= 1000 ? fmt::format(" ({})", human(static_cast<double>(sp.synapses), "")) : "");
   }
   fmt::print("ops:\n");
-  std::vector<std::pair<std::string, int64_t>> ops(s.op_histogram.begin(), s.op_histogram.end());
+  std::vector<std::pair<std::string, int64_t>> ops;
+  for (const auto& [op, count] : s.op_histogram) ops.emplace_back(op_label(op), count);
   std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   for (const auto& [op, count] : ops) fmt::print("  {:<24} {}\n", op, count);
   return 0;

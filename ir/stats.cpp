@@ -55,6 +55,36 @@ int64_t node_flops(const Graph& g, const Node& n) {
       int64_t in_n = numel(n.inputs[0]);
       return in_n < 0 ? -1 : in_n * (n.op == Op::Softmax || n.op == Op::LayerNormalization ? 5 : 2);
     }
+    // NIR ops: the work of one time step. A synapse (a weight of an affine,
+    // linear or convolution) is one multiply-add; a neuron counts the
+    // arithmetic of its euler update and threshold (docs/spiking.md).
+    case Op::Affine:
+    case Op::Linear: {
+      int64_t w = numel(n.inputs[1]);
+      return w < 0 ? -1 : 2 * w;
+    }
+    case Op::NirConv1d:
+    case Op::NirConv2d: {
+      const Shape& w = g.value(n.inputs[1]).type.shape;
+      if (!w.is_static()) return -1;
+      int64_t fan_in = 1;
+      for (int64_t i = 1; i < w.rank(); ++i) fan_in *= w[i].size();
+      return 2 * out_n * fan_in;
+    }
+    case Op::SumPool2d:
+    case Op::AvgPool2d: {
+      int64_t k = 1;
+      for (int64_t s : n.attrs.get_ints("kernel_shape")) k *= s;
+      return out_n * k;
+    }
+    case Op::Scale: case Op::Threshold: return out_n;
+    case Op::NirFlatten: case Op::Delay: return 0;
+    case Op::Integrator: return 3 * out_n;  // v + dt (r I)
+    case Op::IF: return 4 * out_n;          // and v > v_threshold
+    case Op::LI: return 5 * out_n;          // v + k ((v_leak - v) + r I)
+    case Op::LIF: return 6 * out_n;
+    case Op::CubaLI: return 9 * out_n;      // i + k_syn (w_in I - i), then as LI
+    case Op::CubaLIF: return 10 * out_n;
     default:
       (void)out;
       return info.elementwise ? out_n : 0;  // layout and shape ops move data, no arithmetic
