@@ -1,0 +1,161 @@
+// End-to-end tests of the refinery command on NIR files (docs/nir.md): inspect
+// on every shared file that loads, the malformed ones' one-line errors,
+// convert to .ir and back, and seeded spiking runs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "frontends/nir.h"
+#include "ir/text.h"
+#include "tests/cli/cli_runner.h"
+#include "tests/nir/nir_test_files.h"
+
+namespace refinery::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SharedFile {
+  const char* file;
+  const char* version;
+  const char* figures;  // the spiking line of inspect
+};
+void PrintTo(const SharedFile& f, std::ostream* os) { *os << f.file; }
+
+const SharedFile kLoads[] = {
+    {"paper_01_lif_lif_norse.nir", "0.1.1", "spiking: 2 layers, 1 neurons, 1 synapses"},
+    {"paper_01_lif_lif_rockpool.nir", "0.2.0", "spiking: 2 layers, 1 neurons, 1 synapses"},
+    {"paper_02_cnn_cnn_sinabs.nir", "0.2.0", "spiking: 13 layers,"},
+    {"paper_03_rnn_braille_noDelay_bias_zero.nir", "0.2.0", "spiking: 5 layers, 45 neurons, 2166 synapses"},
+    {"NIRTorch_tests_feedback_graph.nir", "1.0.7.dev8+gaf2635601", "spiking: 5 layers,"},
+};
+
+fs::path scratch(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / "refinery_cli_nir_test";
+  fs::create_directories(dir);
+  fs::path p = dir / name;
+  fs::remove(p);
+  return p;
+}
+
+std::string shared(const char* file) { return test::shared_nir(file).string(); }
+
+class NirShared : public ::testing::TestWithParam<SharedFile> {};
+
+TEST_P(NirShared, InspectShowsLayersNeuronsSynapsesAndParameters) {
+  CliResult r = run_cli("inspect " + shared(GetParam().file));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  for (std::string want : {std::string("graph @main, NIR graph, NIR version ") + GetParam().version + "\n",
+                           std::string(GetParam().figures), std::string("parameters:"),
+                           std::string(" per step\n"), std::string("synaptic operations: "),
+                           std::string("multiply-adds per step")})
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  EXPECT_EQ(r.out.find("opsets"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("nir."), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("FLOPs: 0 "), std::string::npos) << r.out;
+}
+
+// .nir -> .ir -> .nir: the last file imports to the same graph as the first.
+TEST_P(NirShared, ConvertToTextAndBackRoundTrips) {
+  std::string stem = fs::path(GetParam().file).stem().string();
+  fs::path ir = scratch(stem + ".ir"), back = scratch(stem + "_back.nir");
+  CliResult r = run_cli("convert " + shared(GetParam().file) + " " + ir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run_cli("convert " + ir.string() + " " + back.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto a = frontends::import_nir(shared(GetParam().file));
+  auto b = frontends::import_nir(back);
+  ASSERT_TRUE(a.has_value()) << a.error().str();
+  ASSERT_TRUE(b.has_value()) << b.error().str();
+  EXPECT_EQ(ir::graph_difference(*a, *b), "");
+}
+
+TEST_P(NirShared, RunPrintsSpikeCountsAndItsParameters) {
+  CliResult r = run_cli("run " + shared(GetParam().file) + " --steps 100");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("run: steps=100 dt=0.001 discretisation=euler reset=zero input-rate=0.2 seed=0\n", 0), 0u)
+      << r.out;
+  EXPECT_NE(r.out.find("spike counts per layer:\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" spikes\n"), std::string::npos) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, NirShared, ::testing::ValuesIn(kLoads), [](const auto& info) {
+  std::string n = fs::path(info.param.file).stem().string();
+  std::replace_if(n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+  return n;
+});
+
+TEST(NirCli, RunIsDeterministicForASeed) {
+  std::string model = shared("NIRTorch_tests_feedback_graph.nir");
+  CliResult a = run_cli("run " + model + " --steps 100 --seed 3");
+  CliResult b = run_cli("run " + model + " --steps 100 --seed 3");
+  CliResult c = run_cli("run " + model + " --steps 100 --seed 4");
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, c.out);
+  EXPECT_NE(a.out.find("seed=3"), std::string::npos) << a.out;
+}
+
+TEST(NirCli, RunShowsTheChosenDiscretisationAndReset) {
+  CliResult r = run_cli("run " + shared("paper_03_rnn_braille_noDelay_bias_zero.nir") +
+                        " --steps 50 --dt 1e-4 --discretisation exact --reset subtract --seed 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("run: steps=50 dt=0.0001 discretisation=exact reset=subtract input-rate=0.2 seed=2\n", 0), 0u)
+      << r.out;
+  // the braille network's two CubaLIF layers
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 1 + 2 + 1) << r.out;
+}
+
+struct Malformed {
+  const char* file;
+  const char* fault;  // the graph, node or edge the message names
+};
+void PrintTo(const Malformed& m, std::ostream* os) { *os << m.file; }
+
+class NirMalformed : public ::testing::TestWithParam<Malformed> {};
+
+TEST_P(NirMalformed, OneLineNamingFileAndFaultExitTwoNothingWritten) {
+  std::string model = shared(GetParam().file);
+  std::string message = "refinery: error: " + model + ":" + GetParam().fault;
+  for (std::string cmd : {"inspect " + model, "run " + model + " --steps 10"}) {
+    CliResult r = run_cli(cmd);
+    EXPECT_EQ(r.code, 2) << cmd;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind(message, 0), 0u) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  fs::path out = scratch("malformed_out.ir");
+  CliResult r = run_cli("convert " + model + " " + out.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.rfind(message, 0), 0u) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Files, NirMalformed,
+    ::testing::Values(Malformed{"NIR-demo-repo_norse_demo_scnn_model.nir", "top-level graph: has no 'edges' dataset"},
+                      Malformed{"paper_03_rnn_extras_braille_noDelay_bias_zero_subgraph.nir",
+                                "graph 'lif1': edge 'input' -> 'lif': names no node 'lif'"}),
+    [](const auto& info) { return std::string(info.index == 0 ? "NoEdges" : "EdgeToMissingNode"); });
+
+// A nested graph: inspect, and .nir -> .ir -> .nir keeps it (re-nested on export).
+TEST(NirCli, NestedGraphInspectsAndRoundTrips) {
+  fs::path dir = test::generated_nir("cli");
+  if (dir.empty()) GTEST_SKIP() << "/usr/bin/python3 lacks numpy or h5py";
+  fs::path model = dir / "gen_nested.nir", ir = scratch("nested.ir"), back = scratch("nested_back.nir");
+  CliResult r = run_cli("inspect " + model.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 recurrent edges"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("CubaLIF"), std::string::npos) << r.out;
+  ASSERT_EQ(run_cli("convert " + model.string() + " " + ir.string()).code, 0);
+  r = run_cli("convert " + ir.string() + " " + back.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto a = frontends::import_nir(model);
+  auto b = frontends::import_nir(back);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(ir::graph_difference(*a, *b), "");
+}
+
+}  // namespace
+}  // namespace refinery::testing
