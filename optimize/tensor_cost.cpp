@@ -36,6 +36,8 @@ bool TensorCost::is_constant(egraph::Id cls) const { return constant_[egraph::in
 bool TensorCost::node_is_constant(const TensorNode& n) const {
   if (n.op == kConstantOp) return true;
   if (n.op == kInputOp || n.kids.empty()) return false;
+  // fold_constants only folds results of static shape.
+  if (n.op != kConstantOp && !g_[g_.lookup(n).value_or(n.kids[0])].data.type.shape.is_static()) return false;
   double in = 0;
   for (egraph::Id k : n.kids) {
     if (!constant_[egraph::index(g_.find(k))]) return false;
@@ -67,7 +69,7 @@ double TensorCost::operator()(egraph::Id cls, const TensorNode& n) const {
     in_bytes += targets::bytes(g_[kid].data.type);
   }
   // A constant expression is free only when export will fold it.
-  if (d.all_inputs_constant() && !foldable(d.op, in_bytes, targets::bytes(out)))
+  if (d.all_inputs_constant() && (!foldable(d.op, in_bytes, targets::bytes(out)) || !out.shape.is_static()))
     std::fill(d.input_constant.begin(), d.input_constant.end(), false);
   // A tiny tie-breaker per op: among equal costs, fewer nodes.
   return model_.cost(d) + 1e-12;
