@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <system_error>
+
+#include <unistd.h>
 
 namespace refinery::test {
 
@@ -27,9 +30,20 @@ inline std::filesystem::path generated_nir(const std::string& suite = "nir") {
   static std::map<std::string, std::filesystem::path> dirs;
   auto it = dirs.find(suite);
   if (it != dirs.end()) return it->second;
+  // ctest runs each test in its own process, several at once: each writes
+  // into a folder of its own and renames the files into place (a rename is
+  // atomic, and the files are the same every time), so no reader sees half a file.
   std::filesystem::path d = std::filesystem::path(REFINERY_BINARY_DIR) / "tests" / suite / "generated";
-  std::string cmd = std::string(kPython) + " " + REFINERY_SOURCE_DIR + "/tools/make_nir_examples.py " + d.string();
-  if (!python_ready() || std::system(cmd.c_str()) != 0) d.clear();
+  std::filesystem::path tmp = d / (".tmp" + std::to_string(::getpid()));
+  std::string cmd = std::string(kPython) + " " + REFINERY_SOURCE_DIR + "/tools/make_nir_examples.py " + tmp.string();
+  std::error_code ec;
+  if (python_ready() && std::system(cmd.c_str()) == 0) {
+    for (const auto& f : std::filesystem::directory_iterator(tmp))
+      std::filesystem::rename(f.path(), d / f.path().filename(), ec);
+  } else {
+    d.clear();
+  }
+  std::filesystem::remove_all(tmp, ec);
   return dirs[suite] = d;
 }
 
