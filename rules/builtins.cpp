@@ -127,6 +127,9 @@ const CondDef kConditions[] = {
        return true;
      },
      {}, "a convolution weight whose spatial dims are all 1"},
+    {"different", "TT",
+     [](const Env& env, std::span<const ArgVal> a) { return env.symbolic_values || a[0].tensor->id != a[1].tensor->id; }, {},
+     "the two tensors are different e-classes (multi-patterns: two distinct operations)"},
     {"constant", "T",
      [](const Env& env, std::span<const ArgVal> a) { return env.symbolic_values || a[0].tensor->constant != nullptr; },
      {}, "the tensor is a constant (a weight)"},
@@ -278,17 +281,61 @@ const LetDef kLets[] = {
        return Literal((*p)[static_cast<size_t>(k)]);
      },
      "the input axis that a transpose's output axis comes from"},
-    {"channel-shape", "TV",
+    {"channel-shape", "TT",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
-       // [C, 1, ..., 1] for a per-channel vector of length C broadcast against a rank-r tensor at axis 1
-       auto r = as_int(a[1]);
+       // [C, 1, ..., 1] for a per-channel vector of length C broadcast against x (N x C x ...) at axis 1
+       int64_t r = shape(a[1])->rank();
        const ir::Shape& v = *shape(a[0]);
-       if (!r || *r < 2 || v.rank() != 1 || !v[0].is_static()) return std::nullopt;
+       if (r < 2 || v.rank() != 1 || !v[0].is_static()) return std::nullopt;
        std::vector<int64_t> s{v[0].size()};
-       for (int64_t i = 2; i < *r; ++i) s.push_back(1);
+       for (int64_t i = 2; i < r; ++i) s.push_back(1);
        return ints(s);
      },
-     "[C, 1, ..., 1]: reshapes a length-C vector to broadcast over axis 1 of a rank-r tensor"},
+     "[C, 1, ..., 1]: reshapes a length-C vector to broadcast over axis 1 of the second tensor"},
+    {"per-out-channel", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [K, 1, ..., 1] for a K x ... convolution weight
+       const ir::Shape& w = *shape(a[0]);
+       if (w.rank() < 2 || !w[0].is_static()) return std::nullopt;
+       std::vector<int64_t> s{w[0].size()};
+       for (int64_t i = 1; i < w.rank(); ++i) s.push_back(1);
+       return ints(s);
+     },
+     "[K, 1, ..., 1]: a per-output-channel factor of a K x ... weight"},
+    {"flatten-spatial", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [N, C, D1*D2*...] of an N x C x D1 x ... tensor
+       const ir::Shape& x = *shape(a[0]);
+       if (x.rank() < 3 || !x.is_static()) return std::nullopt;
+       int64_t p = 1;
+       for (int64_t i = 2; i < x.rank(); ++i) p *= x[i].size();
+       return ints({x[0].size(), x[1].size(), p});
+     },
+     "[N, C, D1*D2*...] of an N x C x D1 x ... tensor"},
+    {"conv-1x1-shape", "TT",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [N, K, D1, ...]: the result of a 1x1 convolution of x (N x C x D...) with w (K x C x 1...)
+       const ir::Shape& x = *shape(a[0]);
+       const ir::Shape& w = *shape(a[1]);
+       if (x.rank() < 3 || !x.is_static() || !w[0].is_static()) return std::nullopt;
+       std::vector<int64_t> s = x.sizes();
+       s[1] = w[0].size();
+       return ints(s);
+     },
+     "[N, K, D1, ...]: the result shape of a 1x1 convolution of x with w"},
+    {"flatten-shape", "TV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // the 2-d shape flatten(x, axis) gives
+       const ir::Shape& x = *shape(a[0]);
+       auto ax = as_int(a[1]);
+       if (!ax || !x.is_static()) return std::nullopt;
+       int64_t k = *ax < 0 ? *ax + x.rank() : *ax;
+       if (k < 0 || k > x.rank()) return std::nullopt;
+       int64_t p = 1, q = 1;
+       for (int64_t i = 0; i < x.rank(); ++i) (i < k ? p : q) *= x[i].size();
+       return ints({p, q});
+     },
+     "the 2-d shape that flatten(x, axis) gives"},
     {"weight-shape-1x1", "T",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
        // [K, C] of a K x C x 1 x 1 convolution weight
@@ -322,7 +369,7 @@ const LetDef kLets[] = {
        return ints(s);
      },
      "element-wise sum of two pad lists"},
-    {"spatial-pads", "V",
+    {"spatial-pads", "T",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
        // the spatial part of a Pad op's pads (begins then ends over N, C, spatial...), when N and C are unpadded
        auto p = as_ints(a[0]);

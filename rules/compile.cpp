@@ -158,6 +158,7 @@ class CompiledRule {
         bool named = false;
         for (const AttrPat& a : p.attrs) named |= a.name == name;
         if (named) continue;
+        if (name == "kernel_shape") continue;  // redundant with the weight's shape
         auto def = attr_default(p.op, name, rank);
         if (!def || !literal_equal(*def, value)) return false;
       }
@@ -170,7 +171,7 @@ class CompiledRule {
   bool environment(const TensorEGraph& g, const Binding& b, Env& env) const {
     for (const auto& [var, id] : b.tensors) {
       const TensorData& d = g[id].data;
-      env.tensors[var] = TensorFact{d.type, d.constant.get(), known_ints(d)};
+      env.tensors[var] = TensorFact{d.type, d.constant.get(), known_ints(d), static_cast<int64_t>(egraph::index(g.find(id)))};
     }
     for (const auto& [var, v] : b.attrs) env.attrs[var] = v;
     for (const Let& let : body_->lets) {

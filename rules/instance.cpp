@@ -514,6 +514,8 @@ class Generator {
           }
           if (auto c = computed_.find(p.var); c != computed_.end())
             return vals[p.var] = g.add_constant(p.var.substr(1), std::make_shared<const ir::Tensor>(literal_tensor(c->second, true)));
+          if (auto c = attrs_.find(p.var); c != attrs_.end() && c->second)
+            return vals[p.var] = g.add_constant(p.var.substr(1), std::make_shared<const ir::Tensor>(literal_tensor(*c->second, true)));
           graph_error_ = fmt::format("{} has no value", p.var);
           return std::nullopt;
         }

@@ -317,7 +317,7 @@ class RuleBuilder {
       p.var = e.text;
       if (left) {
         if (auto err = declare(e.text, VarKind::Tensor, e.pos)) return std::unexpected(*err);
-      } else if (auto err = use(e.text, e.pos, {VarKind::Tensor, VarKind::Computed}, "on the right side")) {
+      } else if (auto err = use(e.text, e.pos, {VarKind::Tensor, VarKind::Attr, VarKind::Computed}, "on the right side")) {
         return std::unexpected(*err);
       }
       return p;

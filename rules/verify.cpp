@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -49,17 +50,20 @@ std::vector<SymTensor> symbolic_inputs(const Instance& inst, SymDomain& d, std::
 void add_axioms(const RuleBody& body, SymDomain& d, z3::solver& s) {
   for (const std::string& ax : body.axioms) {
     if (d.fp32()) continue;  // binary32 semantics has no axioms
-    if (ax == "exp-pos")
-      for (const auto& a : d.applications["exp"]) s.add(d.fn("exp", a) > d.num(0));
+    if (ax == "exp-pos") {
+      auto apps = d.applications["exp"];
+      for (const auto& a : apps) s.add(d.fn("exp", a) > d.num(0));
+    }
     if (ax == "exp-add") {
       auto apps = d.applications["exp"];
       for (const auto& a : apps)
         for (const auto& b : apps) s.add(d.fn("exp", a - b) * d.fn("exp", b) == d.fn("exp", a));
     }
+    auto sqrt_apps = d.applications["sqrt"];
     if (ax == "sqrt-sq")
-      for (const auto& a : d.applications["sqrt"]) s.add(z3::implies(a >= d.num(0), d.fn("sqrt", a) * d.fn("sqrt", a) == a));
+      for (const auto& a : sqrt_apps) s.add(z3::implies(a >= d.num(0), d.fn("sqrt", a) * d.fn("sqrt", a) == a));
     if (ax == "sqrt-pos")
-      for (const auto& a : d.applications["sqrt"]) s.add(z3::implies(a > d.num(0), d.fn("sqrt", a) > d.num(0)));
+      for (const auto& a : sqrt_apps) s.add(z3::implies(a > d.num(0), d.fn("sqrt", a) > d.num(0)));
   }
 }
 
@@ -107,13 +111,33 @@ Query prove(const RuleBody& body, const Instance& inst, bool fp32, unsigned time
   for (size_t o = 0; o < lhs->size(); ++o)
     for (size_t k = 0; k < (*lhs)[o].elems.size(); ++k) diffs.push_back(!d.same((*lhs)[o].elems[k], (*rhs)[o].elems[k]));
   if (diffs.empty()) return {Check::Unsat, ""};
-  s.add(z3::mk_or(diffs));
-  switch (s.check()) {
-    case z3::unsat: return {Check::Unsat, ""};
-    case z3::unknown: return {Check::Unknown, s.reason_unknown()};
-    case z3::sat: break;
+  // One query per element: many small queries are far easier for Z3 than
+  // one disjunction over every element.
+  // Binary32 queries stay one disjunction (bit-blasting is shared).
+  std::optional<z3::model> model;
+  std::string unknown;
+  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  unsigned steps = fp32 ? 1 : diffs.size();
+  for (unsigned k = 0; k < steps && !model; ++k) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      unknown = "timeout";
+      break;
+    }
+    z3::params step(ctx);
+    step.set("timeout", static_cast<unsigned>(left));
+    s.set(step);
+    s.push();
+    s.add(fp32 ? z3::mk_or(diffs) : diffs[k]);
+    switch (s.check()) {
+      case z3::unsat: break;
+      case z3::unknown: unknown = s.reason_unknown(); break;
+      case z3::sat: model = s.get_model(); break;
+    }
+    s.pop();
   }
-  z3::model m = s.get_model();
+  if (!model) return unknown.empty() ? Query{Check::Unsat, ""} : Query{Check::Unknown, unknown};
+  z3::model m = *model;
   std::vector<std::string> lines;
   for (size_t i = 0; i < ins.size(); ++i) lines.push_back(show(d, m, inst.inputs[i], ins[i]));
   for (size_t o = 0; o < lhs->size(); ++o) {

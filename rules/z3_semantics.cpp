@@ -15,18 +15,51 @@ SymDomain::SymDomain(z3::context& ctx, bool fp32) : ctx_(ctx), fp32_(fp32) {
 
 z3::sort SymDomain::sort() const { return fp32_ ? ctx_.fpa_sort<32>() : ctx_.real_sort(); }
 
+namespace {
+
+// 2^k in decimal (k >= 0).
+std::string pow2(int k) {
+  std::string d = "1";  // little-endian digits
+  for (int i = 0; i < k; ++i) {
+    int carry = 0;
+    for (char& c : d) {
+      int x = (c - '0') * 2 + carry;
+      c = static_cast<char>('0' + x % 10);
+      carry = x / 10;
+    }
+    if (carry) d += static_cast<char>('0' + carry);
+  }
+  return {d.rbegin(), d.rend()};
+}
+
+}  // namespace
+
 z3::expr SymDomain::num(double v) const {
   if (fp32_) return ctx_.fpa_val(static_cast<float>(v));
-  // Exact decimal of the float32 value, so reals and floats agree on constants.
   if (v == std::floor(v) && std::abs(v) < 1e15) return ctx_.real_val(static_cast<int64_t>(v));
-  return ctx_.real_val(fmt::format("{:.12e}", v).c_str());
+  // The exact binary value as a fraction, so reals and floats agree on constants.
+  int e = 0;
+  double m = std::frexp(v, &e);
+  auto mi = static_cast<int64_t>(std::ldexp(m, 53));
+  int k = 53 - e;
+  while (k > 0 && mi % 2 == 0) {
+    mi /= 2;
+    --k;
+  }
+  if (k <= 0) return ctx_.real_val(std::to_string(mi).c_str()) * ctx_.real_val(pow2(-k).c_str());
+  return ctx_.real_val((std::to_string(mi) + "/" + pow2(k)).c_str());
 }
 
 z3::expr SymDomain::var(const std::string& name) const { return ctx_.constant(name.c_str(), sort()); }
 
 z3::expr SymDomain::div(const z3::expr& a, const z3::expr& b) {
-  if (!fp32_) assumptions.push_back(b != num(0));
-  return a / b;
+  if (fp32_) return a / b;
+  // Over the reals, a / b is a * inv(b) with b * inv(b) = 1 (b nonzero):
+  // polynomial goals are much easier for Z3 than goals with division.
+  z3::expr inv = fn("inv", b);
+  assumptions.push_back(b != num(0));
+  assumptions.push_back(b * inv == num(1));
+  return a * inv;
 }
 
 z3::expr SymDomain::max(const z3::expr& a, const z3::expr& b) const { return z3::ite(a < b, b, a); }
@@ -591,7 +624,7 @@ Result semantics(Ctx& c) {
     }
     case Op::HardSwish:
       return map_unary(c, [&](const z3::expr& x) {
-        return d.mul(x, d.max(d.num(0), d.min(d.num(1), d.add(d.mul(d.num(1.0 / 6.0), x), d.num(0.5)))));
+        return d.mul(x, d.max(d.num(0), d.min(d.num(1), d.add(d.mul(d.num(static_cast<double>(1.0f / 6.0f)), x), d.num(0.5)))));
       });
     case Op::Clip: {
       std::optional<z3::expr> lo, hi;
