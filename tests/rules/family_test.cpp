@@ -1,0 +1,106 @@
+// Each family's rules fire on a small graph: golden/<family>.in.ir is
+// seeded and saturated with that family, and golden/<family>.out.ir, looked
+// up in the saturated e-graph, must compute its outputs in the same e-classes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "egraph/runner.h"
+#include "egraph/tensor/convert.h"
+#include "ir/text.h"
+#include "rules/builtins.h"
+#include "rules/rules.h"
+
+namespace refinery::rules {
+namespace {
+
+using egraph::Id;
+using egraph::tensor::NodeAttrs;
+using egraph::tensor::TensorEGraph;
+using egraph::tensor::TensorNode;
+
+std::optional<Id> lookup_node(const TensorEGraph& g, const ir::Node& n, size_t out, const std::vector<Id>& kids) {
+  for (bool normalise : {false, true}) {
+    NodeAttrs na;
+    na.output = static_cast<std::uint16_t>(out);
+    na.num_outputs = static_cast<std::uint16_t>(n.outputs.size());
+    int64_t rank = kids.empty() ? -1 : g[kids[0]].data.type.shape.rank();
+    for (const auto& [k, v] : n.attrs.entries()) {
+      auto def = attr_default(n.op, k, rank);
+      if (normalise && def && literal_equal(*def, v)) continue;
+      na.attrs.set(k, v);
+    }
+    TensorNode node{static_cast<std::uint32_t>(n.op), g.analysis().context().intern(na), kids};
+    if (auto id = g.lookup(node)) return id;
+  }
+  return std::nullopt;
+}
+
+// The classes of `expected`'s outputs, looked up in the e-graph; nullopt
+// when a node of it is not represented.
+std::optional<std::vector<Id>> lookup_graph(const TensorEGraph& g, const ir::Graph& expected, const ir::Graph& seeded,
+                                           const egraph::tensor::Origin& origin, std::string& missing) {
+  std::vector<std::optional<Id>> cls(expected.num_values());
+  for (ir::ValueId v : expected.inputs()) {
+    auto s = seeded.find_value(expected.value(v).name);
+    if (!s) return std::nullopt;
+    cls[ir::index(v)] = g.find(origin.value_class[ir::index(*s)]);
+  }
+  for (ir::ValueId v : expected.constants()) {
+    const ir::Tensor& t = *expected.value(v).constant;
+    for (Id c : g.class_ids())
+      if (g[c].data.constant && g[c].data.constant->bitwise_equal(t)) cls[ir::index(v)] = c;
+    if (!cls[ir::index(v)]) {
+      missing = "constant %" + expected.value(v).name;
+      return std::nullopt;
+    }
+  }
+  for (const ir::Node& n : expected.nodes()) {
+    std::vector<Id> kids;
+    for (ir::ValueId in : n.inputs) kids.push_back(*cls[ir::index(in)]);
+    for (size_t o = 0; o < n.outputs.size(); ++o) {
+      auto id = lookup_node(g, n, o, kids);
+      if (!id) {
+        missing = "%" + expected.value(n.outputs[o]).name + " = " + std::string(ir::op_name(n.op));
+        return std::nullopt;
+      }
+      cls[ir::index(n.outputs[o])] = *id;
+    }
+  }
+  std::vector<Id> out;
+  for (ir::ValueId v : expected.outputs()) out.push_back(g.find(*cls[ir::index(v)]));
+  return out;
+}
+
+class FamilyGolden : public testing::TestWithParam<std::string> {};
+
+TEST_P(FamilyGolden, RewriteReachesTheExpectedGraph) {
+  std::filesystem::path dir = std::filesystem::path(REFINERY_SOURCE_DIR) / "tests/rules/golden";
+  auto in = ir::read_ir_file(dir / (GetParam() + ".in.ir"));
+  ASSERT_TRUE(in.has_value()) << in.error().str();
+  auto out = ir::read_ir_file(dir / (GetParam() + ".out.ir"));
+  ASSERT_TRUE(out.has_value()) << out.error().str();
+  auto lib = load_library();
+  ASSERT_TRUE(lib.has_value()) << lib.error().str();
+  auto rws = lib->rewrites({.families = {GetParam()}});
+  ASSERT_FALSE(rws.empty());
+  auto seeded = egraph::tensor::seed(*in);
+  ASSERT_TRUE(seeded.has_value()) << seeded.error().str();
+  egraph::Runner<TensorNode, egraph::tensor::TensorAnalysis> runner(
+      egraph::RunnerLimits{.iter_limit = 6, .node_limit = 5000, .time_limit = std::chrono::seconds(20)},
+      std::move(seeded->egraph));
+  runner.run(rws);
+  EXPECT_EQ(runner.egraph.check_invariants(), "");
+  std::string missing;
+  auto classes = lookup_graph(runner.egraph, *out, *in, seeded->origin, missing);
+  ASSERT_TRUE(classes.has_value()) << "not in the e-graph: " << missing << "\n" << runner.report();
+  for (size_t i = 0; i < classes->size(); ++i)
+    EXPECT_EQ((*classes)[i], runner.egraph.find(seeded->roots[i])) << "output " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, FamilyGolden,
+                         testing::Values("elementwise", "activations", "matmul", "conv", "layout", "concat", "merge",
+                                         "norm", "fold"));
+
+}  // namespace
+}  // namespace refinery::rules
