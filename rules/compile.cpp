@@ -196,14 +196,20 @@ class CompiledRule {
   std::optional<Id> build(TensorEGraph& g, const Pat& p, const Binding& b, const Env& env,
                           const ir::TensorType* want) const {
     TensorContext& ctx = g.analysis().context();
+    // A right side that is a bare variable or literal must have the matched
+    // class's type too: `(reshape ?x ?s) => ?x` holds only where ?s keeps the shape.
+    auto typed = [&](Id id) -> std::optional<Id> {
+      if (want && g[id].data.type != *want) return std::nullopt;
+      return id;
+    };
     switch (p.kind) {
       case Pat::Kind::Var: {
-        if (auto it = b.tensors.find(p.var); it != b.tensors.end()) return it->second;
+        if (auto it = b.tensors.find(p.var); it != b.tensors.end()) return typed(it->second);
         auto v = env.attrs.at(p.var);
         if (!v) return std::nullopt;
-        return g.add(TensorNode::constant(constant(ctx, literal_tensor(*v, true))));
+        return typed(g.add(TensorNode::constant(constant(ctx, literal_tensor(*v, true)))));
       }
-      case Pat::Kind::Literal: return g.add(TensorNode::constant(constant(ctx, literal_tensor(p.literal))));
+      case Pat::Kind::Literal: return typed(g.add(TensorNode::constant(constant(ctx, literal_tensor(p.literal)))));
       case Pat::Kind::Op: break;
     }
     std::vector<Id> kids;
