@@ -6,11 +6,13 @@
 #include <cassert>
 #include <functional>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "rules/builtins.h"
 #include "rules/compile.h"
+#include "rules/instance.h"
 #include "rules/rule_ast.h"
 
 namespace refinery::rules {
@@ -83,7 +85,11 @@ struct Binding {
 
 class CompiledRule {
  public:
-  CompiledRule(std::string name, std::shared_ptr<const RuleBody> body) : name_(std::move(name)), body_(std::move(body)) {}
+  CompiledRule(std::string name, std::shared_ptr<const RuleBody> body) : name_(std::move(name)), body_(std::move(body)) {
+    std::set<std::string> ints;
+    for (const auto& [root, p] : body_->lhs) leaf_vars(p, ints);
+    for (const auto& v : ints) value_vars_.erase(v);
+  }
 
   const RuleBody& body() const { return *body_; }
   const std::string& name() const { return name_; }
@@ -183,6 +189,31 @@ class CompiledRule {
     return true;
   }
 
+  // Verification instantiates every tensor variable outside an integer
+  // position (reshape targets, split sizes, slice bounds) as f32 and proves
+  // over the reals: the rule applies only where those are floating point.
+  // Integer tensors (shape arithmetic) divide by truncation, so e.g.
+  // mul-div-assoc would turn (c + 1) / 2 * 1 into (c + 1) * (1 / 2) = 0.
+  bool floating(const TensorEGraph& g, const Binding& b) const {
+    for (const auto& v : value_vars_) {
+      auto it = b.tensors.find(v);
+      if (it != b.tensors.end() && !ir::is_float(g[it->second].data.type.dtype)) return false;
+    }
+    return true;
+  }
+
+  // Collects the tensor variables of `p` (value_vars_) and those at integer positions (`ints`).
+  void leaf_vars(const Pat& p, std::set<std::string>& ints) {
+    for (size_t i = 0; i < p.kids.size(); ++i) {
+      const Pat& k = p.kids[i];
+      if (k.kind == Pat::Kind::Var) {
+        value_vars_.insert(k.var);
+        if (int_position(p.op, i)) ints.insert(k.var);
+      }
+      leaf_vars(k, ints);
+    }
+  }
+
   bool conditions_hold(const Env& env) const {
     for (const Cond& c : body_->conds) {
       auto args = resolve(env, c.args);
@@ -257,7 +288,7 @@ class CompiledRule {
     std::size_t changed = 0;
     for (const Binding& b : found) {
       Env env;
-      if (!environment(g, b, env) || !conditions_hold(env)) continue;
+      if (!floating(g, b) || !environment(g, b, env) || !conditions_hold(env)) continue;
       std::vector<std::pair<Id, Id>> unions;
       bool ok = true;
       for (const auto& [root_var, pat] : body_->rhs) {
@@ -304,6 +335,7 @@ class CompiledRule {
 
   std::string name_;
   std::shared_ptr<const RuleBody> body_;
+  std::set<std::string> value_vars_;  // tensor variables outside integer positions
   mutable std::map<std::pair<const TensorContext*, std::string>, std::uint32_t> cache_;
 };
 

@@ -9,11 +9,7 @@
 #include <fmt/format.h>
 
 namespace refinery::rules {
-namespace {
 
-using Sizes = std::vector<int64_t>;
-
-// Input positions that take integer constants (shapes, axes, sizes).
 bool int_position(ir::Op op, size_t i) {
   using ir::Op;
   switch (op) {
@@ -24,6 +20,11 @@ bool int_position(ir::Op op, size_t i) {
     default: return false;
   }
 }
+
+namespace {
+
+using Sizes = std::vector<int64_t>;
+
 
 struct Info {
   ir::TensorType type;
@@ -488,6 +489,8 @@ class Generator {
     if (auto ok = info.infer(ctx); !ok) return why(fmt::format("{}: {}", info.name, ok.error()));
     const ir::TensorType& t = ctx.outputs[static_cast<size_t>(p.out)];
     if (!t.shape.is_static()) return why(fmt::format("{} has a non-static result", info.name));
+    for (int64_t d : t.shape.sizes())
+      if (d == 0) return why(fmt::format("{} has an empty result", info.name));
     Info out{t, std::nullopt, nullptr};
     if (ctx.known[static_cast<size_t>(p.out)]) {
       std::vector<int64_t> v;
@@ -587,6 +590,12 @@ class Generator {
         graph_error_ = fmt::format("{}: {}", info.name, ok.error());
         return std::nullopt;
       }
+      for (const auto& t : ctx.outputs)
+        for (int64_t d : t.shape.sizes())
+          if (d == 0) {
+            graph_error_ = fmt::format("{} has an empty result", info.name);
+            return std::nullopt;
+          }
       std::vector<std::string> names;
       for (int o = 0; o < nout; ++o) names.push_back(fmt::format("v{}", counter++));
       ir::NodeId id = g.add_node(std::move(node), names, ctx.outputs);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -57,7 +58,7 @@ void add_axioms(const RuleBody& body, SymDomain& d, z3::solver& s) {
     if (ax == "exp-add") {
       auto apps = d.applications["exp"];
       for (const auto& a : apps)
-        for (const auto& b : apps) s.add(d.fn("exp", a - b) * d.fn("exp", b) == d.fn("exp", a));
+        for (const auto& b : apps) s.add(d.fn("exp", (a - b).simplify()) * d.fn("exp", b) == d.fn("exp", a));
     }
     auto sqrt_apps = d.applications["sqrt"];
     if (ax == "sqrt-sq")
@@ -113,6 +114,40 @@ Query prove(const RuleBody& body, const Instance& inst, bool fp32, unsigned time
   if (diffs.empty()) return {Check::Unsat, ""};
   // One query per element: many small queries are far easier for Z3 than
   // one disjunction over every element.
+  // Over the reals, an element whose difference normalises to the zero
+  // polynomial (sum of monomials; uninterpreted functions are atoms) is
+  // proved without search.
+  if (!fp32) {
+    z3::params som(ctx);
+    som.set("som", true);
+    som.set("som_blowup", 1000000u);
+    z3::expr_vector rest(ctx);
+    for (size_t o = 0, k = 0; o < lhs->size(); ++o)
+      for (size_t e = 0; e < (*lhs)[o].elems.size(); ++e, ++k) {
+        z3::expr diff = ((*lhs)[o].elems[e] - (*rhs)[o].elems[e]).simplify(som);
+        if (!(diff.is_numeral() && diff.get_decimal_string(0) == "0")) {
+          if (std::getenv("REFINERY_RULES_DEBUG")) fmt::print(stderr, "residual: {}\n", diff.to_string().size() > 900 ? diff.to_string().substr(diff.to_string().size() - 900) : diff.to_string());
+          rest.push_back(diffs[static_cast<unsigned>(k)]);
+        }
+      }
+    diffs = rest;
+    if (diffs.empty()) return {Check::Unsat, ""};
+  }
+  // Z3 does not always honour its timeout: a watchdog interrupts it.
+  struct Watchdog {
+    std::atomic<bool> done{false};
+    std::thread t;
+    Watchdog(z3::context& c, Clock::time_point until) {
+      t = std::thread([this, &c, until] {
+        while (!done && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (!done) c.interrupt();
+      });
+    }
+    ~Watchdog() {
+      done = true;
+      t.join();
+    }
+  } watchdog(ctx, Clock::now() + std::chrono::milliseconds(timeout_ms + 300));
   // Binary32 queries stay one disjunction (bit-blasting is shared).
   std::optional<z3::model> model;
   std::string unknown;
@@ -126,6 +161,7 @@ Query prove(const RuleBody& body, const Instance& inst, bool fp32, unsigned time
     }
     z3::params step(ctx);
     step.set("timeout", static_cast<unsigned>(left));
+    step.set("rlimit", static_cast<unsigned>(left) * 2000u);  // a deterministic bound some tactics honour better
     s.set(step);
     s.push();
     s.add(fp32 ? z3::mk_or(diffs) : diffs[k]);

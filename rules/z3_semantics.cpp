@@ -56,6 +56,14 @@ z3::expr SymDomain::div(const z3::expr& a, const z3::expr& b) {
   if (fp32_) return a / b;
   // Over the reals, a / b is a * inv(b) with b * inv(b) = 1 (b nonzero):
   // polynomial goals are much easier for Z3 than goals with division.
+  // inv(x * y) = inv(x) * inv(y) and inv(inv(x)) = x, applied as terms are
+  // built, keep the goals polynomial of low degree.
+  if (b.is_app() && b.decl().decl_kind() == Z3_OP_MUL && b.num_args() == 2)
+    return div(div(a, b.arg(0)), b.arg(1));
+  if (b.is_app() && b.num_args() == 1 && b.decl().name().str() == "inv") {
+    assumptions.push_back(b.arg(0) != num(0));
+    return a * b.arg(0);
+  }
   z3::expr inv = fn("inv", b);
   assumptions.push_back(b != num(0));
   assumptions.push_back(b * inv == num(1));

@@ -98,6 +98,36 @@ TEST_P(FamilyGolden, RewriteReachesTheExpectedGraph) {
     EXPECT_EQ((*classes)[i], runner.egraph.find(seeded->roots[i])) << "output " << i;
 }
 
+// Shufflenet's torch.chunk exports shape arithmetic on i64: end = (c + 1) / 2 * k.
+// The proofs are over the reals (tensor variables are f32 in verification),
+// where mul-div-assoc holds; over integers division truncates, and applying it
+// made (c + 1) / 2 * 1 equal to (c + 1) * (1 / 2) = 0, so a Slice of half the
+// channels took them all. Rules apply only to floating-point tensors.
+TEST(IntegerTensors, RealArithmeticRulesDoNotApply) {
+  std::filesystem::path dir = std::filesystem::path(REFINERY_SOURCE_DIR) / "tests/rules/golden";
+  auto in = ir::read_ir_file(dir / "int_div.in.ir");
+  ASSERT_TRUE(in.has_value()) << in.error().str();
+  auto bad = ir::read_ir_file(dir / "int_div.bad.ir");
+  ASSERT_TRUE(bad.has_value()) << bad.error().str();
+  auto lib = load_library();
+  ASSERT_TRUE(lib.has_value()) << lib.error().str();
+  auto seeded = egraph::tensor::seed(*in);
+  ASSERT_TRUE(seeded.has_value()) << seeded.error().str();
+  egraph::Runner<TensorNode, egraph::tensor::TensorAnalysis> runner(
+      egraph::RunnerLimits{.iter_limit = 6, .node_limit = 20000, .time_limit = std::chrono::seconds(20)},
+      std::move(seeded->egraph));
+  runner.run(lib->rewrites({.families = {"elementwise", "fold"}}));
+  EXPECT_EQ(runner.egraph.check_invariants(), "");
+  std::string missing;
+  auto classes = lookup_graph(runner.egraph, *bad, *in, seeded->origin, missing);
+  // The real-arithmetic forms are in the e-graph only if a rule built them;
+  // where they are, they must not be equal to the integer results.
+  if (classes) {
+    for (size_t i = 0; i < classes->size(); ++i)
+      EXPECT_NE((*classes)[i], runner.egraph.find(seeded->roots[i])) << "output " << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Rules, FamilyGolden,
                          testing::Values("elementwise", "activations", "matmul", "conv", "layout", "concat", "merge",
                                          "norm", "fold"));
