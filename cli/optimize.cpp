@@ -43,7 +43,8 @@ Expected<LoadedRules> load_rules(const Args& a) {
   out.rewrites = set->rewrites();
   for (std::size_t i = 0; i < out.rewrites.size(); ++i) {
     const rules::Rule* r = set->find(out.rewrites[i].name());
-    out.infos.push_back(r ? optimize::classify_rule_text(r->text, r->multi)
+    out.infos.push_back(r ? optimize::classify_rule_text(
+                               r->text, r->multi, r->name.ends_with("-rev") && r->text.find("<=>") != std::string::npos)
                           : optimize::RuleInfo{out.rewrites[i].is_multi(), false});
   }
 #else

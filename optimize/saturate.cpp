@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
+#include <set>
 #include <chrono>
 #include <optional>
 
@@ -63,14 +65,36 @@ struct Phase {
 
 }  // namespace
 
-RuleInfo classify_rule_text(std::string_view text, bool multi) {
+RuleInfo classify_rule_text(std::string_view text, bool multi, bool reverse) {
   RuleInfo info{multi, false};
-  auto arrow = text.find("=>");
+  // A whole form, as the library keeps it: "(rule NAME LHS => RHS :when ...)".
+  if (text.starts_with("(rule ")) {
+    std::size_t name_end = text.find_first_of(" \n\t", 6);
+    if (name_end == std::string_view::npos) return info;
+    text = text.substr(name_end + 1);
+  }
+  std::size_t arrow = text.find("<=>"), width = 3;
+  if (arrow == std::string_view::npos) {
+    arrow = text.find("=>");
+    width = 2;
+  }
   if (arrow == std::string_view::npos) return info;
-  std::string_view rhs = text.substr(arrow + 2);
-  if (auto when = rhs.find(":when"); when != std::string_view::npos) rhs = rhs.substr(0, when);
-  auto l = operators(text.substr(0, arrow)), r = operators(rhs);
+  std::string_view lhs = text.substr(0, arrow), rhs = text.substr(arrow + width);
+  for (std::string_view opt : {":when", ":let", ":axioms"})
+    if (auto k = rhs.find(opt); k != std::string_view::npos) rhs = rhs.substr(0, k);
+  if (reverse) std::swap(lhs, rhs);
+  auto l = operators(lhs), r = operators(rhs);
   info.permuting = !l.empty() && l == r;
+  // Expanding: the right side is larger and drops nothing but elementwise
+  // arithmetic (mul-distrib-add, sub-as-add-neg, div-as-mul-recip); a fusion
+  // that removes a structural op (conv-bn-fold drops batch_norm) is not.
+  static const std::set<std::string> arithmetic = {"add", "sub", "mul", "div", "neg", "reciprocal", "pow",
+                                                   "sqrt", "exp", "max", "min", "abs"};
+  if (r.size() > l.size()) {
+    std::vector<std::string> gone;
+    std::set_difference(l.begin(), l.end(), r.begin(), r.end(), std::back_inserter(gone));
+    info.expanding = std::all_of(gone.begin(), gone.end(), [](const std::string& op) { return arithmetic.contains(op); });
+  }
   return info;
 }
 
@@ -88,7 +112,7 @@ SaturationResult saturate(TensorEGraph& g, std::span<const TensorRewrite> rules,
   std::vector<std::size_t> all(R), simple, all_w(rewriters.size());
   for (std::size_t r = 0; r < R; ++r) {
     all[r] = r;
-    if (!info[r].multi && !info[r].permuting) simple.push_back(r);
+    if (!info[r].multi && !info[r].permuting && !info[r].expanding) simple.push_back(r);
   }
   for (std::size_t w = 0; w < rewriters.size(); ++w) all_w[w] = w;
   if (o.strategy == Strategy::Flat) {
@@ -115,7 +139,8 @@ SaturationResult saturate(TensorEGraph& g, std::span<const TensorRewrite> rules,
     PhaseScheduler sched(multi, o.multi_iter_limit, egraph::BackoffConfig{});
     if (ph.tight_permuting)
       for (std::size_t k = 0; k < ph.rules.size(); ++k)
-        if (info[ph.rules[k]].permuting) sched.inner().set_match_limit(k, o.permuting_match_limit);
+        if (info[ph.rules[k]].permuting || info[ph.rules[k]].expanding)
+          sched.inner().set_match_limit(k, o.permuting_match_limit);
     sched.set_first_iteration(global_iter);
     const double deadline = o.time_limit_s * ph.time_share;
     std::string stop;

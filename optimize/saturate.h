@@ -32,11 +32,14 @@ using TensorRewrite = egraph::Rewrite<egraph::tensor::TensorNode, egraph::tensor
 struct RuleInfo {
   bool multi = false;      // a multi-pattern
   bool permuting = false;  // its right side has the same operators as its left (AC, reordering)
+  bool expanding = false;  // more operators on the right, and only arithmetic ones gone (distributing, sub -> add neg)
 };
 
 // "(add ?a ?b) => (add ?b ?a)" is permuting; so is any rule whose two sides
 // use the same multiset of operators.
-RuleInfo classify_rule_text(std::string_view text, bool multi);
+// `text` is "LHS => RHS ..." or a library rule's whole form ("(rule NAME ...)",
+// `<=>` too); `reverse` classifies the right-to-left direction (NAME-rev).
+RuleInfo classify_rule_text(std::string_view text, bool multi, bool reverse = false);
 
 // A rewrite written directly in C++ over the e-graph (tests, experiments):
 // applies itself once per iteration and returns the unions it made.
