@@ -7,6 +7,20 @@
 #include "targets/workload.h"
 
 namespace refinery::optimize {
+namespace {
+
+// The names and types of a node's results, to add a copy of it elsewhere.
+std::pair<std::vector<std::string>, std::vector<ir::TensorType>> output_signature(const ir::Graph& g,
+                                                                                   const ir::Node& n) {
+  std::pair<std::vector<std::string>, std::vector<ir::TensorType>> sig;
+  for (ir::ValueId o : n.outputs) {
+    sig.first.push_back(g.value(o).name);
+    sig.second.push_back(g.value(o).type);
+  }
+  return sig;
+}
+
+}  // namespace
 
 Expected<Folded> fold_constants(const ir::Graph& g) {
   Folded out;
@@ -38,12 +52,7 @@ Expected<Folded> fold_constants(const ir::Graph& g) {
     copy.inputs.clear();
     for (ir::ValueId v : n.inputs)
       copy.inputs.push_back(v == ir::kNoValue ? ir::kNoValue : one.add_constant(g.value(v).name, value[ir::index(v)]));
-    std::vector<std::string> names;
-    std::vector<ir::TensorType> types;
-    for (ir::ValueId o : n.outputs) {
-      names.push_back(g.value(o).name);
-      types.push_back(g.value(o).type);
-    }
+    auto [names, types] = output_signature(g, n);
     ir::NodeId id = one.add_node(std::move(copy), names, types);
     one.set_outputs(one.node(id).outputs);
     auto r = runtime::run(one, {});
@@ -93,12 +102,7 @@ Expected<Folded> fold_constants(const ir::Graph& g) {
     for (ir::ValueId& v : copy.inputs)
       if (v != ir::kNoValue) v = map[ir::index(v)];
     copy.outputs.clear();
-    std::vector<std::string> names;
-    std::vector<ir::TensorType> types;
-    for (ir::ValueId o : n.outputs) {
-      names.push_back(g.value(o).name);
-      types.push_back(g.value(o).type);
-    }
+    auto [names, types] = output_signature(g, n);
     ir::NodeId id = ng.add_node(std::move(copy), names, types);
     for (std::size_t k = 0; k < n.outputs.size(); ++k) map[ir::index(n.outputs[k])] = ng.node(id).outputs[k];
   }
