@@ -63,6 +63,26 @@ struct Phase {
   bool tight_permuting;
 };
 
+// Applies `matches` a chunk at a time, stopping early when `stop()` says so:
+// one rule can have tens of thousands of matches in a grown e-graph, and
+// applying them all at once overruns the time and node limits.
+template <class Stop>
+std::size_t apply_in_chunks(TensorEGraph& g, const TensorRewrite& rule, const egraph::SearchMatches& all,
+                            egraph::SearchMatches& chunk, Stop stop) {
+  constexpr std::size_t kChunk = 256;
+  if (all.size() <= kChunk) return rule.apply(g, all);
+  std::size_t applied = 0;
+  for (std::size_t base = 0; base < all.size(); base += kChunk) {
+    std::size_t n = std::min(kChunk, all.size() - base);
+    chunk.reset(all.num_vars);
+    chunk.roots.assign(all.roots.begin() + base, all.roots.begin() + base + n);
+    chunk.substs.assign(all.substs.begin() + base * all.num_vars, all.substs.begin() + (base + n) * all.num_vars);
+    applied += rule.apply(g, chunk);
+    if (stop()) break;
+  }
+  return applied;
+}
+
 }  // namespace
 
 RuleInfo classify_rule_text(std::string_view text, bool multi, bool reverse) {
@@ -129,6 +149,7 @@ SaturationResult saturate(TensorEGraph& g, std::span<const TensorRewrite> rules,
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   std::vector<egraph::SearchMatches> matches(R);
+  egraph::SearchMatches chunk;
   std::size_t global_iter = 0;
   for (const Phase& ph : phases) {
     verify::SaturationPhaseReport rep;
@@ -150,9 +171,13 @@ SaturationResult saturate(TensorEGraph& g, std::span<const TensorRewrite> rules,
       if (it >= ph.iter_limit) { stop = fmt::format("IterationLimit({})", it); break; }
       auto it_start = Clock::now();
       verify::IterationReport ir{g.num_nodes(), g.num_classes(), 0, 0};
+      // The deadline is checked between rules as well as between iterations:
+      // one iteration of a grown e-graph can take longer than the whole budget.
+      bool late = false;
       for (std::size_t k = 0; k < ph.rules.size(); ++k) {
         std::size_t r = ph.rules[k];
         matches[r].reset(0);
+        if (late || (late = elapsed() > deadline)) continue;
         auto limit = sched.search_limit(k, global_iter);
         if (!limit) continue;
         rules[r].search(g, *limit, matches[r]);
@@ -163,18 +188,23 @@ SaturationResult saturate(TensorEGraph& g, std::span<const TensorRewrite> rules,
         result.created_by.resize(g.num_ids(), -1);
         for (std::size_t id = before; id < g.num_ids(); ++id) result.created_by[id] = static_cast<std::int32_t>(rule_index);
       };
-      for (std::size_t k = 0; k < ph.rules.size() && !over; ++k) {
+      for (std::size_t k = 0; k < ph.rules.size() && !over && !late; ++k) {
         std::size_t r = ph.rules[k];
         if (matches[r].empty()) continue;
+        if ((late = elapsed() > deadline)) break;
         std::size_t before = g.num_ids();
-        std::size_t applied = rules[r].apply(g, matches[r]);
+        std::size_t applied = apply_in_chunks(g, rules[r], matches[r], chunk, [&] {
+          over = g.num_nodes() > o.node_limit;
+          late = elapsed() > deadline;
+          return over || late;
+        });
         attribute(before, r);
         ir.applied += applied;
         if (applied) result.fired[rules[r].name()] += applied;
         over = g.num_nodes() > o.node_limit;
       }
       for (std::size_t w : ph.rewriters) {
-        if (over) break;
+        if (over || (late = late || elapsed() > deadline)) break;
         std::size_t before = g.num_ids();
         std::size_t applied = rewriters[w].apply(g);
         attribute(before, R + w);
@@ -186,6 +216,7 @@ SaturationResult saturate(TensorEGraph& g, std::span<const TensorRewrite> rules,
       ir.seconds = std::chrono::duration<double>(Clock::now() - it_start).count();
       rep.iterations.push_back(ir);
       bool changed = ir.applied > 0 || g.num_classes() != classes_before;
+      if (late) { stop = fmt::format("TimeLimit({:.2f})", elapsed()); ++global_iter; break; }
       if (!changed && sched.can_stop(global_iter)) { stop = "Saturated"; ++global_iter; break; }
     }
     rep.stop_reason = stop;

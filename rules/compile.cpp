@@ -123,6 +123,7 @@ class CompiledRule {
         const TensorContext& ctx = g.analysis().context();
         for (const TensorNode& n : g[cls].nodes) {
           if (n.op != static_cast<std::uint32_t>(p->op) || n.kids.size() != p->kids.size()) continue;
+          if (!kids_may_match(g, n, *p, b)) continue;
           Binding b2 = b;
           int64_t rank = n.kids.empty() ? -1 : g[n.kids[0]].data.type.shape.rank();
           if (!attrs_match(ctx.attrs(n.payload), *p, rank, b2)) continue;
@@ -133,6 +134,28 @@ class CompiledRule {
         return;
       }
     }
+  }
+
+  // A cheap filter before `solve` copies its state for `n`: children bound
+  // to a variable already must be in that variable's class, literal children
+  // must hold the literal. In a large e-class most candidate nodes fail here,
+  // so the copies are made only for the few that can match.
+  static bool kids_may_match(const TensorEGraph& g, const TensorNode& n, const Pat& p, const Binding& b) {
+    for (size_t i = 0; i < p.kids.size(); ++i) {
+      const Pat& k = p.kids[i];
+      if (k.kind == Pat::Kind::Var) {
+        auto it = b.tensors.find(k.var);
+        if (it != b.tensors.end() && g.find(it->second) != g.find(n.kids[i])) return false;
+      } else if (k.kind == Pat::Kind::Literal) {
+        if (!constant_matches(g[n.kids[i]].data, k.literal)) return false;
+      } else {
+        bool any = false;
+        for (const TensorNode& m : g[n.kids[i]].nodes)
+          if (m.op == static_cast<std::uint32_t>(k.op) && m.kids.size() == k.kids.size()) { any = true; break; }
+        if (!any) return false;
+      }
+    }
+    return true;
   }
 
   static bool attrs_match(const NodeAttrs& na, const Pat& p, int64_t rank, Binding& b) {
