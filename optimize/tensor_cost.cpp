@@ -31,6 +31,17 @@ TensorCost::TensorCost(const TensorEGraph& g, const targets::CostModel& model) :
   }
 }
 
+// The op a class can be computed by that a consumer could fuse into: a
+// matrix op if the class has one (the extractor is free to choose it), else
+// Opaque. Whether the extracted graph really fuses is settled afterwards:
+// never-worse prices the whole graph with its real producers and uses.
+ir::Op TensorCost::producer(egraph::Id cls) const {
+  if (is_constant(cls)) return ir::Op::Opaque;
+  for (const TensorNode& m : g_[cls].nodes)
+    if (!m.is_leaf() && targets::classify(m.ir_op()) == targets::OpClass::Matrix) return m.ir_op();
+  return ir::Op::Opaque;
+}
+
 bool TensorCost::is_constant(egraph::Id cls) const { return constant_[egraph::index(g_.find(cls))]; }
 
 bool TensorCost::node_is_constant(const TensorNode& n) const {
@@ -66,6 +77,7 @@ double TensorCost::operator()(egraph::Id cls, const TensorNode& n) const {
     egraph::Id kid = n.kids[k++];
     d.inputs.push_back(&g_[kid].data.type);
     d.input_constant.push_back(is_constant(kid));
+    d.input_producer.push_back(producer(kid));
     in_bytes += targets::bytes(g_[kid].data.type);
   }
   // A constant expression is free only when export will fold it.

@@ -27,6 +27,7 @@ class TensorCost {
 
  private:
   bool node_is_constant(const TensorNode& n) const;
+  ir::Op producer(egraph::Id cls) const;
   const TensorEGraph& g_;
   const targets::CostModel& model_;
   std::vector<bool> constant_;  // by class index

@@ -31,6 +31,16 @@ std::vector<double> node_costs(const CostModel& model, const ir::Graph& g) {
   // Values that are constants or computed only from constants.
   std::vector<bool> constant(g.num_values(), false);
   for (ir::ValueId v : g.constants()) constant[ir::index(v)] = true;
+  // Each value's producing op when it has exactly one use (a graph output
+  // counts as a use): only then can a runtime fuse its consumer into it.
+  std::vector<int> uses(g.num_values(), 0);
+  std::vector<ir::Op> producer(g.num_values(), ir::Op::Opaque);
+  for (const ir::Node& n : g.nodes()) {
+    for (ir::ValueId v : n.inputs)
+      if (v != ir::kNoValue) ++uses[ir::index(v)];
+    for (ir::ValueId o : n.outputs) producer[ir::index(o)] = n.op;
+  }
+  for (ir::ValueId v : g.outputs()) ++uses[ir::index(v)];
   std::vector<double> out;
   out.reserve(g.num_nodes());
   for (const ir::Node& n : g.nodes()) {
@@ -42,6 +52,7 @@ std::vector<double> node_costs(const CostModel& model, const ir::Graph& g) {
       d.inputs.push_back(v == ir::kNoValue ? nullptr : &g.value(v).type);
       bool c = v != ir::kNoValue && constant[ir::index(v)];
       d.input_constant.push_back(c);
+      d.input_producer.push_back(v != ir::kNoValue && uses[ir::index(v)] == 1 ? producer[ir::index(v)] : ir::Op::Opaque);
       if (v != ir::kNoValue && !c) all_const = false;
     }
     if (n.op == ir::Op::Constant) all_const = true;

@@ -20,10 +20,15 @@ struct OpDesc {
   const ir::Attributes* attrs = nullptr;
   std::vector<const ir::TensorType*> inputs;  // nullptr: an absent optional input
   std::vector<bool> input_constant;           // per input: a constant or constant expression
+  // Per input: the op that computes it when that op's result feeds only
+  // this one (so a runtime may fuse this op into it as an epilogue);
+  // Opaque when unknown, shared, or a graph input or constant. May be empty.
+  std::vector<ir::Op> input_producer;
   const ir::TensorType* output = nullptr;     // this result's type
   int num_outputs = 1;
 
   bool all_inputs_constant() const;
+  ir::Op producer(std::size_t i) const { return i < input_producer.size() ? input_producer[i] : ir::Op::Opaque; }
 };
 
 class CostModel {
