@@ -110,7 +110,10 @@ RuleInfo classify_rule_text(std::string_view text, bool multi, bool reverse) {
   // that removes a structural op (conv-bn-fold drops batch_norm) is not.
   static const std::set<std::string> arithmetic = {"add", "sub", "mul", "div", "neg", "reciprocal", "pow",
                                                    "sqrt", "exp", "max", "min", "abs"};
-  if (r.size() > l.size()) {
+  // A multi-pattern merge also has more operators on its right (a concat of
+  // the weights, a split per root) but is no expansion: it runs, limited to
+  // the first iterations of explore, under the normal backoff threshold.
+  if (!multi && r.size() > l.size()) {
     std::vector<std::string> gone;
     std::set_difference(l.begin(), l.end(), r.begin(), r.end(), std::back_inserter(gone));
     info.expanding = std::all_of(gone.begin(), gone.end(), [](const std::string& op) { return arithmetic.contains(op); });
