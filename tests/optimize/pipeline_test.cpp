@@ -140,6 +140,16 @@ TEST(Saturation, ClassifiesPermutingAndMultiRules) {
   EXPECT_FALSE(classify_rule_text("(relu (relu ?x)) => (relu ?x)", false).permuting);
   EXPECT_FALSE(classify_rule_text("(mul ?x ?y) => (mul ?y ?x) :when ((x))", true).permuting == false);
   EXPECT_TRUE(classify_rule_text("(neg ?x) => ?x", true).multi);
+  // Distributing expands; a multi-pattern merge (more operators on its right
+  // too) does not: it must run under the normal backoff threshold, not the
+  // tight one of expansions, or the merges of a real model are banned
+  // before they apply (inception_v3 has 130 ordered pairs of 1x1 convs).
+  EXPECT_TRUE(classify_rule_text("(mul ?a (add ?b ?c)) => (add (mul ?a ?b) (mul ?a ?c))", false).expanding);
+  const char* merge =
+      "(rule merge-conv ?y1 = (conv ?x ?w1) ?y2 = (conv ?x ?w2) => ?y1 = (split :axis 1 :out 0 :nout 2 (conv ?x (concat "
+      ":axis 0 ?w1 ?w2)) ?s) ?y2 = (split :axis 1 :out 1 :nout 2 (conv ?x (concat :axis 0 ?w1 ?w2)) ?s))";
+  EXPECT_FALSE(classify_rule_text(merge, true).expanding);
+  EXPECT_FALSE(classify_rule_text(merge, true).permuting);
 }
 
 }  // namespace
