@@ -59,6 +59,35 @@ TEST(OptimizeCli, BadInputExitsTwoAndWritesNothing) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// docs/report.md's example has the keys a real report has, in its order
+// (top level and each section's first level): the doc is checked, not trusted.
+TEST(OptimizeCli, ReportMatchesTheDocumentedExample) {
+  std::string doc = slurp(source_path("docs/report.md"));
+  std::size_t open = doc.find("```json\n"), close = doc.find("\n```", open + 8);
+  ASSERT_NE(open, std::string::npos);
+  ASSERT_NE(close, std::string::npos);
+  nlohmann::ordered_json example = nlohmann::ordered_json::parse(doc.substr(open + 8, close - open - 8));
+  fs::path out = scratch("doc.opt.onnx"), rep = scratch("doc.json");
+  CliResult r = run_cli("optimize " + source_path("examples/tiny_cnn.onnx") + " -o " + out.string() +
+                        " --target cpu --report " + rep.string());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  nlohmann::ordered_json real = nlohmann::ordered_json::parse(slurp(rep));
+  auto keys = [](const nlohmann::ordered_json& j) {
+    std::vector<std::string> k;
+    for (const auto& [key, v] : j.items()) k.push_back(key);
+    return k;
+  };
+  EXPECT_EQ(keys(example), keys(real));
+  for (const char* section : {"seconds", "saturation", "extraction", "cost", "graph", "validation"}) {
+    ASSERT_TRUE(example[section].is_object()) << section;
+    ASSERT_TRUE(real[section].is_object()) << section;
+    EXPECT_EQ(keys(example[section]), keys(real[section])) << section;
+  }
+  EXPECT_EQ(keys(example["saturation"]["phases"][0]), keys(real["saturation"]["phases"][0]));
+  EXPECT_EQ(keys(example["saturation"]["phases"][0]["iterations"][0]),
+            keys(real["saturation"]["phases"][0]["iterations"][0]));
+}
+
 class SmallZoo : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SmallZoo, OptimizesWithinTheDefaultLimits) {
