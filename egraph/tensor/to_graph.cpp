@@ -142,7 +142,13 @@ class Builder {
     OpKey key{n.op, {}, base.hash()};
     for (Id k : n.kids) key.kids.push_back(g_.find(k));
     for (const auto& [attrs, id] : siblings_[key])
-      if (attrs == base) return value_[c] = out_.node(id).outputs[na.output];
+      if (attrs == base) {
+        // The sibling was emitted for another of its results; this result's
+        // type was a placeholder until now.
+        ir::ValueId v = out_.node(id).outputs[na.output];
+        out_.value(v).type = g_[c].data.type;
+        return value_[c] = v;
+      }
     ir::Node node;
     node.op = n.ir_op();
     node.attrs = na.attrs;

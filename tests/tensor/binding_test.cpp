@@ -100,5 +100,52 @@ TEST(TensorBinding, EqualSubtermsShareAClass) {
   EXPECT_EQ(ir::graph_difference(g, back), "");
 }
 
+// A new multi-result node (not from the original graph) whose results are
+// chosen for two classes: the second result emitted reuses the node and must
+// get its own type, not the placeholder (it is a graph output, and an ONNX
+// graph output without a shape fails the checker).
+TEST(TensorBinding, EachResultOfANewMultiResultNodeHasItsType) {
+  ir::Graph g = parse(R"(graph @main(%x: tensor<4xf32>) {
+  %s = const dense<[2, 2]> : tensor<2xi64>
+  %a, %b = split(%x, %s) {axis = 0} : tensor<2xf32>, tensor<2xf32>
+  %c = neg(%a) : tensor<2xf32>
+  %d = neg(%b) : tensor<2xf32>
+  return %c, %d
+})");
+  auto s = seed(g);
+  ASSERT_TRUE(s.has_value()) << s.error().str();
+  TensorEGraph& eg = s->egraph;
+  Id x = s->origin.value_class[ir::index(*g.find_value("x"))];
+  Id sizes = s->origin.value_class[ir::index(*g.find_value("s"))];
+  Id c = s->origin.value_class[ir::index(*g.find_value("c"))];
+  Id d = s->origin.value_class[ir::index(*g.find_value("d"))];
+  NodeAttrs plain;
+  Id nx = eg.add(TensorNode{static_cast<std::uint32_t>(ir::Op::Neg), s->context->intern(plain), {x}});
+  std::vector<TensorNode> parts;
+  for (std::uint16_t o : {0, 1}) {
+    NodeAttrs na;
+    na.attrs.set("axis", int64_t{0});
+    na.output = o;
+    na.num_outputs = 2;
+    parts.push_back(TensorNode{static_cast<std::uint32_t>(ir::Op::Split), s->context->intern(na), {nx, sizes}});
+  }
+  eg.merge(c, eg.add(parts[0]));
+  eg.merge(d, eg.add(parts[1]));
+  eg.rebuild();
+  auto choose = [&](Id cls) -> const TensorNode& {
+    cls = eg.find(cls);
+    for (const TensorNode& n : eg[cls].nodes)
+      if (n.op == static_cast<std::uint32_t>(ir::Op::Split) || (cls == eg.find(nx) && n.op == static_cast<std::uint32_t>(ir::Op::Neg)))
+        return n;
+    return eg[cls].nodes.front();
+  };
+  auto back = to_graph(eg, s->roots, choose, s->origin);
+  ASSERT_TRUE(back.has_value()) << back.error().str();
+  ASSERT_EQ(back->outputs().size(), 2u);
+  for (ir::ValueId v : back->outputs()) EXPECT_EQ(back->value(v).type.str(), "tensor<2xf32>");
+  auto ok = back->verify();
+  EXPECT_TRUE(ok.has_value()) << ok.error().str();
+}
+
 }  // namespace
 }  // namespace refinery::egraph::tensor
