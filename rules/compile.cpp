@@ -350,12 +350,22 @@ class CompiledRule {
     auto it = cache_.find({&ctx, key});
     if (it != cache_.end() && it->second < ctx.num_constants() && ctx.constant(it->second).tensor->bitwise_equal(t))
       return it->second;
+    // Another rule (or the model) may hold the same small constant already:
+    // one index keeps equal constants in one e-class, so the right sides of
+    // two rules that compute the same shape or scalar meet.
+    if (t.numel() <= kShareConstantsUpTo)
+      for (std::uint32_t i = 0; i < ctx.num_constants(); ++i)
+        if (ctx.constant(i).tensor && ctx.constant(i).tensor->bitwise_equal(t)) {
+          cache_[{&ctx, key}] = i;
+          return i;
+        }
     auto ref = std::make_shared<const ir::Tensor>(std::move(t));
     std::uint32_t idx = ctx.add_constant({fmt::format("{}.c{}", name_, ctx.num_constants()), ref, std::nullopt, {}});
     cache_[{&ctx, key}] = idx;
     return idx;
   }
 
+  static constexpr int64_t kShareConstantsUpTo = 64;  // elements: rules make shapes, axes and scalars
   std::string name_;
   std::shared_ptr<const RuleBody> body_;
   std::set<std::string> value_vars_;  // tensor variables outside integer positions
