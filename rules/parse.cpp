@@ -508,11 +508,12 @@ class RuleBuilder {
   }
 
   std::optional<Error> read_axioms(const Sx& val) {
-    static const std::set<std::string> known{"exp-add", "exp-pos", "sqrt-sq", "sqrt-pos"};
+    static const std::set<std::string> known{"exp-add", "exp-pos", "exp-sum", "sqrt-sq", "sqrt-pos", "sigmoid-def",
+                                             "tanh-def"};
     if (val.kind != Sx::Kind::List) return Error{val.pos, ":axioms takes a list of axiom names"};
     for (const Sx& a : val.items) {
       if (a.kind != Sx::Kind::Atom || !known.count(a.text))
-        return Error{a.pos, fmt::format("unknown axiom '{}' (known: exp-add, exp-pos, sqrt-sq, sqrt-pos)", a.text)};
+        return Error{a.pos, fmt::format("unknown axiom '{}' (known: exp-add, exp-pos, exp-sum, sqrt-sq, sqrt-pos, sigmoid-def, tanh-def)", a.text)};
       body_.axioms.push_back(a.text);
     }
     return std::nullopt;

@@ -95,6 +95,10 @@ struct Query {
 Query prove(const RuleBody& body, const Instance& inst, bool fp32, unsigned timeout_ms) {
   z3::context ctx;
   SymDomain d(ctx, fp32);
+  auto asks = [&](const char* ax) { return !fp32 && std::find(body.axioms.begin(), body.axioms.end(), ax) != body.axioms.end(); };
+  d.exp_sums = asks("exp-sum");
+  d.sigmoid_exp = asks("sigmoid-def");
+  d.tanh_exp = asks("tanh-def");
   std::vector<z3::expr> constraints;
   auto ins = symbolic_inputs(inst, d, constraints);
   auto lhs = eval_symbolic(inst.lhs, ins, d);

@@ -1,9 +1,11 @@
 #include "rules/z3_semantics.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -30,6 +32,15 @@ std::string pow2(int k) {
     if (carry) d += static_cast<char>('0' + carry);
   }
   return {d.rbegin(), d.rend()};
+}
+
+// The operands of a (nested) application of `kind`: (a + b) + c gives a, b, c.
+void flatten(const z3::expr& e, Z3_decl_kind kind, std::vector<z3::expr>& out) {
+  if (e.is_app() && e.decl().decl_kind() == kind) {
+    for (unsigned i = 0; i < e.num_args(); ++i) flatten(e.arg(i), kind, out);
+  } else {
+    out.push_back(e);
+  }
 }
 
 }  // namespace
@@ -64,6 +75,62 @@ z3::expr SymDomain::div(const z3::expr& a, const z3::expr& b) {
     assumptions.push_back(b.arg(0) != num(0));
     return a * b.arg(0);
   }
+  if (exp_sums) {
+    // A factor common to every summand of b: b = f * b', so a / b = (a / f) / b'
+    // (b != 0 implies f != 0 and b' != 0).
+    std::vector<z3::expr> terms;
+    flatten(b, Z3_OP_ADD, terms);
+    if (terms.size() > 1) {
+      std::vector<std::vector<z3::expr>> factors(terms.size());
+      for (size_t i = 0; i < terms.size(); ++i) flatten(terms[i], Z3_OP_MUL, factors[i]);
+      for (const z3::expr& f : factors[0]) {
+        auto has = [&](const std::vector<z3::expr>& fs) {
+          return std::any_of(fs.begin(), fs.end(), [&](const z3::expr& g) { return z3::eq(f, g); });
+        };
+        if (f.is_numeral() || !std::all_of(factors.begin() + 1, factors.end(), has)) continue;
+        std::optional<z3::expr> rest;
+        for (const auto& fs : factors) {
+          std::optional<z3::expr> prod;
+          bool dropped = false;
+          for (const z3::expr& g : fs) {
+            if (!dropped && z3::eq(f, g)) {
+              dropped = true;
+              continue;
+            }
+            prod = prod ? *prod * g : g;
+          }
+          z3::expr t = prod ? *prod : num(1);
+          rest = rest ? *rest + t : t;
+        }
+        return div(div(a, f), *rest);
+      }
+    }
+  }
+  if (sigmoid_exp || tanh_exp) {
+    // A summand 1/u of b (exp(-t) is 1/exp(t)): a / b = (a u) / (b u), with (1/u) u = 1.
+    std::vector<z3::expr> terms;
+    flatten(b, Z3_OP_ADD, terms);
+    // 1/u, as div builds it: inv(u) or 1 * inv(u)
+    auto inv_of = [](const z3::expr& e) -> std::optional<z3::expr> {
+      auto is_inv = [](const z3::expr& f) { return f.is_app() && f.num_args() == 1 && f.decl().name().str() == "inv"; };
+      if (is_inv(e)) return e.arg(0);
+      if (e.is_app() && e.decl().decl_kind() == Z3_OP_MUL && e.num_args() == 2 && e.arg(0).is_numeral() &&
+          e.arg(0).get_decimal_string(0) == "1" && is_inv(e.arg(1)))
+        return e.arg(1).arg(0);
+      return std::nullopt;
+    };
+    auto k = std::find_if(terms.begin(), terms.end(), [&](const z3::expr& e) { return inv_of(e).has_value(); });
+    if (terms.size() > 1 && k != terms.end()) {
+      z3::expr u = *inv_of(*k);
+      std::optional<z3::expr> bu;
+      for (const z3::expr& t : terms) {
+        z3::expr tu = z3::eq(t, *k) ? num(1) : t.is_numeral() && t.get_decimal_string(0) == "1" ? u : t * u;
+        bu = bu ? *bu + tu : tu;
+      }
+      assumptions.push_back(u != num(0));
+      return div(a * u, *bu);
+    }
+  }
   z3::expr inv = fn("inv", b);
   assumptions.push_back(b != num(0));
   assumptions.push_back(b * inv == num(1));
@@ -79,7 +146,38 @@ z3::expr SymDomain::sqrt(const z3::expr& a) {
   return fn("sqrt", a);
 }
 
+// a = -t: t (nullopt when a, simplified, is not a negative multiple).
+static std::optional<z3::expr> negated(const z3::expr& a) {
+  z3::expr s = a.simplify();
+  bool neg = false;
+  if (s.is_numeral()) neg = (s < 0).simplify().is_true();
+  else if (s.is_app() && s.decl().decl_kind() == Z3_OP_MUL && s.num_args() == 2 && s.arg(0).is_numeral())
+    neg = (s.arg(0) < 0).simplify().is_true();
+  if (!neg) return std::nullopt;
+  return (-s).simplify();
+}
+
 z3::expr SymDomain::fn(const std::string& name, const z3::expr& a) {
+  if (!fp32_ && (sigmoid_exp || tanh_exp)) {
+    auto t = negated(a);
+    if (name == "exp" && t) return div(num(1), fn("exp", *t));
+    if (name == "sigmoid" && sigmoid_exp) {
+      if (t) return div(num(1), fn("exp", *t) + num(1));
+      z3::expr e = fn("exp", a.simplify());
+      return div(e, e + num(1));
+    }
+    if (name == "tanh" && tanh_exp) {
+      z3::expr e = fn("exp", (num(2) * (t ? *t : a)).simplify());
+      return div(t ? num(1) - e : e - num(1), e + num(1));
+    }
+  }
+  if (exp_sums && !fp32_ && name == "exp" && a.is_app() && a.decl().decl_kind() == Z3_OP_ADD) {
+    std::vector<z3::expr> terms;
+    flatten(a, Z3_OP_ADD, terms);
+    z3::expr prod = fn(name, terms[0]);
+    for (size_t i = 1; i < terms.size(); ++i) prod = prod * fn(name, terms[i]);
+    return prod;
+  }
   auto it = fns_.find(name);
   if (it == fns_.end()) it = fns_.emplace(name, ctx_.function(name.c_str(), sort(), sort())).first;
   z3::expr e = it->second(a);

@@ -51,6 +51,19 @@ class SymDomain {
   std::vector<z3::expr> assumptions;
   // Applications of uninterpreted functions, by name (for axioms).
   std::map<std::string, std::vector<z3::expr>> applications;
+  // The `exp-sum` axiom (reals only): exp(a + b) is built as exp(a) * exp(b),
+  // and a divisor's factor common to all its summands is divided out first
+  // (a / (f*u + f*v) = (a / f) / (u + v)). Applied as terms are built, it
+  // leaves Z3 polynomial goals (softmax's shift invariance) instead of
+  // quantifier-free search over every pair of exp applications.
+  bool exp_sums = false;
+  // The `sigmoid-def` and `tanh-def` axioms (reals only), also applied as terms
+  // are built: with a = t or a = -t (t not a negation) and E = exp(t),
+  // sigmoid(t) = E / (E + 1), sigmoid(-t) = 1 / (E + 1); with E = exp(2t),
+  // tanh(t) = (E - 1) / (E + 1), tanh(-t) = (1 - E) / (E + 1); exp(-t) = 1 / exp(t).
+  // The goals become linear in the atoms exp(t) and 1 / (E + 1).
+  bool sigmoid_exp = false;
+  bool tanh_exp = false;
 
  private:
   z3::context& ctx_;
