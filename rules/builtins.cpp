@@ -127,6 +127,23 @@ const CondDef kConditions[] = {
        return true;
      },
      {}, "a convolution weight whose spatial dims are all 1"},
+    {"out-channel-bias", "TT",
+     [](const Env&, std::span<const ArgVal> a) {
+       // a[0] is K x 1 x ... x 1 (rank(w) - 1 dims) or 1 x K x 1 x ... x 1 (rank(w) dims) for a K x C x ...
+       // convolution weight a[1]: a per-output-channel operand of the convolution's result
+       const ir::Shape& c = *shape(a[0]);
+       const ir::Shape& w = *shape(a[1]);
+       int64_t r = w.rank();
+       if (r < 3 || !w[0].is_static()) return false;
+       int64_t k;
+       if (c.rank() == r - 1) k = 0;
+       else if (c.rank() == r && c[0] == ir::Dim(1)) k = 1;
+       else return false;
+       for (int64_t i = 0; i < c.rank(); ++i)
+         if (!(c[i] == (i == k ? w[0] : ir::Dim(1)))) return false;
+       return true;
+     },
+     {}, "K x 1 x ... x 1 or 1 x K x 1 x ... x 1, broadcast over the channels of a convolution with a K x ... weight"},
     {"different", "TT",
      [](const Env& env, std::span<const ArgVal> a) { return env.symbolic_values || a[0].tensor->id != a[1].tensor->id; }, {},
      "the two tensors are different e-classes (multi-patterns: two distinct operations)"},
@@ -352,6 +369,22 @@ const LetDef kLets[] = {
        return ints({w[0].size(), w[1].size(), 1, 1});
      },
      "[K, C, 1, 1] for a K x C matrix"},
+    {"conv-weight-of-transposed", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [K, C, 1, 1] for a C x K matrix (the right operand of a MatMul over channels)
+       const ir::Shape& w = *shape(a[0]);
+       if (w.rank() != 2 || !w.is_static()) return std::nullopt;
+       return ints({w[1].size(), w[0].size(), 1, 1});
+     },
+     "[K, C, 1, 1] for a C x K matrix"},
+    {"numel-shape", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [n] for a static tensor of n elements: reshapes it to a vector
+       auto n = shape(a[0])->num_elements();
+       if (!n) return std::nullopt;
+       return ints({*n});
+     },
+     "[n] for a static tensor of n elements (a reshape to 1-d)"},
     {"zero-pads", "T",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
        int64_t r = shape(a[0])->rank();
