@@ -41,7 +41,7 @@ TEST(RuleParse, LibraryLoadsWithAtLeast150Rules) {
   EXPECT_GE(lib->families().size(), 9u);
   for (const auto& r : lib->rules()) EXPECT_FALSE(r.family.empty());
   EXPECT_EQ(lib->rewrites().size(), lib->rules().size());
-  EXPECT_EQ(lib->rewrites({.families = {"merge"}}).size(), 3u);
+  EXPECT_EQ(lib->rewrites({.families = {"merge"}}).size(), 6u);
 }
 
 TEST(RuleParse, BothWaysMakesTwoRules) {
