@@ -25,6 +25,7 @@ struct Args {
   int samples = 3;
   uint64_t seed = 0;
   double atol = 1e-4, rtol = 1e-3;
+  double min_gain = 0.02;
   bool no_rules = false;
 };
 
@@ -88,6 +89,7 @@ int run(const Args& a) {
   o.saturation.time_limit_s = a.time_limit;
   o.saturation.node_limit = a.node_limit;
   o.ilp_time_limit_s = a.time_limit;
+  o.min_gain = a.min_gain;
   o.validation.samples = a.samples;
   o.validation.seed = a.seed;
   o.validation.atol = a.atol;
@@ -153,6 +155,10 @@ Command add_optimize(CLI::App& app) {
   sub->add_option("--time-limit", args->time_limit, "Seconds for saturation (and again for ILP extraction)")
       ->capture_default_str();
   sub->add_option("--node-limit", args->node_limit, "E-graph node limit")->capture_default_str();
+  sub->add_option("--min-gain", args->min_gain,
+                  "Keep the original unless the refined graph models at least this fraction cheaper")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   sub->add_option("--report", args->report, "Write the JSON report here (docs/report.md)");
   sub->add_option("--rules", args->rule_files, "Rule files (default: the library, rules/lib/*.rules)");
   sub->add_flag("--no-rules", args->no_rules, "Use no rules (extraction and folding only)");

@@ -115,14 +115,66 @@ Solution dag_fixpoint(const Problem& p, const std::vector<std::vector<std::uint3
           work.push_back(q);
         }
   }
-  return prune_unreachable(p, Solution{std::move(choice)});
+  return Solution{std::move(choice)};  // every class that can be computed has a choice
+}
+
+// Group moves from a full (unpruned) solution: for a class P that several
+// classes could use, switch every class with a candidate that uses P to its
+// cheapest such candidate at once, and keep the move when the exact DAG cost
+// of the pruned answer drops and it stays acyclic. This is the move a merge
+// needs: y1 and y2 both switching to split(merged) pays the merged MatMul
+// once, while either alone pays it whole and loses. Repeated while it
+// improves (a 3-way merge builds on a 2-way one), at most `rounds` times.
+Solution group_moves(const Problem& p, const std::vector<std::vector<std::uint32_t>>& parents, Solution full,
+                     std::size_t rounds) {
+  Solution best = prune_unreachable(p, full);
+  if (!check_solution(p, best).empty()) return full;
+  double best_cost = dag_cost(p, best);
+  for (std::size_t round = 0; round < rounds; ++round) {
+    bool improved = false;
+    for (std::uint32_t shared = 0; shared < p.classes.size(); ++shared) {
+      if (parents[shared].size() < 2 || full.choice[shared] == kUnchosen) continue;
+      Solution trial = full;
+      std::size_t switched = 0;
+      for (std::uint32_t q : parents[shared]) {
+        if (q == shared) continue;
+        std::int32_t pick = kUnchosen;
+        for (std::size_t i = 0; i < p.classes[q].size(); ++i) {
+          const Candidate& cand = p.classes[q][i];
+          if (std::find(cand.kids.begin(), cand.kids.end(), shared) == cand.kids.end()) continue;
+          bool ready = std::all_of(cand.kids.begin(), cand.kids.end(),
+                                   [&](std::uint32_t k) { return full.choice[k] != kUnchosen; });
+          if (ready && (pick == kUnchosen || cand.cost < p.classes[q][static_cast<std::size_t>(pick)].cost))
+            pick = static_cast<std::int32_t>(i);
+        }
+        if (pick != kUnchosen && pick != trial.choice[q]) {
+          trial.choice[q] = pick;
+          ++switched;
+        }
+      }
+      if (switched < 2) continue;  // a single switch is what the fixpoint already weighed
+      Solution pruned = prune_unreachable(p, trial);
+      if (!check_solution(p, pruned).empty()) continue;
+      double cost = dag_cost(p, pruned);
+      if (cost < best_cost - 1e-12 * std::max(1.0, best_cost)) {
+        full = std::move(trial);
+        best = std::move(pruned);
+        best_cost = cost;
+        improved = true;
+      }
+    }
+    if (!improved) break;
+  }
+  return full;
 }
 
 }  // namespace
 
 DagGreedyResult extract_greedy_dag(const Problem& p, const DagGreedyOptions& options) {
   auto parents = parents_of(p);
-  DagGreedyResult r{dag_fixpoint(p, parents, std::vector<double>(p.classes.size(), 1.0), options), false};
+  Solution full = dag_fixpoint(p, parents, std::vector<double>(p.classes.size(), 1.0), options);
+  if (options.group_move_rounds > 0) full = group_moves(p, parents, std::move(full), options.group_move_rounds);
+  DagGreedyResult r{prune_unreachable(p, std::move(full)), false};
   // Greedy choices are local: two classes that could share one new sub-graph
   // (two MatMuls of one input merged into one) each see its whole cost. A
   // second pass charges a shared class's cost split among the classes that
@@ -131,7 +183,7 @@ DagGreedyResult extract_greedy_dag(const Problem& p, const DagGreedyOptions& opt
     std::vector<double> weight(p.classes.size(), 1.0);
     for (std::size_t c = 0; c < p.classes.size(); ++c)
       if (parents[c].size() > 1) weight[c] = 1.0 / static_cast<double>(parents[c].size());
-    Solution shared = dag_fixpoint(p, parents, weight, options);
+    Solution shared = prune_unreachable(p, dag_fixpoint(p, parents, weight, options));
     if (check_solution(p, shared).empty() &&
         (!check_solution(p, r.solution).empty() || dag_cost(p, shared) < dag_cost(p, r.solution)))
       r.solution = std::move(shared);

@@ -19,6 +19,7 @@ Solution extract_greedy_tree(const Problem& p, double epsilon = 1e-9);
 struct DagGreedyOptions {
   std::size_t max_visits_per_class = 64;  // bound on re-evaluations (oscillation guard)
   bool shared_discount = true;            // also try charging shared classes per user (see greedy.cpp)
+  std::size_t group_move_rounds = 3;      // rounds of group moves (all users of a class switch at once); 0: none
 };
 
 struct DagGreedyResult {

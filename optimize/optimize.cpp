@@ -114,10 +114,18 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, std::span<const Ten
   rep.nodes_after = folded->graph.num_nodes();
   rep.ops_after = histogram(folded->graph);
   bool cheaper = rep.cost_after < rep.cost_before * (1 - 1e-9);
-  if (!cheaper) {
+  bool enough = rep.cost_after <= rep.cost_before * (1 - o.min_gain);
+  if (!cheaper || !enough) {
     rep.result = "kept original";
-    rep.reason = fmt::format("the extracted graph is not cheaper under the {} model ({:.6g} s vs {:.6g} s)",
-                             target.name, rep.cost_after, rep.cost_before);
+    if (!cheaper)
+      rep.reason = fmt::format("the extracted graph is not cheaper under the {} model ({:.6g} s vs {:.6g} s)",
+                               target.name, rep.cost_after, rep.cost_before);
+    else
+      rep.reason = fmt::format(
+          "the extracted graph is only {:.2f}% cheaper under the {} model ({:.6g} s vs {:.6g} s), below the "
+          "minimum gain of {:g}% (--min-gain)",
+          100 * (1 - rep.cost_after / rep.cost_before), target.name, rep.cost_after, rep.cost_before,
+          100 * o.min_gain);
     rep.cost_after = rep.cost_before;
     rep.nodes_after = rep.nodes_before;
     rep.ops_after = rep.ops_before;
