@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <random>
 #include <thread>
@@ -85,6 +86,57 @@ std::string show(const SymDomain& d, const z3::model& m, const std::string& name
   return fmt::format("{} = {}", name, nested(t.shape, v, 0, pos));
 }
 
+// Evaluates the binary32 difference on random finite inputs that meet the
+// instance's conditions; the counterexample's text (inputs, both sides) when
+// one differs.
+std::optional<std::string> fp32_witness(SymDomain& d, const Instance& inst, const std::vector<SymTensor>& ins,
+                                        const std::vector<SymTensor>& lhs, const std::vector<SymTensor>& rhs,
+                                        const std::vector<z3::expr>& constraints, const z3::expr_vector& diffs) {
+  std::mt19937_64 rng(0x5eed);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f), mant(1.0f, 2.0f);
+  // Five kinds of inputs: uniform in [-1, 1), moderate magnitudes, small
+  // integers, {0, +-1, +-2} (exact cancellations show the sign of zero), and
+  // extreme magnitudes (products that underflow to a signed zero or overflow).
+  std::uniform_int_distribution<int> expo(-12, 12), wide(-140, 120), kind(0, 4), small(-4, 4), tiny(-2, 2);
+  auto draw = [&](ValueCond c) {
+    float x = 0;
+    switch (kind(rng)) {
+      case 0: x = unit(rng); break;
+      case 1: x = std::ldexp(mant(rng), expo(rng)) * (unit(rng) < 0 ? -1.0f : 1.0f); break;
+      case 2: x = static_cast<float>(small(rng)); break;
+      case 3: x = static_cast<float>(tiny(rng)); break;
+      default: x = std::ldexp(mant(rng), wide(rng)) * (unit(rng) < 0 ? -1.0f : 1.0f); break;
+    }
+    if (c == ValueCond::Positive || c == ValueCond::NonNegative) x = std::abs(x);
+    if ((c == ValueCond::Positive || c == ValueCond::Nonzero) && x == 0) x = 0.75f;
+    return x;
+  };
+  for (int trial = 0; trial < 128; ++trial) {
+    z3::model m(d.ctx());
+    for (size_t i = 0; i < ins.size(); ++i)
+      for (const z3::expr& e : ins[i].elems) {
+        z3::func_decl decl = e.decl();
+        z3::expr v = d.ctx().fpa_val(draw(inst.input_conds[i]));
+        m.add_const_interp(decl, v);
+      }
+    bool ok = true;
+    for (const auto& c : constraints) ok = ok && m.eval(c, true).is_true();
+    for (const auto& a : d.assumptions) ok = ok && m.eval(a, true).is_true();
+    if (!ok) continue;
+    for (unsigned k = 0; k < diffs.size(); ++k) {
+      if (!m.eval(diffs[k], true).is_true()) continue;
+      std::vector<std::string> lines;
+      for (size_t i = 0; i < ins.size(); ++i) lines.push_back(show(d, m, inst.inputs[i], ins[i]));
+      for (size_t o = 0; o < lhs.size(); ++o) {
+        lines.push_back(show(d, m, lhs.size() > 1 ? fmt::format("lhs{}", o) : "lhs", lhs[o]));
+        lines.push_back(show(d, m, rhs.size() > 1 ? fmt::format("rhs{}", o) : "rhs", rhs[o]));
+      }
+      return fmt::format("{}", fmt::join(lines, "\n"));
+    }
+  }
+  return std::nullopt;
+}
+
 enum class Check { Unsat, Sat, Unknown, Error };
 
 struct Query {
@@ -116,6 +168,15 @@ Query prove(const RuleBody& body, const Instance& inst, bool fp32, unsigned time
   for (size_t o = 0; o < lhs->size(); ++o)
     for (size_t k = 0; k < (*lhs)[o].elems.size(); ++k) diffs.push_back(!d.same((*lhs)[o].elems[k], (*rhs)[o].elems[k]));
   if (diffs.empty()) return {Check::Unsat, ""};
+  // Binary32: first look for a witness by evaluating both sides on concrete
+  // binary32 inputs (Z3's own IEEE semantics, so a difference found is a
+  // counterexample to exactness, not an artefact of a kernel's summation
+  // order); bit-blasting a proof of inexactness often times out where a
+  // random input shows it at once. Only without uninterpreted functions: a
+  // model would have to interpret them arbitrarily.
+  if (fp32 && d.applications.empty()) {
+    if (auto witness = fp32_witness(d, inst, ins, *lhs, *rhs, constraints, diffs)) return {Check::Sat, *witness};
+  }
   // One query per element: many small queries are far easier for Z3 than
   // one disjunction over every element.
   // Over the reals, an element whose difference normalises to the zero
@@ -271,8 +332,20 @@ RuleReport verify_rule(const Rule& rule, const VerifyOptions& opt) {
       }
     }
     if (r.verdict == Verdict::Proved && opt.fp32) {
-      Query q = prove(*rule.body, insts.front(), true, opt.fp_timeout_ms);
-      r.fp32 = q.result == Check::Unsat ? "exact" : q.result == Check::Sat ? "reals-only" : "unknown";
+      // A proof that needs a law of a transcendental function (exp of a sum
+      // is a product, sigmoid and tanh through exp) holds over the reals
+      // only: binary32 exp, sigmoid and tanh round, and obey no such law.
+      static const char* const kTranscendental[] = {"exp-add", "exp-sum", "sigmoid-def", "tanh-def"};
+      const auto& axioms = rule.body->axioms;
+      bool transcendental = std::any_of(std::begin(kTranscendental), std::end(kTranscendental), [&](const char* ax) {
+        return std::find(axioms.begin(), axioms.end(), ax) != axioms.end();
+      });
+      if (transcendental) {
+        r.fp32 = "reals-only";
+      } else {
+        Query q = prove(*rule.body, insts.front(), true, opt.fp_timeout_ms);
+        r.fp32 = q.result == Check::Unsat ? "exact" : q.result == Check::Sat ? "reals-only" : "unknown";
+      }
     }
     if (opt.numeric) {
       std::string bad;
@@ -300,6 +373,21 @@ VerifyReport verify_rules(const std::vector<const Rule*>& rules, const VerifyOpt
   for (int t = 1; t < std::max(opt.threads, 1); ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
+  // `a <=> b` is one equation read both ways: binary32 exactness is the
+  // same for NAME and NAME-rev, so where one direction's query settled it
+  // and the other's timed out, the other takes the answer.
+  std::map<std::string, size_t> by_name;
+  for (size_t i = 0; i < rules.size(); ++i) by_name[rules[i]->name] = i;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const std::string& name = rules[i]->name;
+    if (!name.ends_with("-rev")) continue;
+    auto it = by_name.find(name.substr(0, name.size() - 4));
+    if (it == by_name.end() || rules[it->second]->file != rules[i]->file) continue;
+    RuleReport& fwd = rep.rules[it->second];
+    RuleReport& rev = rep.rules[i];
+    if (fwd.fp32 == "unknown" && (rev.fp32 == "exact" || rev.fp32 == "reals-only")) fwd.fp32 = rev.fp32;
+    if (rev.fp32 == "unknown" && (fwd.fp32 == "exact" || fwd.fp32 == "reals-only")) rev.fp32 = fwd.fp32;
+  }
   rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return rep;
 }

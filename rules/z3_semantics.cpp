@@ -61,10 +61,19 @@ z3::expr SymDomain::num(double v) const {
   return ctx_.real_val((std::to_string(mi) + "/" + pow2(k)).c_str());
 }
 
+int SymDomain::is_unit(const z3::expr& e) const {
+  if (!fp32_ || !e.is_fpa()) return 0;  // numerals are hash-consed: compare the terms
+  z3::expr one = ctx_.fpa_val(1.0f), minus_one = ctx_.fpa_val(-1.0f);
+  if (z3::eq(e, one)) return 1;
+  if (z3::eq(e, minus_one)) return -1;
+  if (z3::eq(e, ctx_.fpa_val(2.0f))) return 2;
+  return 0;
+}
+
 z3::expr SymDomain::var(const std::string& name) const { return ctx_.constant(name.c_str(), sort()); }
 
 z3::expr SymDomain::div(const z3::expr& a, const z3::expr& b) {
-  if (fp32_) return a / b;
+  if (fp32_) return is_unit(b) == 1 ? a : is_unit(b) == -1 ? neg(a) : a / b;  // x / 1 is x, x / -1 is -x
   // Over the reals, a / b is a * inv(b) with b * inv(b) = 1 (b nonzero):
   // polynomial goals are much easier for Z3 than goals with division.
   // inv(x * y) = inv(x) * inv(y) and inv(inv(x)) = x, applied as terms are

@@ -33,11 +33,34 @@ class SymDomain {
   z3::sort sort() const;
   z3::expr num(double v) const;
   z3::expr var(const std::string& name) const;
-  z3::expr add(const z3::expr& a, const z3::expr& b) const { return a + b; }
-  z3::expr sub(const z3::expr& a, const z3::expr& b) const { return a - b; }
-  z3::expr mul(const z3::expr& a, const z3::expr& b) const { return a * b; }
+  // IEEE addition and multiplication are commutative (round(a+b) is
+  // round(b+a)); in binary32 the operands go in a canonical order (by AST
+  // id) so that goals equal up to commutation are equal terms, which
+  // bit-blasting could otherwise not show within its timeout (add-comm,
+  // a matmul's transposed form).
+  z3::expr add(const z3::expr& a, const z3::expr& b) const { return fp32_ && b.id() < a.id() ? b + a : a + b; }
+  // In binary32 (round to nearest even, symmetric) these are bit-exact
+  // identities, applied as terms are built: x - y is x + (-y) (IEEE defines
+  // it so), (-x) * y is -(x * y) (the sign of a product is the xor of the
+  // signs, zeros included), -(-x) is x.
+  z3::expr sub(const z3::expr& a, const z3::expr& b) const { return fp32_ ? add(a, neg(b)) : a - b; }
+  // Also x * 1 is x and x * -1 is -x exactly (a sign flip, zeros and
+  // infinities included), said directly so that no multiplier is bit-blasted.
+  z3::expr mul(const z3::expr& a, const z3::expr& b) const {
+    if (!fp32_) return a * b;
+    if (is_unit(b) == 2) return add(a, a);  // 2x is x + x (one rounding of the same exact value)
+    if (is_unit(a) == 2) return add(b, b);
+    if (is_unit(b) != 0) return is_unit(b) > 0 ? a : neg(a);
+    if (is_unit(a) != 0) return is_unit(a) > 0 ? b : neg(b);
+    if (is_neg(a)) return neg(mul(a.arg(0), b));
+    if (is_neg(b)) return neg(mul(a, b.arg(0)));
+    return b.id() < a.id() ? b * a : a * b;
+  }
   z3::expr div(const z3::expr& a, const z3::expr& b);
-  z3::expr neg(const z3::expr& a) const { return -a; }
+  // 1, -1 or 2 when `e` is that binary32 numeral, else 0.
+  int is_unit(const z3::expr& e) const;
+  z3::expr neg(const z3::expr& a) const { return fp32_ && is_neg(a) ? a.arg(0) : -a; }
+  static bool is_neg(const z3::expr& e) { return e.is_app() && e.decl().decl_kind() == Z3_OP_FPA_NEG; }
   z3::expr lt(const z3::expr& a, const z3::expr& b) const { return a < b; }
   z3::expr max(const z3::expr& a, const z3::expr& b) const;
   z3::expr min(const z3::expr& a, const z3::expr& b) const;
