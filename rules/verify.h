@@ -15,7 +15,7 @@ namespace refinery::rules {
 struct VerifyOptions {
   int instances = 3;             // concrete shapes per rule
   unsigned timeout_ms = 10000;   // per Z3 query over the reals
-  unsigned fp_timeout_ms = 3000;  // the binary32 query (docs/rules.md: bit-exact laws and random inputs settle most first)
+  unsigned fp_timeout_ms = 8000;  // the binary32 query (docs/rules.md: bit-exact laws and random inputs settle most first)
   bool fp32 = true;              // classify proved rules as exact in binary32 or not
   bool numeric = true;           // the interpreter cross-check
   int threads = 2;
