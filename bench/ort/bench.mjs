@@ -3,13 +3,15 @@
 //
 //   node bench/ort/bench.mjs --pairs orig1.onnx:opt1.onnx[,orig2.onnx:opt2.onnx...] [--runs N] [--warmup W]
 //   node bench/ort/bench.mjs --models DIR [--runs N] [--warmup W]     (each X.onnx with X.opt.onnx)
-//        [--seed S] [--dim name=value ...] [--int-high H] [--threads 1] [--json FILE]
+//        [--seed S] [--dim name=value ...] [--int-high H] [--threads 1] [--json FILE] [--no-control]
 //
 // Each pair runs single-threaded (intraOpNumThreads 1, interOpNumThreads 1,
-// graphOptimizationLevel 'all') on the same generated inputs, the two models
-// alternating (A B, B A, A B, ...) so that drift hits both alike. Prints a table:
-// model, max abs output difference, median latency of each, speedup (orig/opt),
-// and the geometric mean speedup. onnxruntime-node comes from tools/ort/node_modules.
+// graphOptimizationLevel 'all') on the same generated inputs, with a control
+// session (the original loaded a second time), the three in rotating order
+// (A B C, B C A, C A B, ...) so that drift hits all alike. Prints a table:
+// model, max abs output difference, median latency of each, speedup
+// (orig/opt), control (orig/orig again: the noise floor of two sessions of one
+// model), and the geometric means. onnxruntime-node comes from tools/ort/node_modules.
 // Exit: 0 ok, 2 error.
 
 import fs from 'node:fs';
@@ -19,7 +21,7 @@ import {
 } from '../../tools/ort/ortlib.mjs';
 
 const USAGE = 'usage: bench.mjs (--pairs a.onnx:b.onnx,... | --models DIR) [--runs N] [--warmup W] ' +
-  '[--seed S] [--dim name=value ...] [--int-high H] [--threads N] [--json FILE]';
+  '[--seed S] [--dim name=value ...] [--int-high H] [--threads N] [--json FILE] [--no-control]';
 
 function parsePairs(spec) {
   return spec.split(',').filter(Boolean).map((p) => {
@@ -71,6 +73,10 @@ async function benchPair(pair, opts) {
     }
   };
   const A = await open(pair.a), B = await open(pair.b);
+  // The control: a second session of the original, timed in the same
+  // rotation. Two sessions of one model differ by their memory placement
+  // alone (a few percent on this machine); orig/control is that noise floor.
+  const C = opts.control ? await open(pair.a) : null;
   const inputs = generateInputs(A.io, opts.seed, opts.gen);
   const feedsA = feedsOf(inputs);
   const byName = A.session.inputNames.every((n) => B.session.inputNames.includes(n));
@@ -87,28 +93,34 @@ async function benchPair(pair, opts) {
   for (let w = 0; w < opts.warmup; w++) {
     await A.session.run(feedsA);
     await B.session.run(feedsB);
+    if (C) await C.session.run(feedsA);
   }
-  const ta = [], tb = [];
-  for (let r = 0; r < opts.runs; r++) {
-    if (r % 2 === 0) {
-      ta.push((await timed(A.session, feedsA))[0]);
-      tb.push((await timed(B.session, feedsB))[0]);
-    } else {
-      tb.push((await timed(B.session, feedsB))[0]);
-      ta.push((await timed(A.session, feedsA))[0]);
+  const ta = [], tb = [], tc = [];
+  // Rotating order (A B C, B C A, C A B, ...) so that drift hits all alike.
+  const order = C ? [[0, 1, 2], [1, 2, 0], [2, 0, 1]] : [[0, 1], [1, 0]];
+  const sessions = [[A.session, feedsA, ta], [B.session, feedsB, tb], [C?.session, feedsA, tc]];
+  for (let r = 0; r < opts.runs; r++)
+    for (const k of order[r % order.length]) {
+      const [session, feeds, times] = sessions[k];
+      times.push((await timed(session, feeds))[0]);
     }
-  }
   await A.session.release?.();
   await B.session.release?.();
+  await C?.session.release?.();
   const ma = median(ta), mb = median(tb);
-  return { model: pair.name, orig: pair.a, opt: pair.b, max_diff: diff, median_ms_orig: ma, median_ms_opt: mb, speedup: ma / mb };
+  const control = C ? ma / median(tc) : null;
+  return { model: pair.name, orig: pair.a, opt: pair.b, max_diff: diff, median_ms_orig: ma, median_ms_opt: mb,
+    speedup: ma / mb, control };
 }
 
 function table(rows, geo) {
-  const head = ['model', 'max diff', 'orig ms', 'opt ms', 'speedup'];
+  const head = ['model', 'max diff', 'orig ms', 'opt ms', 'speedup', 'control'];
   const body = rows.map((r) => [r.model, r.max_diff.toExponential(2), r.median_ms_orig.toFixed(3),
-    r.median_ms_opt.toFixed(3), `${r.speedup.toFixed(3)}x`]);
-  body.push(['geomean', '', '', '', `${geo.toFixed(3)}x`]);
+    r.median_ms_opt.toFixed(3), `${r.speedup.toFixed(3)}x`, r.control === null ? '-' : `${r.control.toFixed(3)}x`]);
+  const controls = rows.filter((r) => r.control !== null);
+  const geoControl = controls.length
+    ? `${Math.exp(controls.reduce((s, r) => s + Math.log(r.control), 0) / controls.length).toFixed(3)}x` : '';
+  body.push(['geomean', '', '', '', `${geo.toFixed(3)}x`, geoControl]);
   const w = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
   const line = (r) => r.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join('  ');
   const out = [line(head), w.map((n) => '-'.repeat(n)).join('  ')];
@@ -117,7 +129,7 @@ function table(rows, geo) {
 }
 
 async function main(argv) {
-  const args = parseArgs(argv, { flags: ['help'], repeat: ['dim'] });
+  const args = parseArgs(argv, { flags: ['help', 'no-control'], repeat: ['dim'] });
   if (args.help) { console.log(USAGE); return 0; }
   let pairs;
   if (args.pairs) pairs = parsePairs(args.pairs);
@@ -129,6 +141,7 @@ async function main(argv) {
     warmup: num(args.warmup ?? 3, 'warmup'),
     seed: num(args.seed ?? 0, 'seed'),
     threads: num(args.threads ?? 1, 'threads'),
+    control: !args['no-control'],
     gen: { dims: parseDims(args.dim), intHigh: num(args['int-high'] ?? 100, 'int-high'), intLow: 0 },
   };
   if (opts.runs < 1) throw new Error('--runs must be at least 1');

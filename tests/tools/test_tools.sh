@@ -156,10 +156,13 @@ cp "$TINY" "$TMP/pairs/tiny_cnn.onnx"
 cp "$TMP/perturbed.onnx" "$TMP/pairs/tiny_cnn.opt.onnx"
 cp "$MLP" "$TMP/pairs/mlp.onnx"
 expect_rc "bench --pairs" 0 node "$ROOT/bench/ort/bench.mjs" --pairs "$MLP:$MLP" --runs 3 --warmup 1
-expect_grep "bench table" '^geomean +[0-9.]+x$' "$TMP/out"
+expect_grep "bench table (speedup and control)" '^geomean +[0-9.]+x +[0-9.]+x$' "$TMP/out"
+expect_rc "bench --no-control" 0 node "$ROOT/bench/ort/bench.mjs" --pairs "$MLP:$MLP" --runs 3 --warmup 1 --no-control
+expect_grep "bench --no-control leaves the control out" '^mlp .*x +-$' "$TMP/out"
 expect_rc "bench --models" 0 node "$ROOT/bench/ort/bench.mjs" --models "$TMP/pairs" --runs 3 --warmup 1 --json "$TMP/bench.json"
 expect_grep "bench --models runs the pair only" '^tiny_cnn +1\.00e-3' "$TMP/out"
 expect_grep "bench --json" '"geomean_speedup"' "$TMP/bench.json"
+expect_grep "bench --json has the control" '"control": [0-9.]+' "$TMP/bench.json"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
