@@ -72,6 +72,8 @@ void copy_info(const onnx::ModelProto& m, ir::ModelInfo& info) {
   info.doc_string = m.doc_string();
   info.graph_name = m.graph().name();
   for (const auto& p : m.metadata_props()) info.metadata.emplace_back(p.key(), p.value());
+  info.onnx_functions.clear();
+  for (const auto& f : m.functions()) info.onnx_functions.push_back(f.SerializeAsString());
 }
 
 // Whether a node with a known op fits the op table: arity, attribute names,

@@ -50,6 +50,10 @@ struct ModelInfo {
   std::string producer_name, producer_version, domain, doc_string, graph_name = "main";
   int64_t model_version = 0;
   std::vector<std::pair<std::string, std::string>> metadata;
+  // The model's local functions (ONNX FunctionProto, serialized), kept
+  // opaque: nodes that call them are opaque nodes, and export writes the
+  // definitions back so the model still loads.
+  std::vector<std::string> onnx_functions;
 };
 
 class Graph {

@@ -3,6 +3,7 @@
 // as ir::Tensor.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,9 +22,17 @@ struct RunStats {
   size_t peak_live_values = 0;     // most values held at once
 };
 
+// Stands in for an opaque node (which has no kernel): given the node and its
+// input values, returns its results. Validation uses one to compare graphs
+// that keep a custom op: both runs get the same results for the same node,
+// and the node's inputs are compared instead.
+using OpaqueStandIn =
+    std::function<Expected<std::vector<ir::Tensor>>(const ir::Node& node, const std::vector<ir::Tensor>& inputs)>;
+
 struct RunOptions {
   int threads = 1;              // ATen intra-op threads (0: leave ATen's setting)
   RunStats* stats = nullptr;    // filled when given
+  OpaqueStandIn opaque;         // when set, opaque nodes run through it instead of failing
 };
 
 // Runs the graph on `inputs` (one per graph input, in order). Errors name the
@@ -35,6 +44,10 @@ Expected<std::vector<ir::Tensor>> run(const ir::Graph& graph, const std::vector<
 // it): IR op names, and opaque ops by their ONNX type ("domain:Type" outside
 // the default domain), each once, in order of first use.
 std::vector<std::string> unsupported_ops(const ir::Graph& graph);
+
+// One seeded random tensor of `type`, drawn as random_inputs draws an input.
+ir::Tensor random_tensor(const ir::TensorType& type, uint64_t seed, const std::map<std::string, int64_t>& dims = {},
+                         int64_t int_high = 10);
 
 // Whether the kernel table has an entry for `op` (dispatch keys off ir::Op).
 bool has_kernel(ir::Op op);

@@ -44,6 +44,53 @@ std::string node_of(const ir::Graph& g, ir::ValueId v) {
   return n.name.empty() ? fmt::format(" ({})", op) : fmt::format(" (node '{}', {})", n.name, op);
 }
 
+// Opaque nodes have no kernel. Both graphs get the same seeded results for
+// the node of the same name (its first result's name: to_graph keeps the
+// names of the nodes it keeps), and the inputs the refined graph gives it
+// are compared with the original's: the graphs agree when they agree around
+// every custom op, whatever the op computes.
+struct OpaqueInputs {
+  std::map<std::string, std::vector<ir::Tensor>> seen;  // from the original run, by key
+  std::string mismatch;                                 // first difference in the refined run
+};
+
+std::string opaque_key(const ir::Graph& g, const ir::Node& n) {
+  return n.outputs.empty() ? n.name : g.value(n.outputs[0]).name;
+}
+
+runtime::RunOptions with_stand_in(const ir::Graph& g, std::uint64_t sample_seed, const ValidationOptions& o,
+                                  OpaqueInputs* record, bool is_original) {
+  runtime::RunOptions ro;
+  ro.opaque = [&g, sample_seed, &o, record, is_original](
+                  const ir::Node& n, const std::vector<ir::Tensor>& ins) -> Expected<std::vector<ir::Tensor>> {
+    std::string key = opaque_key(g, n);
+    if (record && is_original) record->seen[key] = ins;
+    if (record && !is_original && record->mismatch.empty()) {
+      auto it = record->seen.find(key);
+      if (it != record->seen.end())
+        for (size_t i = 0; i < ins.size() && i < it->second.size() && record->mismatch.empty(); ++i) {
+          Divergence d = compare(it->second[i], ins[i], o);
+          if (it->second[i].numel() != ins[i].numel())
+            record->mismatch = fmt::format("input {} of opaque node '{}' has {} elements, {} in the original", i, key,
+                                           ins[i].numel(), it->second[i].numel());
+          else if (d.first_bad >= 0)
+            record->mismatch = fmt::format("input {} of opaque node '{}' element {}: original {}, refined {}", i, key,
+                                           d.first_bad, d.a, d.b);
+        }
+    }
+    std::vector<ir::Tensor> outs;
+    std::uint64_t h = std::hash<std::string>()(key) ^ (sample_seed * 0x9e3779b97f4a7c15ull);
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      const ir::TensorType& t = g.value(n.outputs[i]).type;
+      if (!t.shape.ranked())
+        return fail(fmt::format("opaque node '{}': result {} has no known shape to stand in for", key, i));
+      outs.push_back(runtime::random_tensor(t, h + i, o.dims, o.int_high));
+    }
+    return outs;
+  };
+  return ro;
+}
+
 // Values both graphs compute under the same name and type, in the refined
 // graph's order: where to look for the first divergence.
 std::vector<std::pair<ir::ValueId, ir::ValueId>> shared_values(const ir::Graph& a, const ir::Graph& b) {
@@ -63,7 +110,7 @@ std::vector<std::pair<ir::ValueId, ir::ValueId>> shared_values(const ir::Graph& 
 // the first (in the refined graph's order) that diverges.
 std::optional<std::string> first_shared_divergence(const ir::Graph& a, const ir::Graph& b,
                                                    const std::vector<ir::Tensor>& inputs, int sample,
-                                                   const ValidationOptions& o) {
+                                                   std::uint64_t sample_seed, const ValidationOptions& o) {
   auto shared = shared_values(a, b);
   if (shared.empty()) return std::nullopt;
   ir::Graph pa = a, pb = b;
@@ -74,8 +121,8 @@ std::optional<std::string> first_shared_divergence(const ir::Graph& a, const ir:
   }
   pa.set_outputs(oa);
   pb.set_outputs(ob);
-  auto ra = runtime::run(pa, inputs);
-  auto rb = runtime::run(pb, inputs);
+  auto ra = runtime::run(pa, inputs, with_stand_in(pa, sample_seed, o, nullptr, true));
+  auto rb = runtime::run(pb, inputs, with_stand_in(pb, sample_seed, o, nullptr, false));
   if (!ra || !rb) return std::nullopt;
   for (size_t i = 0; i < shared.size(); ++i) {
     Divergence d = compare((*ra)[i], (*rb)[i], o);
@@ -95,12 +142,18 @@ Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& 
     return fail(fmt::format("the refined graph has {} outputs, the original {}", refined.outputs().size(),
                             original.outputs().size()));
   for (int s = 0; s < o.samples; ++s) {
-    std::vector<ir::Tensor> inputs = runtime::random_inputs(original, o.seed + static_cast<uint64_t>(s), o.dims, o.int_high);
-    auto ra = runtime::run(original, inputs);
+    const std::uint64_t sample_seed = o.seed + static_cast<uint64_t>(s);
+    std::vector<ir::Tensor> inputs = runtime::random_inputs(original, sample_seed, o.dims, o.int_high);
+    OpaqueInputs opaque;
+    auto ra = runtime::run(original, inputs, with_stand_in(original, sample_seed, o, &opaque, true));
     if (!ra) return fail("the original graph does not run: " + ra.error().str());
-    auto rb = runtime::run(refined, inputs);
+    auto rb = runtime::run(refined, inputs, with_stand_in(refined, sample_seed, o, &opaque, false));
     if (!rb) return fail("the refined graph does not run: " + rb.error().str());
     ++r.samples;
+    if (!opaque.mismatch.empty() && r.passed) {
+      r.passed = false;
+      r.first_divergence = opaque.mismatch + fmt::format(" (sample {})", s);
+    }
     for (size_t i = 0; i < ra->size(); ++i) {
       const ir::Tensor &x = (*ra)[i], &y = (*rb)[i];
       const std::string& name = original.value(original.outputs()[i]).name;
@@ -114,7 +167,7 @@ Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& 
       r.max_rel_error = std::max(r.max_rel_error, d.rel);
       if (d.first_bad >= 0 && r.passed) {
         r.passed = false;
-        auto inner = first_shared_divergence(original, refined, inputs, s, o);
+        auto inner = first_shared_divergence(original, refined, inputs, s, sample_seed, o);
         r.first_divergence = inner ? *inner
                                    : fmt::format("output '{}' element {} of sample {}: original {}, refined {}", name,
                                                  d.first_bad, s, d.a, d.b);

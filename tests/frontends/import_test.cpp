@@ -2,6 +2,8 @@
 // symbolic dims, node order, opaque ops and the opaque fallback.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <cstring>
 
 #include "frontends/onnx.h"
@@ -261,6 +263,45 @@ TEST_F(Import, DefaultDomainOpaqueOpGetsOnnxTypesAndRunsInOrt) {
   // ORT needs the sorted original too.
   ASSERT_TRUE(export_onnx(import_ok(path), dir / "sorted.onnx"));
   auto ort = testing::ort_compare_exact(dir / "sorted.onnx", dir / "out.onnx");
+  if (!ort) GTEST_SKIP() << "tools/ort/node_modules is absent: skipping ONNX Runtime";
+  EXPECT_EQ(ort->status, 0) << ort->output;
+}
+
+// A model-local function: the node that calls it is opaque, and export
+// writes the function back, so ONNX Runtime still runs the model.
+TEST_F(Import, ModelLocalFunctionsAreWrittenBack) {
+  ModelBuilder b;
+  b.import_domain("com.example", 1);
+  b.input("x", TP::FLOAT, {int64_t{3}}).output("y", TP::FLOAT, {int64_t{3}});
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  b.node("Twice", {"r"}, {"y"}, "twice", "com.example");
+  onnx::FunctionProto* f = b.model().add_functions();
+  f->set_name("Twice");
+  f->set_domain("com.example");
+  f->add_input("a");
+  f->add_output("b");
+  auto* add = f->add_node();
+  add->set_op_type("Add");
+  add->add_input("a");
+  add->add_input("a");
+  add->add_output("b");
+  auto* o = f->add_opset_import();
+  o->set_domain("");
+  o->set_version(17);
+  const auto path = b.write(dir, "function.onnx");
+
+  ir::Graph g = import_ok(path);
+  ASSERT_EQ(g.num_nodes(), 2u);
+  EXPECT_EQ(g.nodes()[1].op, ir::Op::Opaque);
+  ASSERT_EQ(g.info.onnx_functions.size(), 1u);
+  ASSERT_TRUE(export_onnx(g, dir / "function_out.onnx"));
+  onnx::ModelProto back;
+  std::ifstream in(dir / "function_out.onnx", std::ios::binary);
+  ASSERT_TRUE(back.ParseFromIstream(&in));
+  ASSERT_EQ(back.functions_size(), 1);
+  EXPECT_EQ(back.functions(0).name(), "Twice");
+  EXPECT_EQ(back.functions(0).node(0).op_type(), "Add");
+  auto ort = testing::ort_compare_exact(path, dir / "function_out.onnx");
   if (!ort) GTEST_SKIP() << "tools/ort/node_modules is absent: skipping ONNX Runtime";
   EXPECT_EQ(ort->status, 0) << ort->output;
 }
