@@ -8,6 +8,7 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -125,6 +126,12 @@ class EGraph {
   std::size_t num_class_nodes() const { return class_nodes_; }
   std::size_t num_ids() const { return nodes_.size(); }
   bool explanations_enabled() const { return explain_ != nullptr; }
+
+  // A cheap union log instead of explanations: when set, called with the two
+  // ids given to every union that changes the graph (rebuild's congruence
+  // unions too), before it is made. The edges (a, b) connect exactly the ids
+  // of each class, so a path between two ids names the unions behind it.
+  std::function<void(Id, Id)> on_union;
 
   // Canonical class ids in increasing order (clean graph).
   std::span<const Id> class_ids() const { return class_ids_; }
@@ -256,6 +263,7 @@ class EGraph {
     Id a = uf_.find_mut(a_raw);
     Id b = uf_.find_mut(b_raw);
     if (a == b) return false;
+    if (on_union) on_union(a_raw, b_raw);
     if (explain_) explain_->link(a_raw, b_raw, why);
     if (classes_[index(a)].parents.size() < classes_[index(b)].parents.size()) std::swap(a, b);
     Class& ca = classes_[index(a)];

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <set>
+#include <unordered_map>
 
 #include "egraph/tensor/convert.h"
 #include "extract/greedy.h"
@@ -32,6 +34,46 @@ class PhaseTimer {
 };
 
 std::map<std::string, std::int64_t> histogram(const ir::Graph& g) { return ir::compute_stats(g).op_histogram; }
+
+}  // namespace
+
+namespace {
+
+// Rules that made a difference by a union alone (neg-neg: (neg (neg ?a))
+// => ?a adds no node): where an original value is now computed by another
+// original node, the unions on the path between the two ids in the union
+// log are what made them equal; their rules are credited once per value.
+void credit_unions(const TensorEGraph& g, const egraph::tensor::Origin& origin,
+                   const extract::EGraphProblem<TensorEGraph>& problem, const extract::Solution& solution,
+                   const SaturationResult& sat, std::map<std::string, std::size_t>& used) {
+  std::unordered_map<std::uint32_t, std::vector<std::pair<std::uint32_t, std::int32_t>>> adj;
+  for (const auto& u : sat.unions) {
+    adj[egraph::index(u.a)].emplace_back(egraph::index(u.b), u.rule);
+    adj[egraph::index(u.b)].emplace_back(egraph::index(u.a), u.rule);
+  }
+  for (std::size_t v = 0; v < origin.value_class.size(); ++v) {
+    egraph::Id cv = origin.value_class[v];
+    if (cv == egraph::kInvalidId || origin.value_node[v].is_leaf()) continue;
+    auto it = problem.index_of.find(g.find(cv));
+    if (it == problem.index_of.end() || solution.choice[it->second] == extract::kUnchosen) continue;
+    auto owner = g.memo_owner(*problem.nodes[it->second][static_cast<std::size_t>(solution.choice[it->second])]);
+    if (!owner || *owner == cv) continue;
+    if (egraph::index(*owner) < sat.created_by.size() && sat.created_by[egraph::index(*owner)] >= 0) continue;
+    // Breadth-first from cv to the chosen node's id over the union edges.
+    std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::int32_t>> from;
+    std::vector<std::uint32_t> queue{egraph::index(cv)};
+    from[egraph::index(cv)] = {egraph::index(cv), -1};
+    const std::uint32_t goal = egraph::index(*owner);
+    for (std::size_t q = 0; q < queue.size() && !from.contains(goal); ++q)
+      for (auto [next, rule] : adj[queue[q]])
+        if (from.emplace(next, std::pair{queue[q], rule}).second) queue.push_back(next);
+    if (!from.contains(goal)) continue;
+    std::set<std::int32_t> rules;
+    for (std::uint32_t x = goal; x != egraph::index(cv); x = from[x].first)
+      if (from[x].second >= 0) rules.insert(from[x].second);
+    for (std::int32_t r : rules) ++used[sat.rule_names[static_cast<std::size_t>(r)]];
+  }
+}
 
 }  // namespace
 
@@ -99,6 +141,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, std::span<const Ten
     std::int32_t rule = sat.created_by[egraph::index(*id)];
     if (rule >= 0) ++rep.rules_used[sat.rule_names[static_cast<std::size_t>(rule)]];
   }
+  credit_unions(g, seeded->origin, problem, solution, sat, rep.rules_used);
   timer.done("extract");
 
   auto refined = egraph::tensor::to_graph(

@@ -149,6 +149,12 @@ SaturationResult saturate(TensorEGraph& g, std::span<const TensorRewrite> rules,
     }
   }
 
+  std::int32_t current_rule = -1;
+  g.on_union = [&](egraph::Id a, egraph::Id b) { result.unions.push_back({a, b, current_rule}); };
+  struct Unhook {
+    TensorEGraph& g;
+    ~Unhook() { g.on_union = nullptr; }  // also when a rule throws TypeMismatch
+  } unhook{g};
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   std::vector<egraph::SearchMatches> matches(R);
@@ -196,6 +202,7 @@ SaturationResult saturate(TensorEGraph& g, std::span<const TensorRewrite> rules,
         if (matches[r].empty()) continue;
         if ((late = elapsed() > deadline)) break;
         std::size_t before = g.num_ids();
+        current_rule = static_cast<std::int32_t>(r);
         std::size_t applied = apply_in_chunks(g, rules[r], matches[r], chunk, [&] {
           over = g.num_nodes() > o.node_limit;
           late = elapsed() > deadline;
@@ -209,12 +216,14 @@ SaturationResult saturate(TensorEGraph& g, std::span<const TensorRewrite> rules,
       for (std::size_t w : ph.rewriters) {
         if (over || (late = late || elapsed() > deadline)) break;
         std::size_t before = g.num_ids();
+        current_rule = static_cast<std::int32_t>(R + w);
         std::size_t applied = rewriters[w].apply(g);
         attribute(before, R + w);
         ir.applied += applied;
         if (applied) result.fired[rewriters[w].name] += applied;
       }
       std::size_t classes_before = g.num_classes();
+      current_rule = -1;
       g.rebuild();
       ir.seconds = std::chrono::duration<double>(Clock::now() - it_start).count();
       rep.iterations.push_back(ir);

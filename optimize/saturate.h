@@ -67,6 +67,13 @@ struct SaturationResult {
   // whose application created it; -1 for ids that existed before.
   std::vector<std::int32_t> created_by;
   std::vector<std::string> rule_names;       // by that index
+  // Every union that changed the graph: the two ids merged and the rule (by
+  // the index above) that made it; -1 for rebuild's congruence unions.
+  struct Union {
+    egraph::Id a, b;
+    std::int32_t rule;
+  };
+  std::vector<Union> unions;
 };
 
 // `infos` is parallel to `rules` (empty: classify from is_multi() only).
