@@ -66,13 +66,16 @@ std::string changes(const verify::Report& r) {
   return parts.empty() ? "no op count changed" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
-std::string counts(const std::map<std::string, std::size_t>& m) {
+// "a (12), b (3), ... and N more (R.json has them all)": the most frequent
+// `limit` entries; the report keeps the whole map.
+std::string counts(const std::map<std::string, std::size_t>& m, std::size_t limit) {
   if (m.empty()) return "none";
   std::vector<std::pair<std::size_t, std::string>> v;
   for (const auto& [k, n] : m) v.emplace_back(n, k);
   std::sort(v.rbegin(), v.rend());
   std::vector<std::string> parts;
-  for (const auto& [n, k] : v) parts.push_back(fmt::format("{} ({})", k, n));
+  for (std::size_t i = 0; i < v.size() && i < limit; ++i) parts.push_back(fmt::format("{} ({})", v[i].second, v[i].first));
+  if (v.size() > limit) parts.push_back(fmt::format("and {} more (all in --report)", v.size() - limit));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
@@ -112,8 +115,8 @@ int run(const Args& a) {
              r.extractor, rules->rewrites.size());
   fmt::print("  e-graph:    {} nodes, {} classes after {} iterations ({}, {} strategy)\n", r.egraph_nodes,
              r.egraph_classes, iterations, r.stop_reason, r.strategy);
-  fmt::print("  rules fired: {}\n", counts(r.rules_fired));
-  fmt::print("  rules used:  {}\n", counts(r.rules_used));
+  fmt::print("  rules fired: {} rules; {}\n", r.rules_fired.size(), counts(r.rules_fired, 8));
+  fmt::print("  rules used:  {}\n", counts(r.rules_used, 12));
   fmt::print("  result:     {}{}\n", r.result, r.reason.empty() ? "" : " (" + r.reason + ")");
   fmt::print("  changed:    {} nodes -> {} nodes; {}; {} constant expressions folded\n", r.nodes_before, r.nodes_after,
              changes(r), r.constants_folded);
