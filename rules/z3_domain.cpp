@@ -1,0 +1,219 @@
+// The scalar domain of the Z3 semantics (SymDomain): numerals, division as
+// a checked inverse over the reals, the laws applied as terms are built,
+// uninterpreted transcendental functions, and reading values from a model.
+// The op semantics over tensors of these scalars are in z3_semantics.cpp.
+#include "rules/z3_semantics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include <fmt/format.h>
+
+namespace refinery::rules {
+
+SymDomain::SymDomain(z3::context& ctx, bool fp32) : ctx_(ctx), fp32_(fp32) {
+  if (fp32_) ctx_.set_rounding_mode(z3::RNE);
+}
+
+z3::sort SymDomain::sort() const { return fp32_ ? ctx_.fpa_sort<32>() : ctx_.real_sort(); }
+
+namespace {
+
+// 2^k in decimal (k >= 0).
+std::string pow2(int k) {
+  std::string d = "1";  // little-endian digits
+  for (int i = 0; i < k; ++i) {
+    int carry = 0;
+    for (char& c : d) {
+      int x = (c - '0') * 2 + carry;
+      c = static_cast<char>('0' + x % 10);
+      carry = x / 10;
+    }
+    if (carry) d += static_cast<char>('0' + carry);
+  }
+  return {d.rbegin(), d.rend()};
+}
+
+// The operands of a (nested) application of `kind`: (a + b) + c gives a, b, c.
+void flatten(const z3::expr& e, Z3_decl_kind kind, std::vector<z3::expr>& out) {
+  if (e.is_app() && e.decl().decl_kind() == kind) {
+    for (unsigned i = 0; i < e.num_args(); ++i) flatten(e.arg(i), kind, out);
+  } else {
+    out.push_back(e);
+  }
+}
+
+}  // namespace
+
+z3::expr SymDomain::num(double v) const {
+  if (fp32_) return ctx_.fpa_val(static_cast<float>(v));
+  if (v == std::floor(v) && std::abs(v) < 1e15) return ctx_.real_val(static_cast<int64_t>(v));
+  // The exact binary value as a fraction, so reals and floats agree on constants.
+  int e = 0;
+  double m = std::frexp(v, &e);
+  auto mi = static_cast<int64_t>(std::ldexp(m, 53));
+  int k = 53 - e;
+  while (k > 0 && mi % 2 == 0) {
+    mi /= 2;
+    --k;
+  }
+  if (k <= 0) return ctx_.real_val(std::to_string(mi).c_str()) * ctx_.real_val(pow2(-k).c_str());
+  return ctx_.real_val((std::to_string(mi) + "/" + pow2(k)).c_str());
+}
+
+int SymDomain::is_unit(const z3::expr& e) const {
+  if (!fp32_ || !e.is_fpa()) return 0;  // numerals are hash-consed: compare the terms
+  z3::expr one = ctx_.fpa_val(1.0f), minus_one = ctx_.fpa_val(-1.0f);
+  if (z3::eq(e, one)) return 1;
+  if (z3::eq(e, minus_one)) return -1;
+  if (z3::eq(e, ctx_.fpa_val(2.0f))) return 2;
+  return 0;
+}
+
+z3::expr SymDomain::var(const std::string& name) const { return ctx_.constant(name.c_str(), sort()); }
+
+z3::expr SymDomain::div(const z3::expr& a, const z3::expr& b) {
+  if (fp32_) return is_unit(b) == 1 ? a : is_unit(b) == -1 ? neg(a) : a / b;  // x / 1 is x, x / -1 is -x
+  // Over the reals, a / b is a * inv(b) with b * inv(b) = 1 (b nonzero):
+  // polynomial goals are much easier for Z3 than goals with division.
+  // inv(x * y) = inv(x) * inv(y) and inv(inv(x)) = x, applied as terms are
+  // built, keep the goals polynomial of low degree.
+  if (b.is_app() && b.decl().decl_kind() == Z3_OP_MUL && b.num_args() == 2)
+    return div(div(a, b.arg(0)), b.arg(1));
+  if (b.is_app() && b.num_args() == 1 && b.decl().name().str() == "inv") {
+    assumptions.push_back(b.arg(0) != num(0));
+    return a * b.arg(0);
+  }
+  if (exp_sums) {
+    // A factor common to every summand of b: b = f * b', so a / b = (a / f) / b'
+    // (b != 0 implies f != 0 and b' != 0).
+    std::vector<z3::expr> terms;
+    flatten(b, Z3_OP_ADD, terms);
+    if (terms.size() > 1) {
+      std::vector<std::vector<z3::expr>> factors(terms.size());
+      for (size_t i = 0; i < terms.size(); ++i) flatten(terms[i], Z3_OP_MUL, factors[i]);
+      for (const z3::expr& f : factors[0]) {
+        auto has = [&](const std::vector<z3::expr>& fs) {
+          return std::any_of(fs.begin(), fs.end(), [&](const z3::expr& g) { return z3::eq(f, g); });
+        };
+        if (f.is_numeral() || !std::all_of(factors.begin() + 1, factors.end(), has)) continue;
+        std::optional<z3::expr> rest;
+        for (const auto& fs : factors) {
+          std::optional<z3::expr> prod;
+          bool dropped = false;
+          for (const z3::expr& g : fs) {
+            if (!dropped && z3::eq(f, g)) {
+              dropped = true;
+              continue;
+            }
+            prod = prod ? *prod * g : g;
+          }
+          z3::expr t = prod ? *prod : num(1);
+          rest = rest ? *rest + t : t;
+        }
+        return div(div(a, f), *rest);
+      }
+    }
+  }
+  if (sigmoid_exp || tanh_exp) {
+    // A summand 1/u of b (exp(-t) is 1/exp(t)): a / b = (a u) / (b u), with (1/u) u = 1.
+    std::vector<z3::expr> terms;
+    flatten(b, Z3_OP_ADD, terms);
+    // 1/u, as div builds it: inv(u) or 1 * inv(u)
+    auto inv_of = [](const z3::expr& e) -> std::optional<z3::expr> {
+      auto is_inv = [](const z3::expr& f) { return f.is_app() && f.num_args() == 1 && f.decl().name().str() == "inv"; };
+      if (is_inv(e)) return e.arg(0);
+      if (e.is_app() && e.decl().decl_kind() == Z3_OP_MUL && e.num_args() == 2 && e.arg(0).is_numeral() &&
+          e.arg(0).get_decimal_string(0) == "1" && is_inv(e.arg(1)))
+        return e.arg(1).arg(0);
+      return std::nullopt;
+    };
+    auto k = std::find_if(terms.begin(), terms.end(), [&](const z3::expr& e) { return inv_of(e).has_value(); });
+    if (terms.size() > 1 && k != terms.end()) {
+      z3::expr u = *inv_of(*k);
+      std::optional<z3::expr> bu;
+      for (const z3::expr& t : terms) {
+        z3::expr tu = z3::eq(t, *k) ? num(1) : t.is_numeral() && t.get_decimal_string(0) == "1" ? u : t * u;
+        bu = bu ? *bu + tu : tu;
+      }
+      assumptions.push_back(u != num(0));
+      return div(a * u, *bu);
+    }
+  }
+  z3::expr inv = fn("inv", b);
+  assumptions.push_back(b != num(0));
+  assumptions.push_back(b * inv == num(1));
+  return a * inv;
+}
+
+z3::expr SymDomain::max(const z3::expr& a, const z3::expr& b) const { return z3::ite(a < b, b, a); }
+z3::expr SymDomain::min(const z3::expr& a, const z3::expr& b) const { return z3::ite(b < a, b, a); }
+
+z3::expr SymDomain::sqrt(const z3::expr& a) {
+  if (fp32_) return z3::sqrt(a, ctx_.fpa_rounding_mode());
+  assumptions.push_back(a >= num(0));
+  return fn("sqrt", a);
+}
+
+// a = -t: t (nullopt when a, simplified, is not a negative multiple).
+static std::optional<z3::expr> negated(const z3::expr& a) {
+  z3::expr s = a.simplify();
+  bool neg = false;
+  if (s.is_numeral()) neg = (s < 0).simplify().is_true();
+  else if (s.is_app() && s.decl().decl_kind() == Z3_OP_MUL && s.num_args() == 2 && s.arg(0).is_numeral())
+    neg = (s.arg(0) < 0).simplify().is_true();
+  if (!neg) return std::nullopt;
+  return (-s).simplify();
+}
+
+z3::expr SymDomain::fn(const std::string& name, const z3::expr& a) {
+  if (!fp32_ && (sigmoid_exp || tanh_exp)) {
+    auto t = negated(a);
+    if (name == "exp" && t) return div(num(1), fn("exp", *t));
+    if (name == "sigmoid" && sigmoid_exp) {
+      if (t) return div(num(1), fn("exp", *t) + num(1));
+      z3::expr e = fn("exp", a.simplify());
+      return div(e, e + num(1));
+    }
+    if (name == "tanh" && tanh_exp) {
+      z3::expr e = fn("exp", (num(2) * (t ? *t : a)).simplify());
+      return div(t ? num(1) - e : e - num(1), e + num(1));
+    }
+  }
+  if (exp_sums && !fp32_ && name == "exp" && a.is_app() && a.decl().decl_kind() == Z3_OP_ADD) {
+    std::vector<z3::expr> terms;
+    flatten(a, Z3_OP_ADD, terms);
+    z3::expr prod = fn(name, terms[0]);
+    for (size_t i = 1; i < terms.size(); ++i) prod = prod * fn(name, terms[i]);
+    return prod;
+  }
+  auto it = fns_.find(name);
+  if (it == fns_.end()) it = fns_.emplace(name, ctx_.function(name.c_str(), sort(), sort())).first;
+  z3::expr e = it->second(a);
+  applications[name].push_back(a);
+  return e;
+}
+
+double SymDomain::value(const z3::model& m, const z3::expr& e) const {
+  z3::expr v = m.eval(e, true);
+  if (fp32_) {
+    // Evaluate through the reals: fp.to_real of a finite value.
+    if (v.is_fpa()) {
+      z3::expr nan = z3::expr(ctx_, Z3_mk_fpa_is_nan(ctx_, v));
+      if (m.eval(nan, true).is_true()) return std::nan("");
+      z3::expr inf = z3::expr(ctx_, Z3_mk_fpa_is_infinite(ctx_, v));
+      if (m.eval(inf, true).is_true()) {
+        z3::expr negative = z3::expr(ctx_, Z3_mk_fpa_is_negative(ctx_, v));
+        return m.eval(negative, true).is_true() ? -INFINITY : INFINITY;
+      }
+      z3::expr r = m.eval(z3::expr(ctx_, Z3_mk_fpa_to_real(ctx_, v)), true);
+      return std::stod(r.get_decimal_string(12));
+    }
+  }
+  std::string s = v.get_decimal_string(12);
+  if (!s.empty() && s.back() == '?') s.pop_back();
+  return std::stod(s);
+}
+
+}  // namespace refinery::rules
