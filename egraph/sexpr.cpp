@@ -28,15 +28,7 @@ class Reader {
  private:
   bool at_end() const { return i_ >= text_.size(); }
 
-  void advance() {
-    if (text_[i_] == '\n') {
-      ++pos_.line;
-      pos_.col = 1;
-    } else {
-      ++pos_.col;
-    }
-    ++i_;
-  }
+  void advance() { pos_.step(text_[i_++]); }
 
   void skip_space() {
     while (!at_end()) {

@@ -13,6 +13,15 @@ namespace refinery::egraph {
 struct SourcePos {
   std::uint32_t line = 1;
   std::uint32_t col = 1;
+  // Moves past `c`: a newline starts the next line.
+  void step(char c) {
+    if (c == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
 };
 
 struct ParseError {

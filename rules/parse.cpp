@@ -56,15 +56,7 @@ class Reader {
       }
     }
   }
-  void advance() {
-    if (text_[i_] == '\n') {
-      ++pos_.line;
-      pos_.col = 1;
-    } else {
-      ++pos_.col;
-    }
-    ++i_;
-  }
+  void advance() { pos_.step(text_[i_++]); }
 
   std::expected<Sx, Error> read() {
     skip();
@@ -616,7 +608,7 @@ Expected<RuleSet> load_rules(const std::vector<std::filesystem::path>& files) {
     if (!set) return std::unexpected(set.error());
     for (const Rule& r : set->rules()) {
       if (const Rule* prev = all.find(r.name))
-        return error_at(f.string(), Pos{r.line, 1},
+        return error_at(f.string(), Pos{static_cast<std::uint32_t>(r.line), 1},
                         fmt::format("rule '{}' is already defined at {}:{}", r.name, prev->file, prev->line));
       all.add(r);
     }

@@ -9,16 +9,15 @@
 #include <utility>
 #include <vector>
 
+#include "egraph/sexpr.h"
 #include "ir/attribute.h"
 #include "ir/op.h"
 #include "rules/rules.h"
 
 namespace refinery::rules {
 
-struct Pos {
-  int line = 1;
-  int col = 1;
-};
+// A position in a rule file, as the s-expression reader counts it.
+using Pos = egraph::SourcePos;
 
 // A literal value: an int, a float, a string, or a list of ints or floats.
 using Literal = ir::AttrValue;
