@@ -36,4 +36,15 @@ inline CliResult run_cli(const std::string& args) {
 
 inline std::string source_path(const std::string& rel) { return std::string(REFINERY_SOURCE_DIR) + "/" + rel; }
 
+// A path for a test's output in the temp folder's `folder`, with no file
+// (nor a ".bin" sidecar) left there from an earlier run.
+inline std::filesystem::path scratch_file(const std::string& folder, const std::string& name) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / folder;
+  std::filesystem::create_directories(dir);
+  std::filesystem::path p = dir / name;
+  std::filesystem::remove(p);
+  std::filesystem::remove(std::filesystem::path(p.string() + ".bin"));
+  return p;
+}
+
 }  // namespace refinery::testing

@@ -14,14 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / "refinery_cli_test";
-  fs::create_directories(dir);
-  fs::path p = dir / name;
-  fs::remove(p);
-  fs::remove(fs::path(p.string() + ".bin"));
-  return p;
-}
+fs::path scratch(const std::string& name) { return scratch_file("refinery_cli_test", name); }
 
 TEST(Cli, EverySubcommandHasHelpWithAnExample) {
   for (std::string sub : {"inspect", "convert", "run"}) {

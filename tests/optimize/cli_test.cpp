@@ -15,12 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / "refinery_optimize_test";
-  fs::create_directories(dir);
-  fs::remove(dir / name);
-  return dir / name;
-}
+fs::path scratch(const std::string& name) { return scratch_file("refinery_optimize_test", name); }
 
 nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(slurp(p)); }
 
