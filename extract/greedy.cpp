@@ -134,8 +134,7 @@ Solution group_moves(const Problem& p, const std::vector<std::vector<std::uint32
     bool improved = false;
     for (std::uint32_t shared = 0; shared < p.classes.size(); ++shared) {
       if (parents[shared].size() < 2 || full.choice[shared] == kUnchosen) continue;
-      Solution trial = full;
-      std::size_t switched = 0;
+      std::vector<std::pair<std::uint32_t, std::int32_t>> moves;  // class, its new candidate
       for (std::uint32_t q : parents[shared]) {
         if (q == shared) continue;
         std::int32_t pick = kUnchosen;
@@ -147,12 +146,11 @@ Solution group_moves(const Problem& p, const std::vector<std::vector<std::uint32
           if (ready && (pick == kUnchosen || cand.cost < p.classes[q][static_cast<std::size_t>(pick)].cost))
             pick = static_cast<std::int32_t>(i);
         }
-        if (pick != kUnchosen && pick != trial.choice[q]) {
-          trial.choice[q] = pick;
-          ++switched;
-        }
+        if (pick != kUnchosen && pick != full.choice[q]) moves.emplace_back(q, pick);
       }
-      if (switched < 2) continue;  // a single switch is what the fixpoint already weighed
+      if (moves.size() < 2) continue;  // a single switch is what the fixpoint already weighed
+      Solution trial = full;
+      for (auto [q, pick] : moves) trial.choice[q] = pick;
       Solution pruned = prune_unreachable(p, trial);
       if (!check_solution(p, pruned).empty()) continue;
       double cost = dag_cost(p, pruned);
