@@ -63,7 +63,9 @@ z3::expr SymDomain::num(double v) const {
 }
 
 int SymDomain::is_unit(const z3::expr& e) const {
-  if (!fp32_ || !e.is_fpa()) return 0;  // numerals are hash-consed: compare the terms
+  // Most terms are no numeral: leave before making the three to compare with.
+  if (!fp32_ || !e.is_app() || e.decl().decl_kind() != Z3_OP_FPA_NUM) return 0;
+  // numerals are hash-consed: compare the terms
   z3::expr one = ctx_.fpa_val(1.0f), minus_one = ctx_.fpa_val(-1.0f);
   if (z3::eq(e, one)) return 1;
   if (z3::eq(e, minus_one)) return -1;
