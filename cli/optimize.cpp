@@ -27,6 +27,7 @@ struct Args {
   double atol = 1e-4, rtol = 1e-3;
   double min_gain = 0.02;
   bool no_rules = false;
+  bool strict = false;
 };
 
 struct LoadedRules {
@@ -97,6 +98,7 @@ int run(const Args& a) {
   o.validation.seed = a.seed;
   o.validation.atol = a.atol;
   o.validation.rtol = a.rtol;
+  o.validation.rounding_check = !a.strict;
   for (const auto& d : a.dims) {
     auto eq = d.find('=');
     if (eq == std::string::npos) return report(Diag{{}, {}, fmt::format("--dim expects NAME=VALUE, got '{}'", d)});
@@ -126,7 +128,9 @@ int run(const Args& a) {
     fmt::print("  validation: {} samples, max abs error {:.3g}, max rel error {:.3g} (atol {:g}, rtol {:g}): {}\n",
                r.validation->samples, r.validation->max_abs_error, r.validation->max_rel_error, a.atol, a.rtol,
                r.validation->passed ? "pass" : "FAIL");
-  else
+  if (r.validation && r.validation->within_rounding)
+    fmt::print("              within f32 rounding ({})\n", r.validation->rounding_verdict);
+  else if (!r.validation)
     fmt::print("  validation: not needed (the original is written unchanged)\n");
   fmt::print("  time:       {:.2f} s\n", total);
 
@@ -172,6 +176,8 @@ Command add_optimize(CLI::App& app) {
   sub->add_option("--seed", args->seed, "Seed of the first validation sample")->capture_default_str();
   sub->add_option("--atol", args->atol, "Absolute tolerance")->capture_default_str();
   sub->add_option("--rtol", args->rtol, "Relative tolerance")->capture_default_str();
+  sub->add_flag("--strict-f32", args->strict,
+                "Fail on any f32 difference over the tolerance, without the f64 rounding check (docs/optimize.md)");
   sub->add_option("--dim", args->dims, "Value of a symbolic dim for validation, NAME=VALUE");
   sub->footer(
       "Example:\n  refinery optimize examples/tiny_cnn.onnx -o /tmp/tiny.opt.onnx --target cpu --report /tmp/r.json\n"

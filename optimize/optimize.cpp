@@ -187,6 +187,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, std::span<const Ten
         out.valid = false;
         rep.result = "validation failed";
         rep.reason = "first diverging value: " + v->first_divergence;
+        if (v->rounding_checked) rep.reason += "; not f32 rounding: " + v->rounding_verdict;
       }
     }
     timer.done("validate");

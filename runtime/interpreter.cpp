@@ -48,6 +48,11 @@ Expected<void> check_input(const ir::Graph& graph, ir::ValueId v, const ir::Tens
   return {};
 }
 
+at::Tensor widen(at::Tensor t, bool wide) {
+  if (wide && t.defined() && t.is_floating_point() && t.scalar_type() != at::kDouble) return t.to(at::kDouble);
+  return t;
+}
+
 }  // namespace
 
 const KernelTable& kernel_table() {
@@ -94,12 +99,12 @@ Expected<std::vector<ir::Tensor>> run(const ir::Graph& graph, const std::vector<
 
   try {
     for (size_t i = 0; i < inputs.size(); ++i)
-      hold(graph.inputs()[i], to_aten(std::make_shared<const ir::Tensor>(inputs[i])));
+      hold(graph.inputs()[i], widen(to_aten(std::make_shared<const ir::Tensor>(inputs[i])), options.wide_floats));
     // Each used constant is wrapped once per run, over the graph's own bytes.
     for (ir::ValueId c : graph.constants()) {
       if (uses[ir::index(c)] == 0) continue;
       bool copied = false;
-      hold(c, to_aten(graph.value(c).constant, &copied));
+      hold(c, widen(to_aten(graph.value(c).constant, &copied), options.wide_floats));
       ++stats.constants_converted;
       stats.constants_copied += copied ? 1 : 0;
     }
@@ -131,7 +136,8 @@ Expected<std::vector<ir::Tensor>> run(const ir::Graph& graph, const std::vector<
       try {
         for (size_t i = 0; i < node.outputs.size(); ++i)
           if (uses[ir::index(node.outputs[i])] > 0)
-            hold(node.outputs[i], to_aten(std::make_shared<const ir::Tensor>(std::move((*outs)[i]))));
+            hold(node.outputs[i], widen(to_aten(std::make_shared<const ir::Tensor>(std::move((*outs)[i]))),
+                                        options.wide_floats));
       } catch (const std::exception& e) {
         return fail(e.what(), where());
       }
@@ -177,7 +183,7 @@ Expected<std::vector<ir::Tensor>> run(const ir::Graph& graph, const std::vector<
                   where());
     args.clear();
     for (size_t i = 0; i < node.outputs.size(); ++i)
-      if (uses[ir::index(node.outputs[i])] > 0) hold(node.outputs[i], std::move((*result)[i]));
+      if (uses[ir::index(node.outputs[i])] > 0) hold(node.outputs[i], widen(std::move((*result)[i]), options.wide_floats));
     for (ir::ValueId v : node.inputs)
       if (v != ir::kNoValue) release(v);
   }
@@ -186,7 +192,9 @@ Expected<std::vector<ir::Tensor>> run(const ir::Graph& graph, const std::vector<
   for (ir::ValueId v : graph.outputs()) {
     const at::Tensor& t = values[ir::index(v)];
     if (!t.defined()) return fail(fmt::format("graph output '{}' was never computed", graph.value(v).name));
-    auto dtype = ir_dtype(t.scalar_type(), graph.value(v).type.dtype);
+    auto dtype = options.wide_floats && t.scalar_type() == at::kDouble
+                     ? std::optional<ir::DType>(ir::DType::f64)
+                     : ir_dtype(t.scalar_type(), graph.value(v).type.dtype);
     if (!dtype) return fail(fmt::format("graph output '{}' has an ATen type with no IR dtype", graph.value(v).name));
     try {
       outputs.push_back(from_aten(t, *dtype));

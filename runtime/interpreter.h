@@ -33,6 +33,13 @@ struct RunOptions {
   int threads = 1;              // ATen intra-op threads (0: leave ATen's setting)
   RunStats* stats = nullptr;    // filled when given
   OpaqueStandIn opaque;         // when set, opaque nodes run through it instead of failing
+  // Computes every floating value in f64: float inputs and constants are
+  // widened as they enter, and a float result of lower precision (a Cast to
+  // f32, a stand-in's result) is widened as it is made. Float outputs come
+  // back as f64. The same graph's f32 run and its wide run differ by the f32
+  // rounding of the graph's own computation (verify/ uses it to tell
+  // rounding from a change of meaning).
+  bool wide_floats = false;
 };
 
 // Runs the graph on `inputs` (one per graph input, in order). Errors name the

@@ -62,7 +62,14 @@ std::string to_json(const Report& r) {
                        {"max_abs_error", number(v.max_abs_error)},
                        {"max_rel_error", number(v.max_rel_error)},
                        {"worst_output", v.worst_output},
-                       {"first_divergence", v.first_divergence}};
+                       {"first_divergence", v.first_divergence},
+                       {"rounding_check", r.validation_options.rounding_check}};
+    if (v.rounding_checked)
+      j["validation"]["rounding"] = {{"within_rounding", v.within_rounding},
+                                     {"f64_max_abs_error", number(v.wide_max_abs_error)},
+                                     {"original_f32_error", number(v.original_rounding)},
+                                     {"refined_f32_error", number(v.refined_rounding)},
+                                     {"verdict", v.rounding_verdict}};
   } else {
     j["validation"] = nullptr;
   }

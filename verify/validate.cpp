@@ -59,8 +59,9 @@ std::string opaque_key(const ir::Graph& g, const ir::Node& n) {
 }
 
 runtime::RunOptions with_stand_in(const ir::Graph& g, std::uint64_t sample_seed, const ValidationOptions& o,
-                                  OpaqueInputs* record, bool is_original) {
+                                  OpaqueInputs* record, bool is_original, bool wide = false) {
   runtime::RunOptions ro;
+  ro.wide_floats = wide;
   ro.opaque = [&g, sample_seed, &o, record, is_original](
                   const ir::Node& n, const std::vector<ir::Tensor>& ins) -> Expected<std::vector<ir::Tensor>> {
     std::string key = opaque_key(g, n);
@@ -133,14 +134,82 @@ std::optional<std::string> first_shared_divergence(const ir::Graph& a, const ir:
   return std::nullopt;
 }
 
+double max_abs_difference(const ir::Tensor& a, const ir::Tensor& b) {
+  double m = 0;
+  for (int64_t i = 0, n = std::min(a.numel(), b.numel()); i < n; ++i) {
+    double x = a.as_double(i), y = b.as_double(i);
+    if ((std::isnan(x) && std::isnan(y)) || x == y) continue;
+    double d = std::fabs(x - y);
+    m = std::max(m, std::isnan(d) ? INFINITY : d);
+  }
+  return m;
+}
+
+struct Sample {
+  std::vector<ir::Tensor> inputs, original, refined;  // the f32 outputs
+  bool failed = false;                                // over the f32 tolerance
+};
+
+// The rounding check of validate.h, over the samples already run in f32.
+void check_rounding(const ir::Graph& original, const ir::Graph& refined, const std::vector<Sample>& samples,
+                    const ValidationOptions& o, ValidationResult& r) {
+  r.rounding_checked = true;
+  ValidationOptions wide_tol = o;
+  wide_tol.atol *= kWideToleranceScale;
+  wide_tol.rtol *= kWideToleranceScale;
+  for (size_t s = 0; s < samples.size(); ++s) {
+    if (!samples[s].failed) continue;  // within the f32 tolerance already
+    const std::uint64_t sample_seed = o.seed + s;
+    auto wa = runtime::run(original, samples[s].inputs, with_stand_in(original, sample_seed, o, nullptr, true, true));
+    if (!wa) {
+      r.rounding_verdict = "the original graph does not run in f64: " + wa.error().str();
+      return;
+    }
+    auto wb = runtime::run(refined, samples[s].inputs, with_stand_in(refined, sample_seed, o, nullptr, false, true));
+    if (!wb) {
+      r.rounding_verdict = "the refined graph does not run in f64: " + wb.error().str();
+      return;
+    }
+    for (size_t i = 0; i < wa->size(); ++i) {
+      const std::string& name = original.value(original.outputs()[i]).name;
+      const ir::Tensor &a64 = (*wa)[i], &b64 = (*wb)[i];
+      const ir::Tensor &a32 = samples[s].original[i], &b32 = samples[s].refined[i];
+      if (!ir::is_float(a32.dtype())) continue;  // an integer output was compared exactly
+      Divergence d = compare(a64, b64, wide_tol);
+      r.wide_max_abs_error = std::max(r.wide_max_abs_error, d.abs);
+      double ea = max_abs_difference(a64, a32), eb = max_abs_difference(a64, b32);
+      r.original_rounding = std::max(r.original_rounding, ea);
+      r.refined_rounding = std::max(r.refined_rounding, eb);
+      if (d.first_bad >= 0 && r.rounding_verdict.empty())
+        r.rounding_verdict = fmt::format(
+            "the graphs differ in f64 too: output '{}' element {} of sample {}: original {}, refined {} "
+            "(f64 tolerance: atol {:g}, rtol {:g})",
+            name, d.first_bad, s, d.a, d.b, wide_tol.atol, wide_tol.rtol);
+      else if (!(eb <= kRoundingFactor * ea + wide_tol.atol) && r.rounding_verdict.empty())
+        r.rounding_verdict = fmt::format(
+            "the refined graph is less accurate: output '{}' of sample {} is {:.3g} from the f64 result, "
+            "the original {:.3g} (at most {:g}x allowed)",
+            name, s, eb, ea, kRoundingFactor);
+    }
+  }
+  if (!r.rounding_verdict.empty()) return;
+  r.within_rounding = true;
+  r.rounding_verdict = fmt::format(
+      "in f64 the graphs agree to {:.3g}; from the f64 result the refined f32 output is {:.3g} away, "
+      "the original {:.3g}",
+      r.wide_max_abs_error, r.refined_rounding, r.original_rounding);
+}
+
 }  // namespace
 
 Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& refined, const ValidationOptions& o) {
   ValidationResult r;
   r.passed = true;
+  bool opaque_mismatch = false;
   if (original.outputs().size() != refined.outputs().size())
     return fail(fmt::format("the refined graph has {} outputs, the original {}", refined.outputs().size(),
                             original.outputs().size()));
+  std::vector<Sample> samples;
   for (int s = 0; s < o.samples; ++s) {
     const std::uint64_t sample_seed = o.seed + static_cast<uint64_t>(s);
     std::vector<ir::Tensor> inputs = runtime::random_inputs(original, sample_seed, o.dims, o.int_high);
@@ -150,9 +219,13 @@ Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& 
     auto rb = runtime::run(refined, inputs, with_stand_in(refined, sample_seed, o, &opaque, false));
     if (!rb) return fail("the refined graph does not run: " + rb.error().str());
     ++r.samples;
-    if (!opaque.mismatch.empty() && r.passed) {
-      r.passed = false;
-      r.first_divergence = opaque.mismatch + fmt::format(" (sample {})", s);
+    bool sample_failed = false;
+    if (!opaque.mismatch.empty()) {
+      opaque_mismatch = true;
+      if (r.passed) {
+        r.passed = false;
+        r.first_divergence = opaque.mismatch + fmt::format(" (sample {})", s);
+      }
     }
     for (size_t i = 0; i < ra->size(); ++i) {
       const ir::Tensor &x = (*ra)[i], &y = (*rb)[i];
@@ -160,6 +233,7 @@ Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& 
       if (x.dtype() != y.dtype() || x.dims() != y.dims())
         return fail(fmt::format("output '{}': the refined graph gives a different type or shape", name));
       Divergence d = compare(x, y, o);
+      sample_failed = sample_failed || d.first_bad >= 0;
       if (d.abs > r.max_abs_error || r.worst_output.empty()) {
         r.max_abs_error = std::max(r.max_abs_error, d.abs);
         r.worst_output = name;
@@ -173,6 +247,12 @@ Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& 
                                                  d.first_bad, s, d.a, d.b);
       }
     }
+    samples.push_back({std::move(inputs), std::move(*ra), std::move(*rb), sample_failed});
+  }
+  // An opaque op's inputs are compared in f32 only: a mismatch there is final.
+  if (!r.passed && !opaque_mismatch && o.rounding_check) {
+    check_rounding(original, refined, samples, o, r);
+    if (r.within_rounding) r.passed = true;
   }
   return r;
 }

@@ -1,9 +1,21 @@
 // Whole-graph validation before anything is written (ARCHITECTURE.md,
 // decision 7): the original and the refined graph run through the reference
 // interpreter on the same seeded random inputs, several samples; the largest
-// absolute and relative errors are reported, and when they pass the
+// absolute and relative errors are reported, and when they exceed the
 // tolerance the first diverging value is named (intermediate values that
 // both graphs share by name are compared, in the refined graph's order).
+//
+// Two f32 runs of the same function differ by rounding: a model of ~100
+// layers whose rewrites change the order of its sums (a conv as a MatMul, a
+// sum reassociated) can drift past the f32 tolerance without any change of
+// meaning. When the f32 comparison fails, the rounding check runs both graphs
+// again in f64 on the samples that failed, and passes them only when
+//  (1) their f64 outputs agree within the tolerance scaled by 1e-6 (they are
+//      the same real-number function), and
+//  (2) for every float output, the refined f32 output is no further from the
+//      original's f64 output than twice the original's own f32 output is (the
+//      refined model is as accurate as the original).
+// Both figures are reported. A mismatch at an opaque op's inputs is final.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +33,14 @@ struct ValidationOptions {
   double atol = 1e-4, rtol = 1e-3;        // pass: |a - b| <= atol + rtol * |a| everywhere
   std::map<std::string, std::int64_t> dims;  // symbolic dims (default 1)
   std::int64_t int_high = 10;             // integer inputs in [0, int_high)
+  bool rounding_check = true;             // on an f32 failure, tell rounding from meaning in f64
 };
+
+// The f64 tolerance is the f32 one times this.
+inline constexpr double kWideToleranceScale = 1e-6;
+// The refined f32 output may be this many times as far from the f64
+// reference as the original f32 output is.
+inline constexpr double kRoundingFactor = 2.0;
 
 struct ValidationResult {
   bool passed = false;
@@ -32,6 +51,14 @@ struct ValidationResult {
   // When it failed: the first diverging value, e.g. "value 'x' (node 'y',
   // mul) element 17 of sample 0: original 1.5, refined 1.25".
   std::string first_divergence;
+
+  // The rounding check (when the f32 comparison failed and it was enabled).
+  bool rounding_checked = false;
+  bool within_rounding = false;     // it passed: the f32 difference is rounding
+  double wide_max_abs_error = 0;    // refined vs original, both in f64
+  double original_rounding = 0;     // max |original f32 - original f64|
+  double refined_rounding = 0;      // max |refined f32 - original f64|
+  std::string rounding_verdict;     // why it passed or failed, one line
 };
 
 // Fails (a Diag) when either graph cannot run or their outputs differ in

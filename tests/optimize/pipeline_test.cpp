@@ -105,6 +105,10 @@ TEST(Pipeline, AWrongRewriteFailsValidationNamingTheFirstDivergingValue) {
   // is the add (the output).
   EXPECT_NE(r.report.reason.find("first diverging value: value '"), std::string::npos) << r.report.reason;
   EXPECT_NE(r.report.reason.find("add"), std::string::npos) << r.report.reason;
+  // The f64 rounding check ran and saw the change of meaning.
+  EXPECT_TRUE(r.report.validation->rounding_checked);
+  EXPECT_NE(r.report.reason.find("not f32 rounding: the graphs differ in f64 too"), std::string::npos)
+      << r.report.reason;
 }
 
 TEST(Pipeline, IlpExtractorGivesTheSameAnswerOnSmallGraphs) {

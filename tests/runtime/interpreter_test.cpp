@@ -59,6 +59,35 @@ TEST(Constants, AreSharedNotCopied) {
   EXPECT_EQ(stats.constants_copied, 0u);
 }
 
+// A wide run computes in f64: (x + 1e4) - 1e4 gives x back exactly (x has 24
+// significant bits, x + 1e4 needs 38 of f64's 53), where f32 drops x's low
+// bits. Float outputs come back as f64, other outputs keep their type.
+TEST(WideFloats, ComputeInF64) {
+  ir::Graph g;
+  ir::ValueId x = g.add_input("x", {ir::DType::f32, ir::Shape({2})});
+  ir::ValueId c = g.add_constant("c", std::make_shared<const ir::Tensor>(f32({1}, {1e4f})));
+  ir::NodeId a = add(g, Op::Add, {x, c});
+  ir::NodeId y = add(g, Op::Sub, {out(g, a), c});
+  ir::NodeId cast = add(g, Op::Cast, {out(g, y)}, "to_f32", attrs({{"to", int64_t{1}}}));  // a Cast to f32
+  ir::NodeId shape = add(g, Op::Shape, {x});
+  g.set_outputs({out(g, y), out(g, cast), out(g, shape)});
+  ASSERT_TRUE(g.infer_shapes());
+  const float third = 1.0f / 3.0f;
+  auto narrow = run(g, {f32({2}, {third, -third})});
+  ASSERT_TRUE(narrow) << narrow.error().str();
+  EXPECT_EQ((*narrow)[0].dtype(), ir::DType::f32);
+  EXPECT_NE((*narrow)[0].as_double(0), static_cast<double>(third));
+
+  auto wide = run(g, {f32({2}, {third, -third})}, {.wide_floats = true});
+  ASSERT_TRUE(wide) << wide.error().str();
+  EXPECT_EQ((*wide)[0].dtype(), ir::DType::f64);
+  EXPECT_EQ((*wide)[0].as_double(0), static_cast<double>(third));
+  EXPECT_EQ((*wide)[0].as_double(1), -static_cast<double>(third));
+  EXPECT_EQ((*wide)[1].dtype(), ir::DType::f64);  // widened again after the Cast
+  EXPECT_EQ((*wide)[2].dtype(), ir::DType::i64);
+  EXPECT_EQ((*wide)[2].as_double(0), 2);
+}
+
 TEST(Values, AreFreedAfterTheirLastUse) {
   ir::Graph g;
   ir::ValueId v = g.add_input("x", {ir::DType::f32, ir::Shape({4})});

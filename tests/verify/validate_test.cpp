@@ -1,7 +1,8 @@
 // Validation of a refined graph against the original: equal graphs pass,
 // a changed value fails and is named, and custom (opaque) ops, which have no
 // kernel, are stood in for: the same results in both runs, their inputs
-// compared.
+// compared. An f32 difference past the tolerance is told apart from a change
+// of meaning by running both graphs again in f64 (the rounding check).
 #include <gtest/gtest.h>
 
 #include "ir/text.h"
@@ -88,6 +89,65 @@ TEST(Validate, AnOpaqueResultOfUnknownShapeCannotBeStoodIn) {
   auto r = validate(g, g);
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().str().find("opaque node 'c': result 0 has no known shape"), std::string::npos) << r.error().str();
+}
+
+// (x + 1e4) - 1e4 is x in the reals; in f32 it loses x's low bits (the ulp of
+// 1e4 is 2^-10), so it differs from x by up to ~5e-4, past atol 1e-4.
+const char* kRoundTrip = R"(graph @main(%x: tensor<64xf32>) {
+  %c = const dense<[10000.0]> : tensor<1xf32>
+  %a = add(%x, %c) : tensor<64xf32>
+  %y = sub(%a, %c) : tensor<64xf32>
+  return %y
+})";
+const char* kIdentity = R"(graph @main(%x: tensor<64xf32>) {
+  %c = const dense<[1.0]> : tensor<1xf32>
+  %y = mul(%x, %c) : tensor<64xf32>
+  return %y
+})";
+
+TEST(RoundingCheck, AMoreAccurateRefinementPassesAsRounding) {
+  ir::Graph original = parse(kRoundTrip), refined = parse(kIdentity);
+  ValidationOptions strict;
+  strict.rounding_check = false;
+  auto f32 = validate(original, refined, strict);
+  ASSERT_TRUE(f32.has_value()) << f32.error().str();
+  EXPECT_FALSE(f32->passed) << "the f32 outputs should differ past the tolerance";
+  EXPECT_GT(f32->max_abs_error, 1e-4);
+  EXPECT_FALSE(f32->rounding_checked);
+
+  auto r = validate(original, refined);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  EXPECT_TRUE(r->passed) << r->rounding_verdict;
+  EXPECT_TRUE(r->rounding_checked);
+  EXPECT_TRUE(r->within_rounding);
+  EXPECT_EQ(r->max_abs_error, f32->max_abs_error);  // the f32 figure is still the one reported
+  EXPECT_LT(r->wide_max_abs_error, 1e-10);
+  EXPECT_GT(r->original_rounding, 1e-4);
+  EXPECT_LT(r->refined_rounding, 1e-10);
+}
+
+TEST(RoundingCheck, ALessAccurateRefinementFails) {
+  auto r = validate(parse(kIdentity), parse(kRoundTrip));
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  EXPECT_FALSE(r->passed);
+  EXPECT_TRUE(r->rounding_checked);
+  EXPECT_FALSE(r->within_rounding);
+  EXPECT_NE(r->rounding_verdict.find("less accurate"), std::string::npos) << r->rounding_verdict;
+  EXPECT_NE(r->first_divergence.find("value 'y'"), std::string::npos) << r->first_divergence;
+}
+
+TEST(RoundingCheck, AChangeOfMeaningFailsInF64Too) {
+  ir::Graph changed = parse(R"(graph @main(%x: tensor<64xf32>) {
+  %c = const dense<[1.01]> : tensor<1xf32>
+  %y = mul(%x, %c) : tensor<64xf32>
+  return %y
+})");
+  auto r = validate(parse(kIdentity), changed);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  EXPECT_FALSE(r->passed);
+  EXPECT_TRUE(r->rounding_checked);
+  EXPECT_NE(r->rounding_verdict.find("differ in f64 too"), std::string::npos) << r->rounding_verdict;
+  EXPECT_GT(r->wide_max_abs_error, 1e-4);
 }
 
 }  // namespace
