@@ -24,6 +24,8 @@ struct Case {
   double dt;
   double rate;       // input spike probability per step
 };
+// How gtest and ctest name a case (else as its bytes).
+void PrintTo(const Case& c, std::ostream* os) { *os << fmt::format("{} dt={:g} rate={:g}", c.file, c.dt, c.rate); }
 
 fs::path path_of(const Case& c) {
   if (c.file.starts_with("gen:")) return test::generated_nir() / c.file.substr(4);
