@@ -52,6 +52,7 @@ std::string graph_difference(const Graph& a, const Graph& b) {
       p.producer_version != q.producer_version || p.domain != q.domain || p.doc_string != q.doc_string ||
       p.model_version != q.model_version || p.metadata != q.metadata || p.graph_name != q.graph_name)
     return "model info differs";
+  if (p.onnx_functions != q.onnx_functions) return "ONNX model-local functions differ";
   return {};
 }
 

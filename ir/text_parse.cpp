@@ -13,6 +13,20 @@
 namespace refinery::ir {
 namespace {
 
+// Decodes pairs of hex digits; false on an odd length or a non-hex digit.
+bool decode_hex(std::string_view hex, std::string& out) {
+  if (hex.size() % 2 != 0) return false;
+  out.clear();
+  out.reserve(hex.size() / 2);
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    unsigned v = 0;
+    auto [p, ec] = std::from_chars(hex.data() + i, hex.data() + i + 2, v, 16);
+    if (ec != std::errc() || p != hex.data() + i + 2) return false;
+    out += static_cast<char>(v);
+  }
+  return true;
+}
+
 // A tensor literal as written, before the type that follows it is known.
 struct Literal {
   enum Kind { Dense, Hex, Blob } kind = Dense;
@@ -246,12 +260,14 @@ Expected<AttrValue> Parser::attr_value() {
     if (auto ok = r_.expect('<'); !ok) return std::unexpected(ok.error());
     std::string kind = r_.number_token();
     if (auto ok = r_.expect(','); !ok) return std::unexpected(ok.error());
+    r_.skip_space();
+    size_t hex_pos = r_.pos();
     auto hex = r_.string_literal();
     if (!hex) return std::unexpected(hex.error());
     if (auto ok = r_.expect('>'); !ok) return std::unexpected(ok.error());
     OpaqueAttr a;
     a.onnx_kind = std::atoi(kind.c_str());
-    for (size_t i = 0; i + 1 < hex->size(); i += 2) a.bytes += static_cast<char>(std::stoi(hex->substr(i, 2), nullptr, 16));
+    if (!decode_hex(*hex, a.bytes)) return r_.error_at(hex_pos, "expected pairs of hex digits");
     return AttrValue(std::move(a));
   }
   if (c == 'd' || c == 'h' || c == 'b') {
@@ -376,6 +392,21 @@ Expected<void> Parser::header(ModelInfo& info) {
         return {};
       });
       if (!ok) return ok;
+    } else if (key == "onnx_functions") {
+      if (auto ok = r_.expect('['); !ok) return ok;
+      info.onnx_functions.clear();
+      if (!r_.accept(']')) {
+        do {
+          r_.skip_space();
+          size_t hex_pos = r_.pos();
+          auto hex = r_.string_literal();
+          if (!hex) return std::unexpected(hex.error());
+          std::string bytes;
+          if (!decode_hex(*hex, bytes)) return r_.error_at(hex_pos, "expected pairs of hex digits");
+          info.onnx_functions.push_back(std::move(bytes));
+        } while (r_.accept(','));
+        if (auto ok = r_.expect(']'); !ok) return ok;
+      }
     } else if (key == "ir_version" || key == "model_version") {
       int64_t v = std::atoll(r_.number_token().c_str());
       (key == "ir_version" ? info.ir_version : info.model_version) = v;

@@ -138,6 +138,12 @@ std::string header_attrs(const ModelInfo& info) {
     for (const auto& [k, v] : info.metadata) kv.push_back(fmt::format("{} = {}", quote_text(k), quote_text(v)));
     parts.push_back(fmt::format("metadata = {{{}}}", fmt::join(kv, ", ")));
   }
+  if (!info.onnx_functions.empty()) {
+    std::vector<std::string> fs;
+    for (const std::string& f : info.onnx_functions)
+      fs.push_back(fmt::format("\"{}\"", hex_bytes({reinterpret_cast<const std::byte*>(f.data()), f.size()})));
+    parts.push_back(fmt::format("onnx_functions = [{}]", fmt::join(fs, ", ")));
+  }
   return fmt::format("{{{}}}", fmt::join(parts, ", "));
 }
 
