@@ -2,7 +2,11 @@
 // app and returns the action to run; an action returns the exit code.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "ir/diag.h"
 
@@ -24,5 +28,8 @@ inline constexpr int kExitBadInput = 2;
 
 // Prints "refinery: error: <diag>" to stderr and returns kExitBadInput.
 int report(const Diag& diag);
+
+// The --dim flags (NAME=VALUE, VALUE a positive integer) as a map.
+Expected<std::map<std::string, int64_t>> parse_dims(const std::vector<std::string>& flags);
 
 }  // namespace refinery::cli

@@ -2,6 +2,8 @@
 // libraries and print; they hold no logic of their own.
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include "cli/commands.h"
 #include "ir/diag.h"
 
@@ -10,6 +12,21 @@ namespace refinery::cli {
 int report(const Diag& diag) {
   fmt::print(stderr, "refinery: error: {}\n", diag.str());
   return kExitBadInput;
+}
+
+Expected<std::map<std::string, int64_t>> parse_dims(const std::vector<std::string>& flags) {
+  std::map<std::string, int64_t> dims;
+  for (const std::string& d : flags) {
+    auto eq = d.find('=');
+    int64_t v = 0;
+    const char* end = d.data() + d.size();
+    auto [p, ec] = eq == std::string::npos ? std::from_chars_result{d.data(), std::errc::invalid_argument}
+                                           : std::from_chars(d.data() + eq + 1, end, v);
+    if (eq == std::string::npos || eq == 0 || ec != std::errc() || p != end || v < 1)
+      return fail(fmt::format("--dim expects NAME=VALUE with VALUE a positive integer, got '{}'", d));
+    dims[d.substr(0, eq)] = v;
+  }
+  return dims;
 }
 
 }  // namespace refinery::cli

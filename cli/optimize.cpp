@@ -99,11 +99,9 @@ int run(const Args& a) {
   o.validation.atol = a.atol;
   o.validation.rtol = a.rtol;
   o.validation.rounding_check = !a.strict;
-  for (const auto& d : a.dims) {
-    auto eq = d.find('=');
-    if (eq == std::string::npos) return report(Diag{{}, {}, fmt::format("--dim expects NAME=VALUE, got '{}'", d)});
-    o.validation.dims[d.substr(0, eq)] = std::stoll(d.substr(eq + 1));
-  }
+  auto dims = parse_dims(a.dims);
+  if (!dims) return report(dims.error());
+  o.validation.dims = std::move(*dims);
   auto result = optimize::optimize(*graph, rules->rewrites, rules->infos, {}, *target, o);
   if (!result) return report(Diag{a.model, result.error().where, result.error().message});
   verify::Report& r = result->report;

@@ -71,12 +71,9 @@ int run(const Args& a) {
   auto g = load_model(a.model);
   if (!g) return report(g.error());
   if (ir::is_spiking_graph(*g)) return run_spiking(*g, a);
-  std::map<std::string, int64_t> dims;
-  for (const auto& d : a.dims) {
-    auto eq = d.find('=');
-    if (eq == std::string::npos) return report(Diag{{}, {}, fmt::format("--dim expects NAME=VALUE, got '{}'", d)});
-    dims[d.substr(0, eq)] = std::stoll(d.substr(eq + 1));
-  }
+  auto parsed = parse_dims(a.dims);
+  if (!parsed) return report(parsed.error());
+  std::map<std::string, int64_t> dims = std::move(*parsed);
   std::vector<ir::Tensor> inputs;
   if (a.inputs.empty()) {
     inputs = runtime::random_inputs(*g, a.seed, dims, a.int_high);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 namespace refinery::ir {
 
 namespace {
@@ -77,8 +79,13 @@ Expected<std::string> TextReader::string_literal() {
     if (pos_ >= text_.size()) return error_at(start, "unterminated string");
     char e = text_[pos_++];
     if (e == 'n') out += '\n';
-    else if (e == 'x' && pos_ + 2 <= text_.size()) {
-      out += static_cast<char>(std::stoi(std::string(text_.substr(pos_, 2)), nullptr, 16));
+    else if (e == 'x') {
+      unsigned v = 0;
+      const char* at = text_.data() + pos_;
+      auto [p, ec] = pos_ + 2 <= text_.size() ? std::from_chars(at, at + 2, v, 16)
+                                               : std::from_chars_result{at, std::errc::invalid_argument};
+      if (ec != std::errc() || p != at + 2) return error_at(pos_ - 2, "\\x must be followed by two hex digits");
+      out += static_cast<char>(v);
       pos_ += 2;
     } else out += e;
   }

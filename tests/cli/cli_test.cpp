@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "frontends/onnx.h"
 #include "ir/text.h"
 #include "tests/cli/cli_runner.h"
@@ -94,6 +96,15 @@ INSTANTIATE_TEST_SUITE_P(Cases, BadInput,
                            std::string n = info.param.file;
                            return n.substr(0, n.find('.'));
                          });
+
+TEST(Cli, BadDimFlagIsAnErrorNotACrash) {
+  for (const char* flag : {"batch=abc", "batch", "batch=0", "=3", "batch=2x"}) {
+    CliResult r = run_cli("run " + source_path("examples/tiny_cnn.onnx") + " --dim " + flag);
+    EXPECT_EQ(r.code, 2) << flag << ": " << r.err;
+    EXPECT_EQ(r.err, fmt::format("refinery: error: --dim expects NAME=VALUE with VALUE a positive integer, got '{}'\n",
+                                 flag));
+  }
+}
 
 TEST(Cli, MissingFileAndUnknownExtension) {
   CliResult r = run_cli("inspect /nonexistent/model.onnx");
