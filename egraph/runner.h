@@ -81,6 +81,9 @@ class Runner {
     while (!stop_reason) {
       iterations.push_back(run_one(rules));
       stop_reason = iterations.back().stop_reason;
+      // As egg: the limits are checked again once an iteration is done, so
+      // an iteration limit of k runs k iterations, not k and an empty one.
+      if (!stop_reason) stop_reason = check_limits();
     }
     return *stop_reason;
   }

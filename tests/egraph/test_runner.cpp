@@ -69,7 +69,9 @@ TEST(Runner, HookStopsWithOther) {
 TEST(Runner, RecordsStatisticsPerIteration) {
   AssocRunner r(RunnerLimits{.iter_limit = 3});
   run_assoc(r.limits(), 6, &r);
-  ASSERT_EQ(r.iterations.size(), 4u);
+  ASSERT_EQ(r.iterations.size(), 3u);  // the limit, as in egg
+  EXPECT_EQ(r.stop_reason->kind, StopKind::IterationLimit);
+  EXPECT_GT(r.iterations.back().total_applied(), 0u);  // the third did work
   const Iteration& first = r.iterations[0];
   ASSERT_EQ(first.rules.size(), 2u);
   EXPECT_EQ(first.rules[0].matches, 5u);  // comm-add: one per + node
