@@ -12,9 +12,10 @@
 // again in f64 on the samples that failed, and passes them only when
 //  (1) their f64 outputs agree within the tolerance scaled by 1e-6 (they are
 //      the same real-number function), and
-//  (2) for every float output, the refined f32 output is no further from the
-//      original's f64 output than twice the original's own f32 output is (the
-//      refined model is as accurate as the original).
+//  (2) for every float output over the f32 tolerance, the refined f32
+//      output is no further from the original's f64 output than twice the
+//      original's own f32 output is (the refined model is as accurate as the
+//      original there).
 // Both figures are reported. A mismatch at an opaque op's inputs is final.
 #pragma once
 
