@@ -23,8 +23,9 @@ Command add_run(CLI::App& app);
 Command add_rules(CLI::App& app);  // cli/rules.cpp
 Command add_optimize(CLI::App& app);  // when built with optimize/ (REFINERY_HAVE_OPTIMIZE)
 
-// Exit codes: 0 success, 1 a check failed (e.g. validation), 2 bad input.
+// Exit codes: 0 success, 1 a check failed (e.g. validation), 2 bad input, 3 a bug.
 inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInternal = 3;  // an exception no library turned into a Diag (a bug)
 
 // Prints "refinery: error: <diag>" to stderr and returns kExitBadInput.
 int report(const Diag& diag);

@@ -50,7 +50,17 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : kExitBadInput;
   }
-  for (auto& c : commands)
-    if (c.app->parsed()) return c.action();
+  // Every failure the libraries foresee is a Diag; this is the last guard,
+  // so that nothing ends in an abort.
+  try {
+    for (auto& c : commands)
+      if (c.app->parsed()) return c.action();
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "refinery: error: out of memory\n");
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "refinery: internal error: {}\n", e.what());
+    return kExitInternal;
+  }
   return kExitBadInput;
 }

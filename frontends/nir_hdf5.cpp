@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace refinery::frontends::h5 {
 
@@ -93,6 +95,29 @@ hid_t mem_type(ir::DType t) {
 
 }  // namespace
 
+// The element count of a dataset, or nothing when its shape claims more
+// than the file can hold for it (a corrupt extent must not become a huge
+// allocation): without filters the stored bytes must cover the shape, with
+// them (gzip) no more than ~1000:1 compression is believed. Up to 1 MiB is
+// always believed (a small dataset may be left to its fill value).
+std::optional<size_t> plausible_count(hid_t ds, hid_t type, const std::vector<hsize_t>& dims) {
+  constexpr uint64_t kMaxElements = uint64_t{1} << 34;
+  uint64_t n = 1;
+  for (hsize_t x : dims) {
+    if (x != 0 && n > kMaxElements / x) return std::nullopt;
+    n *= x;
+  }
+  if (n > kMaxElements) return std::nullopt;
+  const uint64_t element = std::max<uint64_t>(1, H5Tget_size(type));
+  const uint64_t stored = H5Dget_storage_size(ds);
+  Handle dcpl(H5Dget_create_plist(ds));
+  const int filters = dcpl.valid() ? H5Pget_nfilters(dcpl.get()) : 0;
+  const uint64_t claimed = n * element;
+  if (filters <= 0 && stored < claimed && claimed > (1u << 20)) return std::nullopt;
+  if (filters > 0 && claimed > 1100 * stored + (1u << 20)) return std::nullopt;
+  return static_cast<size_t>(n);
+}
+
 Expected<Data> read(hid_t group, const std::string& name, const std::string& where) {
   Handle ds(H5Dopen2(group, name.c_str(), H5P_DEFAULT));
   if (!ds.valid()) return fail(fmt::format("cannot open dataset '{}'", name), where);
@@ -103,31 +128,33 @@ Expected<Data> read(hid_t group, const std::string& name, const std::string& whe
   std::vector<hsize_t> hd(static_cast<size_t>(rank));
   H5Sget_simple_extent_dims(space.get(), hd.data(), nullptr);
   Data d;
-  int64_t n = 1;
+  std::string shape;
   for (hsize_t x : hd) {
     d.dims.push_back(static_cast<int64_t>(x));
-    n *= static_cast<int64_t>(x);
+    shape += fmt::format("{}{}", shape.empty() ? "" : "x", x);
   }
-  auto count = static_cast<size_t>(n);
+  auto count = plausible_count(ds.get(), type.get(), hd);
+  if (!count)
+    return fail(fmt::format("dataset '{}' claims shape [{}], more than the file holds for it", name, shape), where);
   if (H5Tget_class(type.get()) == H5T_STRING) {
-    std::vector<std::string> out(count);
+    std::vector<std::string> out(*count);
     if (H5Tis_variable_str(type.get()) > 0) {
       Handle mt(H5Tcopy(H5T_C_S1));
       H5Tset_size(mt.get(), H5T_VARIABLE);
       H5Tset_cset(mt.get(), H5Tget_cset(type.get()));
-      std::vector<char*> buf(count, nullptr);
-      if (count > 0 && H5Dread(ds.get(), mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
+      std::vector<char*> buf(*count, nullptr);
+      if (*count > 0 && H5Dread(ds.get(), mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
         return fail(fmt::format("cannot read strings of dataset '{}'", name), where);
-      for (size_t i = 0; i < count; ++i) out[i] = buf[i] ? buf[i] : "";
-      if (count > 0) H5Dvlen_reclaim(mt.get(), space.get(), H5P_DEFAULT, buf.data());
+      for (size_t i = 0; i < *count; ++i) out[i] = buf[i] ? buf[i] : "";
+      if (*count > 0) H5Dvlen_reclaim(mt.get(), space.get(), H5P_DEFAULT, buf.data());
     } else {
       size_t size = H5Tget_size(type.get());
       Handle mt(H5Tcopy(H5T_C_S1));
       H5Tset_size(mt.get(), size);
-      std::vector<char> buf(size * count + 1, '\0');
-      if (count > 0 && H5Dread(ds.get(), mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
+      std::vector<char> buf(size * *count + 1, '\0');
+      if (*count > 0 && H5Dread(ds.get(), mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
         return fail(fmt::format("cannot read strings of dataset '{}'", name), where);
-      for (size_t i = 0; i < count; ++i) out[i] = std::string(buf.data() + i * size, strnlen(buf.data() + i * size, size));
+      for (size_t i = 0; i < *count; ++i) out[i] = std::string(buf.data() + i * size, strnlen(buf.data() + i * size, size));
     }
     if (rank == 0) d.text = out.empty() ? std::string() : out[0];
     d.strings = std::move(out);
@@ -135,8 +162,8 @@ Expected<Data> read(hid_t group, const std::string& name, const std::string& whe
   }
   auto dt = dtype_of(type.get());
   if (!dt) return fail(fmt::format("dataset '{}' has an element type Refinery does not read", name), where);
-  std::vector<std::byte> bytes(count * ir::dtype_size(*dt));
-  if (count > 0 && H5Dread(ds.get(), mem_type(*dt), H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0)
+  std::vector<std::byte> bytes(*count * ir::dtype_size(*dt));
+  if (*count > 0 && H5Dread(ds.get(), mem_type(*dt), H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0)
     return fail(fmt::format("cannot read dataset '{}' (a compression filter may be missing)", name), where);
   d.tensor = ir::Tensor(*dt, d.dims, std::move(bytes));
   return d;

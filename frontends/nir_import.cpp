@@ -463,7 +463,24 @@ struct Builder {
 
 }  // namespace
 
+namespace {
+Expected<ir::Graph> import_nir_file(const std::filesystem::path& file);
+}  // namespace
+
+// Every error names the file, also those made below the reader (h5::read).
 Expected<ir::Graph> import_nir(const std::filesystem::path& file) {
+  auto g = import_nir_file(file);
+  if (!g && g.error().file.empty()) {
+    Diag d = g.error();
+    d.file = file.string();
+    return std::unexpected(std::move(d));
+  }
+  return g;
+}
+
+namespace {
+
+Expected<ir::Graph> import_nir_file(const std::filesystem::path& file) {
   h5::QuietErrors quiet;
   std::string path = file.string();
   if (!std::filesystem::exists(file)) return fail("no such file", {}, path);
@@ -532,4 +549,5 @@ Expected<ir::Graph> import_nir(const std::filesystem::path& file) {
   return std::move(b.g);
 }
 
+}  // namespace
 }  // namespace refinery::frontends

@@ -157,6 +157,15 @@ def main(out):
         "a": {"type": "Affine", "weight": sa, "bias": sb}, "b": {"type": "Linear", "weight": sa},
         "output": {"type": "Output", "shape": np.array([3])},
     }, [("input", "a"), ("a", "b"), ("b", "a"), ("b", "output")])
+    # A parameter whose extent claims 2^40 elements with nothing stored (a
+    # corrupt or truncated file): refused, not allocated.
+    write(f"{out}/huge_extent.nir", {
+        "input": {"type": "Input", "shape": np.array([2])}, "lif": lif(2),
+        "output": {"type": "Output", "shape": np.array([2])},
+    }, [("input", "lif"), ("lif", "output")])
+    with h5py.File(f"{out}/huge_extent.nir", "a") as f:
+        del f["node/nodes/lif/tau"]
+        f["node/nodes/lif"].create_dataset("tau", shape=(2**40,), dtype="f8", chunks=(1024,))
     write(f"{out}/no_edges.nir", {
         "input": {"type": "Input", "shape": np.array([2])}, "lif": lif(2),
         "output": {"type": "Output", "shape": np.array([2])},

@@ -152,6 +152,9 @@ TEST(NirImport, MalformedGeneratedFilesNameTheFault) {
   EXPECT_EQ(error_of(dir / "stateless_cycle.nir"),
             (dir / "stateless_cycle.nir").string() + ":node 'a': cycle without a stateful node through 'a', 'b'");
   EXPECT_EQ(error_of(dir / "no_edges.nir"), (dir / "no_edges.nir").string() + ":top-level graph: has no edges");
+  EXPECT_EQ(error_of(dir / "huge_extent.nir"),
+            (dir / "huge_extent.nir").string() +
+                ":node 'lif': dataset 'tau' claims shape [1099511627776], more than the file holds for it");
 }
 
 TEST(NirImport, NotNir) {
