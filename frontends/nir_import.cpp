@@ -547,9 +547,9 @@ Expected<ir::Graph> import_nir(const std::filesystem::path& file) {
   }
   const std::string path = file.string();
   if (timed_out)
-    return fail("libhdf5 did not finish reading the file in time: its HDF5 structures are corrupt", {}, path);
+    return fail("the reader did not finish with this file in time (libhdf5 loops on some corrupt HDF5 structures)", {}, path);
   if (WIFSIGNALED(status))
-    return fail(fmt::format("libhdf5 crashed reading the file (signal {}): its HDF5 structures are corrupt",
+    return fail(fmt::format("the reader crashed on this file (signal {}; libhdf5 does on some corrupt HDF5 structures)",
                             WTERMSIG(status)), {}, path);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || in.empty())
     return fail("the NIR reader did not finish", {}, path);
