@@ -547,7 +547,8 @@ Expected<ir::Graph> import_nir(const std::filesystem::path& file) {
   }
   const std::string path = file.string();
   if (timed_out)
-    return fail("the reader did not finish with this file in time (libhdf5 loops on some corrupt HDF5 structures)", {}, path);
+    return fail("the reader did not finish with this file in time (libhdf5 loops on some corrupt HDF5 structures)",
+                {}, path);
   if (WIFSIGNALED(status))
     return fail(fmt::format("the reader crashed on this file (signal {}; libhdf5 does on some corrupt HDF5 structures)",
                             WTERMSIG(status)), {}, path);
