@@ -191,12 +191,9 @@ Expected<TensorRef> Parser::build_tensor(const Literal& lit, const TensorType& t
   } else if (lit.kind == Literal::Hex) {
     if (lit.hex.size() != 2 * nbytes)
       return r_.error_at(lit.pos, fmt::format("hex literal has {} bytes, the type needs {}", lit.hex.size() / 2, nbytes));
-    for (size_t i = 0; i < nbytes; ++i) {
-      unsigned v = 0;
-      auto [p, ec] = std::from_chars(lit.hex.data() + 2 * i, lit.hex.data() + 2 * i + 2, v, 16);
-      if (ec != std::errc() || p != lit.hex.data() + 2 * i + 2) return r_.error_at(lit.pos, "bad hex digit");
-      bytes[i] = static_cast<std::byte>(v);
-    }
+    std::string decoded;
+    if (!decode_hex(lit.hex, decoded)) return r_.error_at(lit.pos, "bad hex digit");
+    std::memcpy(bytes.data(), decoded.data(), nbytes);
   } else {
     if (lit.elements.size() != n)
       return r_.error_at(lit.pos, fmt::format("literal has {} elements, the type needs {}", lit.elements.size(), n));
