@@ -166,14 +166,15 @@ class RuleBuilder {
     for (size_t i = end; i < items.size(); i += 2) {
       const Sx& key = items[i];
       if (key.kind != Sx::Kind::Atom || !key.text.starts_with(':'))
-        return std::unexpected(Error{key.pos, "expected an option (:when, :let or :axioms)"});
+        return std::unexpected(Error{key.pos, "expected an option (:when, :let, :axioms or :ruleset)"});
       if (i + 1 >= items.size()) return std::unexpected(Error{key.pos, fmt::format("option {} has no value", key.text)});
       const Sx& val = items[i + 1];
       std::optional<Error> err;
       if (key.text == ":when") err = read_conditions(val);
       else if (key.text == ":let") err = read_lets(val);
       else if (key.text == ":axioms") err = read_axioms(val);
-      else return std::unexpected(Error{key.pos, fmt::format("unknown option '{}' (expected :when, :let or :axioms)", key.text)});
+      else if (key.text == ":ruleset") err = read_ruleset(val);
+      else return std::unexpected(Error{key.pos, fmt::format("unknown option '{}' (expected :when, :let, :axioms or :ruleset)", key.text)});
       if (err) return std::unexpected(*err);
     }
     auto rhs = side(arrow + 1, end, false);
@@ -220,8 +221,17 @@ class RuleBuilder {
     r.file = file_;
     r.line = form_.pos.line;
     r.multi = body.lhs.size() > 1;
+    r.kind = stated_kind_ ? *stated_kind_ : kind_of(body);
     r.body = std::make_shared<const RuleBody>(body);
     return r;
+  }
+
+  std::optional<Error> read_ruleset(const Sx& val) {
+    std::optional<RuleKind> k;
+    if (val.kind == Sx::Kind::Atom) k = rule_kind_from_name(val.text);
+    if (!k) return Error{val.pos, ":ruleset takes simplify, explore, permute or merge"};
+    stated_kind_ = k;
+    return std::nullopt;
   }
 
   static bool same_roots(const std::vector<std::pair<std::string, Pat>>& a,
@@ -534,6 +544,7 @@ class RuleBuilder {
   std::string name_;
   RuleBody body_;
   std::map<std::string, VarKind> vars_;
+  std::optional<RuleKind> stated_kind_;  // :ruleset
 };
 
 std::string stem(const std::string& file) { return std::filesystem::path(file).stem().string(); }

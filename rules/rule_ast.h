@@ -76,4 +76,8 @@ struct RuleBody {
   std::map<std::string, VarKind> vars;
 };
 
+// The kind of a rule with this body when the rule does not state one
+// (rules/kind.cpp).
+RuleKind kind_of(const RuleBody& body);
+
 }  // namespace refinery::rules

@@ -19,6 +19,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,12 +35,25 @@ using TensorRewrite = egraph::Rewrite<egraph::tensor::TensorNode, egraph::tensor
 
 struct RuleBody;  // the checked patterns, conditions and applier (rules/rule_ast.h)
 
+// What a rule does to an e-graph, which decides when a saturation schedule
+// runs it (optimize/saturate.h). Computed from the rule's form, or stated in
+// the DSL with `:ruleset NAME` (docs/rules.md):
+//   merge:    two or more left-hand roots (a multi-pattern);
+//   permute:  the same operators on both sides, reordered (AC, transposes);
+//   explore:  more operators on the right, and only elementwise arithmetic
+//             gone from the left (distributing, sub as add neg);
+//   simplify: everything else (identities, cancellations, fusions).
+enum class RuleKind { Simplify, Explore, Permute, Merge };
+std::string_view to_string(RuleKind kind);
+std::optional<RuleKind> rule_kind_from_name(std::string_view name);
+
 struct Rule {
   std::string name;    // unique in a RuleSet; the reverse of `a <=> b` is "NAME-rev"
   std::string family;  // the file's stem: "elementwise" for rules/lib/elementwise.rules
   std::string file;    // as given to load_rules
   int line = 0;        // of the rule's opening parenthesis
   bool multi = false;  // two or more left-hand roots
+  RuleKind kind = RuleKind::Simplify;
   std::string text;    // "LHS => RHS" as written (with :when conditions)
   std::shared_ptr<const RuleBody> body;
 };

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -62,6 +63,47 @@ TEST(RuleParse, DocExamplesParse) {
     ++n;
   }
   EXPECT_GE(n, 3);
+}
+
+// Kinds come from the parsed form (the operators of each side, the roots),
+// in both directions of a <=> rule; :ruleset states one.
+RuleKind kind_of_rule(const char* text, const char* name) {
+  auto set = parse_rules(text, "k.rules");
+  EXPECT_TRUE(set.has_value()) << set.error().str();
+  const Rule* r = set ? set->find(name) : nullptr;
+  EXPECT_NE(r, nullptr) << name;
+  return r ? r->kind : RuleKind::Simplify;
+}
+
+TEST(RuleKinds, ComeFromTheParsedForm) {
+  EXPECT_EQ(kind_of_rule("(rule c (add ?a ?b) => (add ?b ?a))", "c"), RuleKind::Permute);
+  EXPECT_EQ(kind_of_rule("(rule a (matmul (matmul ?a ?b) ?c) <=> (matmul ?a (matmul ?b ?c)))", "a-rev"),
+            RuleKind::Permute);
+  // An attribute list is no operator: the two transposes are the same ops.
+  EXPECT_EQ(kind_of_rule("(rule t (transpose :perm [1 0] (transpose :perm [1 0] ?x)) => ?x)", "t"),
+            RuleKind::Simplify);
+  EXPECT_EQ(kind_of_rule("(rule rr (relu (relu ?x)) => (relu ?x))", "rr"), RuleKind::Simplify);
+  EXPECT_EQ(kind_of_rule("(rule d (mul ?a (add ?b ?c)) <=> (add (mul ?a ?b) (mul ?a ?c)))", "d"), RuleKind::Explore);
+  EXPECT_EQ(kind_of_rule("(rule d (mul ?a (add ?b ?c)) <=> (add (mul ?a ?b) (mul ?a ?c)))", "d-rev"),
+            RuleKind::Simplify);
+  EXPECT_EQ(kind_of_rule("(rule s (sub ?a ?b) <=> (add ?a (neg ?b)))", "s"), RuleKind::Explore);
+  // A merge has more operators on its right too (concat, split), but is a merge.
+  EXPECT_EQ(kind_of_rule("(rule m ?y1 = (relu ?x) ?y2 = (relu ?x) => ?y1 = (relu ?x) ?y2 = (relu ?x))", "m"),
+            RuleKind::Merge);
+  EXPECT_EQ(kind_of_rule("(rule rr (relu (relu ?x)) => (relu ?x) :ruleset explore)", "rr"), RuleKind::Explore);
+}
+
+TEST(RuleKinds, LibraryHasEveryKind) {
+  auto lib = load_library();
+  ASSERT_TRUE(lib.has_value()) << lib.error().str();
+  std::map<RuleKind, int> n;
+  for (const Rule& r : lib->rules()) ++n[r.kind];
+  for (RuleKind k : {RuleKind::Simplify, RuleKind::Explore, RuleKind::Permute, RuleKind::Merge})
+    EXPECT_GT(n[k], 0) << to_string(k);
+  EXPECT_EQ(lib->find("add-comm")->kind, RuleKind::Permute);
+  EXPECT_EQ(lib->find("merge-matmul")->kind, RuleKind::Merge);
+  EXPECT_EQ(lib->find("mul-distrib-add")->kind, RuleKind::Explore);
+  EXPECT_EQ(lib->find("neg-neg")->kind, RuleKind::Simplify);
 }
 
 }  // namespace
