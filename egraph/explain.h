@@ -74,8 +74,12 @@ class ProofForest {
     just_[index(a)] = why;
   }
 
-  // Appends the steps that turn term(a) into term(b), at `position`.
-  void explain(Id a, Id b, std::vector<std::uint32_t>& position, std::vector<LocalStep>& out) const {
+  // Appends the steps that turn term(a) into term(b), at `position`. With
+  // `congruence` false, a congruence edge adds no steps (its children's
+  // equalities are left unexplained): the steps that made term(a)'s class
+  // grow towards term(b) at this level only.
+  void explain(Id a, Id b, std::vector<std::uint32_t>& position, std::vector<LocalStep>& out,
+               bool congruence = true) const {
     if (a == b) return;
     // Ancestors of a, with their order along the path.
     std::unordered_map<std::uint32_t, std::size_t> depth_of;
@@ -92,12 +96,13 @@ class ProofForest {
       lca = link_[index(lca)];
     }
     std::size_t lca_depth = depth_of.at(index(lca));
-    for (std::size_t i = 0; i < lca_depth; ++i) edge(up_a[i], up_a[i + 1], just_[index(up_a[i])], position, out);
+    for (std::size_t i = 0; i < lca_depth; ++i)
+      edge(up_a[i], up_a[i + 1], just_[index(up_a[i])], position, out, congruence);
     for (std::size_t i = up_b.size(); i-- > 0;) {
       Id child = up_b[i];
       Justification j = just_[index(child)];
       j.forward = !j.forward;
-      edge(link_[index(child)], child, j, position, out);
+      edge(link_[index(child)], child, j, position, out, congruence);
     }
   }
 
@@ -107,11 +112,13 @@ class ProofForest {
   };
 
   // One forest edge from term(x) to term(y).
-  void edge(Id x, Id y, Justification j, std::vector<std::uint32_t>& position, std::vector<LocalStep>& out) const {
+  void edge(Id x, Id y, Justification j, std::vector<std::uint32_t>& position, std::vector<LocalStep>& out,
+            bool congruence) const {
     if (!j.is_congruence()) {
       out.push_back(LocalStep{position, j.reason, j.forward, y});
       return;
     }
+    if (!congruence) return;
     auto cx = original_[index(x)].children();
     auto cy = original_[index(y)].children();
     for (std::uint32_t i = 0; i < cx.size(); ++i) {

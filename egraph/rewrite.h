@@ -10,6 +10,7 @@
 #include <expected>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -139,12 +140,15 @@ class Rewrite {
     program_.search(g, limit, out);
   }
 
-  // Applies every match; returns the number of unions that changed the graph.
-  std::size_t apply(Graph& g, const SearchMatches& matches) const {
-    if (applier_ == ApplierKind::Pattern && !g.explanations_enabled()) return apply_batched(g, matches);
+  // Applies matches [first, last) (every match by default); returns the
+  // number of unions that changed the graph.
+  std::size_t apply(Graph& g, const SearchMatches& matches, std::size_t first = 0,
+                    std::size_t last = std::numeric_limits<std::size_t>::max()) const {
+    last = std::min(last, matches.size());
+    if (applier_ == ApplierKind::Pattern && !g.explanations_enabled()) return apply_batched(g, matches, first, last);
     std::size_t changed = 0;
     std::vector<Id> scratch;
-    for (std::size_t i = 0; i < matches.size(); ++i) {
+    for (std::size_t i = first; i < last; ++i) {
       Id root = matches.roots[i];
       Subst s = matches.subst(i);
       bool ok = true;
@@ -181,7 +185,7 @@ class Rewrite {
   // the right side, every match's node is hashed and its hashcons slot
   // prefetched before any is looked up, so the memory latency of the
   // lookups overlaps. Unions follow once per batch, in match order.
-  std::size_t apply_batched(Graph& g, const SearchMatches& matches) const {
+  std::size_t apply_batched(Graph& g, const SearchMatches& matches, std::size_t first, std::size_t last) const {
     constexpr std::size_t kBatch = 16;
     const PatternAst<N>& pat = rhs_.front().second;
     const std::size_t T = pat.terms.size();
@@ -190,8 +194,8 @@ class Rewrite {
     std::array<std::uint64_t, kBatch> hashes{};
     std::array<bool, kBatch> ok{};
     std::size_t changed = 0;
-    for (std::size_t base = 0; base < matches.size(); base += kBatch) {
-      std::size_t m = std::min(kBatch, matches.size() - base);
+    for (std::size_t base = first; base < last; base += kBatch) {
+      std::size_t m = std::min(kBatch, last - base);
       for (std::size_t j = 0; j < m; ++j) {
         ok[j] = true;
         for (const auto& cond : conditions_) {

@@ -3,6 +3,7 @@
 // records statistics; it stops on saturation or on a limit, and says why.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -23,13 +24,18 @@
 
 namespace refinery::egraph {
 
-// egg's defaults. `time_limit` counts from the first iteration;
-// `memory_limit` bounds EGraph::memory_bytes() plus the match buffers.
+// egg's defaults. `time_limit` counts from the start of each run();
+// `memory_limit` bounds EGraph::memory_bytes() plus the match buffers. The
+// limits are checked between rules (searching and applying) and, while one
+// rule's matches are applied, every `check_every` matches: a single rule can
+// have tens of thousands of matches in a grown e-graph, and applying them
+// all at once overruns the time and node limits.
 struct RunnerLimits {
   std::size_t iter_limit = 30;
   std::size_t node_limit = 10'000;
   std::chrono::nanoseconds time_limit = std::chrono::seconds(5);
   std::size_t memory_limit = std::numeric_limits<std::size_t>::max();
+  std::size_t check_every = 256;
 };
 
 struct RuleIteration {
@@ -75,11 +81,27 @@ class Runner {
   void add_hook(Hook hook) { hooks_.push_back(std::move(hook)); }
   const RunnerLimits& limits() const { return limits_; }
 
+  // Runs every rule until saturation or a limit; the iterations are
+  // appended to `iterations`, the reason is returned and kept in
+  // `stop_reason`. Rules are numbered by their index in `rules` (for the
+  // scheduler and Iteration::rules).
   const StopReason& run(std::span<const Rule> rules) {
+    std::vector<std::size_t> all(rules.size());
+    for (std::size_t r = 0; r < rules.size(); ++r) all[r] = r;
+    return run(rules, all);
+  }
+
+  // Runs only the rules of `subset` (indices into `rules`). A Runner may run
+  // several times over its e-graph (phases of a schedule, each with its own
+  // rules, limits and scheduler): each run starts its clock and iteration
+  // count afresh; the scheduler sees iterations numbered across runs.
+  const StopReason& run(std::span<const Rule> rules, std::span<const std::size_t> subset) {
     egraph.rebuild();
     start_ = Clock::now();
+    run_first_ = iterations.size();
+    stop_reason = check_limits();
     while (!stop_reason) {
-      iterations.push_back(run_one(rules));
+      iterations.push_back(run_one(rules, subset));
       stop_reason = iterations.back().stop_reason;
       // As egg: the limits are checked again once an iteration is done, so
       // an iteration limit of k runs k iterations, not k and an empty one.
@@ -87,6 +109,10 @@ class Runner {
     }
     return *stop_reason;
   }
+
+  void set_limits(RunnerLimits limits) { limits_ = limits; }
+  // The index in `iterations` of the current (or last) run's first iteration.
+  std::size_t run_first_iteration() const { return run_first_; }
 
   double total_seconds() const {
     double t = 0;
@@ -124,15 +150,15 @@ class Runner {
       return StopReason{StopKind::TimeLimit, std::chrono::duration<double>(elapsed).count(), {}};
     if (egraph.num_nodes() > limits_.node_limit)
       return StopReason{StopKind::NodeLimit, static_cast<double>(egraph.num_nodes()), {}};
-    if (iterations.size() >= limits_.iter_limit)
-      return StopReason{StopKind::IterationLimit, static_cast<double>(iterations.size()), {}};
+    if (std::size_t done = iterations.size() - run_first_; done >= limits_.iter_limit)
+      return StopReason{StopKind::IterationLimit, static_cast<double>(done), {}};
     std::size_t mem = egraph.memory_bytes();
     for (const auto& m : matches_) mem += m.memory_bytes();
     if (mem > limits_.memory_limit) return StopReason{StopKind::MemoryLimit, static_cast<double>(mem), {}};
     return std::nullopt;
   }
 
-  Iteration run_one(std::span<const Rule> rules) {
+  Iteration run_one(std::span<const Rule> rules, std::span<const std::size_t> subset) {
     Iteration it;
     it.rules.resize(rules.size());
     std::size_t i = iterations.size();
@@ -146,12 +172,12 @@ class Runner {
       if (auto msg = hook(*this)) result = StopReason{StopKind::Other, 0, *msg};
     }
     it.hook_time = seconds_since(hook_start);
-    bool hooks_changed = egraph.num_nodes() != it.egraph_nodes || egraph.num_classes() != it.egraph_classes;
 
     auto start = Clock::now();
     if (matches_.size() < rules.size()) matches_.resize(rules.size());
-    for (std::size_t r = 0; r < rules.size(); ++r) matches_[r].reset(0);
-    for (std::size_t r = 0; r < rules.size() && !result; ++r) {
+    for (std::size_t r : subset) matches_[r].reset(0);
+    for (std::size_t r : subset) {
+      if (result) break;
       auto limit = scheduler_->search_limit(r, i);
       if (!limit) {
         it.rules[r].skipped = true;
@@ -168,9 +194,13 @@ class Runner {
     it.search_time = seconds_since(start);
 
     auto apply_start = Clock::now();
-    for (std::size_t r = 0; r < rules.size() && !result; ++r) {
-      if (!matches_[r].empty()) it.rules[r].applied = rules[r].apply(egraph, matches_[r]);
-      result = check_limits();
+    const std::size_t chunk = std::max<std::size_t>(1, limits_.check_every);
+    for (std::size_t r : subset) {
+      for (std::size_t first = 0; first < matches_[r].size() && !result; first += chunk) {
+        it.rules[r].applied += rules[r].apply(egraph, matches_[r], first, first + chunk);
+        result = check_limits();
+      }
+      if (result) break;
     }
     it.apply_time = seconds_since(apply_start);
 
@@ -178,7 +208,11 @@ class Runner {
     it.rebuild_unions = egraph.rebuild();
     it.rebuild_time = seconds_since(rebuild_start);
 
-    if (it.total_applied() == 0 && scheduler_->can_stop(i) && !hooks_changed) {
+    // Changed: a union, a congruence found by rebuilding, or a node or class
+    // that a hook or an applier added without a union.
+    bool changed = it.total_applied() > 0 || it.rebuild_unions > 0 || egraph.num_nodes() != it.egraph_nodes ||
+                   egraph.num_classes() != it.egraph_classes;
+    if (!changed && scheduler_->can_stop(i)) {
       if (!result) result = StopReason{StopKind::Saturated, 0, {}};
     }
     it.total_time = seconds_since(start) + it.hook_time;
@@ -191,6 +225,7 @@ class Runner {
   std::vector<Hook> hooks_;
   std::vector<SearchMatches> matches_;
   Clock::time_point start_{};
+  std::size_t run_first_ = 0;
 };
 
 }  // namespace refinery::egraph

@@ -29,8 +29,10 @@ struct Seeded {
   std::vector<Id> roots;  // the graph's outputs, in order
 };
 
-// Fails (naming the node) only when a node does not type-check.
-Expected<Seeded> seed(const ir::Graph& graph);
+// Fails (naming the node) only when a node does not type-check. With
+// `config.explanations` the e-graph records why each union was made
+// (optimize/provenance.h reads it).
+Expected<Seeded> seed(const ir::Graph& graph, EGraphConfig config = {});
 
 // The e-node chosen for a canonical class id.
 using Choice = std::function<const TensorNode&(Id)>;

@@ -46,9 +46,9 @@ ir::TensorRef constant_node_value(const ir::Attributes& a) {
 
 }  // namespace
 
-Expected<Seeded> seed(const ir::Graph& g) {
+Expected<Seeded> seed(const ir::Graph& g, EGraphConfig config) {
   auto ctx = std::make_shared<TensorContext>();
-  Seeded s{TensorEGraph(TensorAnalysis(ctx)), ctx,
+  Seeded s{TensorEGraph(TensorAnalysis(ctx), config), ctx,
            Origin{&g, std::vector<Id>(g.num_values(), kInvalidId), std::vector<TensorNode>(g.num_values())},
            {}};
   auto& value_class = s.origin.value_class;

@@ -1,4 +1,5 @@
-// The Runner: every stop reason, backoff banning, statistics, custom appliers.
+// The Runner: every stop reason, backoff banning, statistics, custom appliers,
+// rule subsets, several runs over one e-graph, limits checked inside a rule.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -158,6 +159,53 @@ TEST(Runner, CustomApplierRuns) {
   Id root = r.add_expr(must_parse("(+ 1 (+ 2 3))"));
   EXPECT_EQ(r.run(rules).kind, StopKind::Saturated);
   EXPECT_EQ(r.egraph.find(root), r.egraph.find(*r.egraph.lookup_expr(must_parse("6"))));
+}
+
+TEST(Runner, RunsOnlyTheRulesOfItsSubset) {
+  AssocRunner r;
+  r.set_scheduler(std::make_unique<SimpleScheduler>());
+  r.add_expr(must_parse(nested_sum(6)));
+  auto rules = assoc_rules();
+  std::vector<std::size_t> comm_only{0};
+  EXPECT_EQ(r.run(rules, comm_only).kind, StopKind::Saturated);
+  for (const Iteration& it : r.iterations) {
+    EXPECT_EQ(it.rules[1].matches, 0u);
+    EXPECT_EQ(it.rules[1].applied, 0u);
+  }
+  EXPECT_EQ(r.egraph.num_classes(), 11u);  // commuting makes no new class
+}
+
+TEST(Runner, SeveralRunsContinueOneEGraphEachWithItsOwnLimits) {
+  AssocRunner r(RunnerLimits{.iter_limit = 2});
+  r.set_scheduler(std::make_unique<SimpleScheduler>());
+  r.add_expr(must_parse(nested_sum(8)));
+  auto rules = assoc_rules();
+  std::vector<std::size_t> comm_only{0};
+  EXPECT_EQ(r.run(rules, comm_only).kind, StopKind::Saturated);
+  std::size_t first_run = r.iterations.size();
+  std::size_t classes = r.egraph.num_classes();
+  EXPECT_EQ(r.run(rules).to_string(), "IterationLimit(2)");  // counted from this run's start
+  EXPECT_EQ(r.run_first_iteration(), first_run);
+  EXPECT_EQ(r.iterations.size(), first_run + 2);
+  EXPECT_GT(r.egraph.num_classes(), classes);
+  r.set_limits({.iter_limit = 100, .node_limit = 1'000'000});
+  EXPECT_EQ(r.run(rules).kind, StopKind::Saturated);
+  EXPECT_EQ(r.egraph.num_classes(), 255u);  // 2^8 - 1, as one run gives
+}
+
+TEST(Runner, ChecksTheNodeLimitWhileOneRuleIsApplied) {
+  // n = 9: the first iterations' matches alone would carry the graph far
+  // past the limit; checked after every match, it stops within one match's
+  // nodes (an associativity adds at most two).
+  for (std::size_t every : {std::size_t{1}, std::size_t{4}}) {
+    AssocRunner r(RunnerLimits{.node_limit = 300, .check_every = every});
+    StopReason s = run_assoc(r.limits(), 9, &r);
+    EXPECT_EQ(s.kind, StopKind::NodeLimit);
+    EXPECT_LE(r.egraph.num_nodes(), 300 + 2 * every) << every;
+  }
+  AssocRunner unchecked(RunnerLimits{.node_limit = 300, .check_every = 1'000'000});
+  run_assoc(unchecked.limits(), 9, &unchecked);
+  EXPECT_GT(unchecked.egraph.num_nodes(), 300 + 8u);
 }
 
 }  // namespace
