@@ -21,7 +21,7 @@ Command add_inspect(CLI::App& app);
 Command add_convert(CLI::App& app);
 Command add_run(CLI::App& app);
 Command add_rules(CLI::App& app);  // cli/rules.cpp
-Command add_optimize(CLI::App& app);  // when built with optimize/ (REFINERY_HAVE_OPTIMIZE)
+Command add_optimize(CLI::App& app);  // cli/optimize.cpp
 
 // Exit codes: 0 success, 1 a check failed (e.g. validation), 2 bad input, 3 a bug.
 inline constexpr int kExitBadInput = 2;

@@ -37,13 +37,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "refinery 0.1");
   app.footer("Run 'refinery SUBCOMMAND --help' for a sub-command's flags and an example.");
-  std::vector<Command> commands{add_inspect(app), add_convert(app), add_run(app)};
-#if REFINERY_HAVE_RULES_CLI
-  commands.push_back(add_rules(app));
-#endif
-#if REFINERY_HAVE_OPTIMIZE
-  commands.push_back(add_optimize(app));
-#endif
+  std::vector<Command> commands{add_inspect(app), add_convert(app), add_run(app), add_rules(app), add_optimize(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,10 +1,9 @@
 // refinery rules: list the rule library, or verify rules with Z3 and the
 // interpreter (docs/rules.md).
-#include <fstream>
-
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "ir/io.h"
 #include "rules/rules.h"
 #include "rules/verify.h"
 
@@ -16,7 +15,7 @@ struct RulesFlags {
   std::vector<std::string> families, names;
   std::string json;
   rules::VerifyOptions verify;
-  bool no_fp32 = false, no_numeric = false, quiet = false;
+  bool quiet = false;
 };
 
 Expected<rules::RuleSet> load(const RulesFlags& f) {
@@ -43,8 +42,8 @@ Command add_rules(CLI::App& app) {
   verify->add_option("--instances", flags->verify.instances, "Concrete shapes per rule")->capture_default_str();
   verify->add_option("--timeout-ms", flags->verify.timeout_ms, "Z3 timeout per query over the reals")->capture_default_str();
   verify->add_option("--threads", flags->verify.threads, "Rules verified in parallel")->capture_default_str();
-  verify->add_flag("--no-fp32", flags->no_fp32, "Skip the binary32 exactness check");
-  verify->add_flag("--no-numeric", flags->no_numeric, "Skip the interpreter cross-check");
+  verify->add_flag("--no-fp32{false}", flags->verify.fp32, "Skip the binary32 exactness check");
+  verify->add_flag("--no-numeric{false}", flags->verify.numeric, "Skip the interpreter cross-check");
   verify->add_flag("--quiet", flags->quiet, "Print only the summary line");
   verify->footer("Example: refinery rules verify --family elementwise --json report.json\n"
                  "Exit code 1 when a rule is not proved or the interpreter disagrees with a proof.");
@@ -55,22 +54,18 @@ Command add_rules(CLI::App& app) {
                    auto selected = set->select(filter);
                    if (list->parsed()) {
                      for (const rules::Rule* r : selected)
-                       fmt::print("{:<34} {:<13} {}:{}  {}\n", r->name, r->family, r->file, r->line, r->text);
+                       fmt::print("{:<34} {:<13} {:<8} {}:{}  {}\n", r->name, r->family, rules::to_string(r->kind),
+                                  r->file, r->line, r->text);
                      fmt::print("{} rules\n", selected.size());
                      return 0;
                    }
                    (void)verify;
-                   flags->verify.fp32 = !flags->no_fp32;
-                   flags->verify.numeric = !flags->no_numeric;
                    auto rep = rules::verify_rules(selected, flags->verify);
                    std::string table = rep.table();
                    if (flags->quiet) table = table.substr(table.rfind('\n', table.size() - 2) + 1);
                    fmt::print("{}", table);
-                   if (!flags->json.empty()) {
-                     std::ofstream out(flags->json);
-                     out << rep.json();
-                     if (!out) return report(Diag{flags->json, {}, "cannot write the report"});
-                   }
+                   if (!flags->json.empty())
+                     if (auto ok = ir::write_files_atomic({{flags->json, rep.json()}}); !ok) return report(ok.error());
                    bool ok = rep.count(rules::Verdict::Proved) == static_cast<int>(rep.rules.size()) &&
                              rep.numeric_disagreements() == 0;
                    return ok ? 0 : 1;

@@ -20,13 +20,9 @@ struct Args {
   uint64_t seed = 0;
   std::vector<std::string> inputs;  // TensorProto .pb files, one per graph input
   std::vector<std::string> dims;    // name=value
-  int64_t int_high = 10;
-  // spiking graphs (docs/spiking.md)
-  int64_t steps = 100;
-  double dt = 1e-3;
-  std::string discretisation = "euler";
-  std::string reset = "zero";
-  double rate = 0.2;
+  int64_t int_high = runtime::kIntHigh;
+  runtime::SimOptions sim;          // spiking graphs (docs/spiking.md)
+  double rate = 0.2;                // input spike probability per step
 };
 
 std::string summary(const ir::Tensor& t);
@@ -34,11 +30,8 @@ std::string summary(const ir::Tensor& t);
 // A spiking graph runs through time on seeded random input spikes and
 // reports the run's parameters and each layer's spike count.
 int run_spiking(const ir::Graph& g, const Args& a) {
-  runtime::SimOptions o{.dt = a.dt, .steps = a.steps,
-                        .discretisation = a.discretisation == "exact" ? runtime::Discretisation::Exact
-                                                                      : runtime::Discretisation::Euler,
-                        .reset = a.reset == "subtract" ? runtime::Reset::Subtract : runtime::Reset::ToValue};
-  auto r = runtime::simulate(g, runtime::random_spike_inputs(g, a.steps, a.rate, a.seed), o);
+  const runtime::SimOptions& o = a.sim;
+  auto r = runtime::simulate(g, runtime::random_spike_inputs(g, o.steps, a.rate, a.seed), o);
   if (!r) return report(Diag{a.model, r.error().where, r.error().message});
   fmt::print("run: {} input-rate={} seed={}\n", runtime::describe(o), a.rate, a.seed);
   fmt::print("spike counts per layer:\n");
@@ -99,17 +92,21 @@ Command add_run(CLI::App& app) {
   auto* sub = app.add_subcommand("run", "Run a model in the reference interpreter and summarise its outputs");
   auto a = std::make_shared<Args>();
   sub->add_option("MODEL", a->model, "model file (.onnx, .ir or .nir)")->required();
-  sub->add_option("--seed", a->seed, "seed of the random inputs")->default_val(0);
+  sub->add_option("--seed", a->seed, "seed of the random inputs")->capture_default_str();
   sub->add_option("--input", a->inputs, "an input as a TensorProto file (.pb), once per graph input, in order");
   sub->add_option("--dim", a->dims, "value of a symbolic dimension, NAME=VALUE (default 1)");
-  sub->add_option("--int-high", a->int_high, "random integer inputs are drawn from [0, N)")->default_val(10);
-  sub->add_option("--steps", a->steps, "spiking graphs: time steps to run")->default_val(100);
-  sub->add_option("--dt", a->dt, "spiking graphs: seconds per step")->default_val(1e-3);
-  sub->add_option("--discretisation", a->discretisation, "spiking graphs: euler or exact")
-      ->check(CLI::IsMember({"euler", "exact"}))->default_val("euler");
-  sub->add_option("--reset", a->reset, "spiking graphs: zero (to v_reset) or subtract (v - v_threshold)")
-      ->check(CLI::IsMember({"zero", "subtract"}))->default_val("zero");
-  sub->add_option("--rate", a->rate, "spiking graphs: input spike probability per step")->default_val(0.2);
+  sub->add_option("--int-high", a->int_high, "random integer inputs are drawn from [0, N)")->capture_default_str();
+  sub->add_option("--steps", a->sim.steps, "spiking graphs: time steps to run")->capture_default_str();
+  sub->add_option("--dt", a->sim.dt, "spiking graphs: seconds per step")->capture_default_str();
+  sub->add_option_no_stream("--discretisation", a->sim.discretisation, "spiking graphs: euler or exact")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, runtime::Discretisation>{
+          {"euler", runtime::Discretisation::Euler}, {"exact", runtime::Discretisation::Exact}}))
+      ->default_str(std::string(runtime::discretisation_name(a->sim.discretisation)));
+  sub->add_option_no_stream("--reset", a->sim.reset, "spiking graphs: zero (to v_reset) or subtract (v - v_threshold)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, runtime::Reset>{
+          {"zero", runtime::Reset::ToValue}, {"subtract", runtime::Reset::Subtract}}))
+      ->default_str(std::string(runtime::reset_name(a->sim.reset)));
+  sub->add_option("--rate", a->rate, "spiking graphs: input spike probability per step")->capture_default_str();
   sub->footer("Example:\n  refinery run examples/tiny_cnn.onnx --seed 7\n"
               "  refinery run bert_encoder.onnx --dim batch=2 --int-high 1000\n"
               "  refinery run model.nir --steps 200 --dt 1e-4 --discretisation exact --reset subtract");

@@ -8,7 +8,6 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -127,12 +126,6 @@ class EGraph {
   std::size_t num_ids() const { return nodes_.size(); }
   bool explanations_enabled() const { return explain_ != nullptr; }
 
-  // A cheap union log instead of explanations: when set, called with the two
-  // ids given to every union that changes the graph (rebuild's congruence
-  // unions too), before it is made. The edges (a, b) connect exactly the ids
-  // of each class, so a path between two ids names the unions behind it.
-  std::function<void(Id, Id)> on_union;
-
   // Canonical class ids in increasing order (clean graph).
   std::span<const Id> class_ids() const { return class_ids_; }
   // Canonical classes that hold a node with this op_key (clean graph).
@@ -189,10 +182,12 @@ class EGraph {
 
   const ProofForest<N>* proof_forest() const { return explain_.get(); }
   // Steps turning the term of id a into the term of id b (same class).
-  std::vector<LocalStep> explain_ids(Id a, Id b) const {
+  // With `congruence` false, only the steps at the top (no step inside a
+  // child that congruence carried up): what made the class itself grow.
+  std::vector<LocalStep> explain_ids(Id a, Id b, bool congruence = true) const {
     std::vector<LocalStep> steps;
     std::vector<std::uint32_t> position;
-    if (explain_) explain_->explain(a, b, position, steps);
+    if (explain_) explain_->explain(a, b, position, steps, congruence);
     return steps;
   }
 
@@ -263,7 +258,6 @@ class EGraph {
     Id a = uf_.find_mut(a_raw);
     Id b = uf_.find_mut(b_raw);
     if (a == b) return false;
-    if (on_union) on_union(a_raw, b_raw);
     if (explain_) explain_->link(a_raw, b_raw, why);
     if (classes_[index(a)].parents.size() < classes_[index(b)].parents.size()) std::swap(a, b);
     Class& ca = classes_[index(a)];

@@ -1,27 +1,29 @@
-// The optimisation pipeline (ARCHITECTURE.md's data flow, end to end):
-// seed the e-graph, saturate, extract per target, rebuild the graph, fold
-// constant expressions, keep the original unless the result is cheaper
-// (never worse), validate numerically, and report every step.
+// The optimisation pipeline (ARCHITECTURE.md's data flow, end to end): seed
+// the e-graph, saturate with a rule set, extract for a target, rebuild the
+// graph and fold constant expressions, keep the original unless the result
+// is cheaper (never worse), validate numerically. Each stage returns its
+// record and the report (optimize/report.h) holds them.
 #pragma once
 
-#include <span>
-#include <string>
+#include <optional>
 
 #include "ir/diag.h"
 #include "ir/graph.h"
+#include "optimize/report.h"
 #include "optimize/saturate.h"
+#include "rules/rules.h"
 #include "targets/cost_model.h"
-#include "verify/report.h"
 #include "verify/validate.h"
 
 namespace refinery::optimize {
 
 enum class ExtractorKind { Greedy, Ilp };
+std::string_view to_string(ExtractorKind kind);  // "greedy", "ilp"
 
 struct OptimizeOptions {
   ExtractorKind extractor = ExtractorKind::Greedy;
   SaturationOptions saturation;
-  double ilp_time_limit_s = 5;
+  std::optional<double> ilp_time_limit_s;  // unset: the saturation's time limit
   // The refined graph is written only when the target's model prices it at
   // least this fraction cheaper: a smaller modelled gain is inside the
   // model's error (merging inception_v3's 1x1 convolutions models 0.2%
@@ -32,17 +34,16 @@ struct OptimizeOptions {
 };
 
 struct OptimizeResult {
-  ir::Graph graph;         // what to write: the refined graph, or the original when kept
-  bool changed = false;    // graph is the refined one
-  bool valid = true;       // false: validation failed, nothing may be written
-  verify::Report report;
+  ir::Graph graph;  // what to write: the refined graph, or the original when kept
+  Report report;
+  bool changed() const { return report.outcome != Outcome::KeptOriginal; }
+  // False: validation failed, nothing may be written.
+  bool valid() const { return report.outcome != Outcome::ValidationFailed; }
 };
 
-// Fails (a Diag) only on internal errors: a graph that cannot be seeded, an
-// extraction that cannot be rebuilt. `rule_infos` is parallel to `rules`
-// (may be empty).
-Expected<OptimizeResult> optimize(const ir::Graph& original, std::span<const TensorRewrite> rules,
-                                  std::span<const RuleInfo> rule_infos, std::span<const GraphRewriter> rewriters,
+// Fails (a Diag) only on internal errors: a graph that cannot be seeded, a
+// rule that breaks the type system, an extraction that cannot be rebuilt.
+Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSet& rules,
                                   const targets::Target& target, const OptimizeOptions& options);
 
 }  // namespace refinery::optimize

@@ -1,9 +1,9 @@
-#include "verify/report.h"
+#include "optimize/report.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-namespace refinery::verify {
+namespace refinery::optimize {
 
 namespace {
 
@@ -14,34 +14,54 @@ ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : orde
 
 }  // namespace
 
+std::string_view to_string(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::Optimized: return "optimized";
+    case Outcome::KeptOriginal: return "kept original";
+    case Outcome::ValidationFailed: return "validation failed";
+  }
+  return "?";
+}
+
+std::size_t SaturationRecord::iterations() const {
+  std::size_t n = 0;
+  for (const auto& p : phases) n += p.iterations.size();
+  return n;
+}
+
 std::string to_json(const Report& r) {
   ordered_json j;
   j["refinery_report"] = Report::kVersion;
   j["model"] = r.model;
   j["output"] = r.output;
   j["target"] = r.target;
-  j["extractor"] = r.extractor;
-  j["result"] = r.result;
+  j["extractor"] = r.extraction.extractor;
+  j["result"] = to_string(r.outcome);
   j["reason"] = r.reason;
-  ordered_json phases = ordered_json::object();
-  for (const auto& [name, s] : r.phase_seconds) phases[name] = s;
-  j["seconds"] = phases;
+  ordered_json stages = ordered_json::object();
+  for (const auto& [name, s] : r.stage_seconds) stages[name] = s;
+  j["seconds"] = stages;
+  const SaturationRecord& s = r.saturation;
   ordered_json sat;
-  sat["strategy"] = r.strategy;
-  sat["stop_reason"] = r.stop_reason;
-  sat["egraph"] = {{"nodes", r.egraph_nodes}, {"classes", r.egraph_classes}};
-  ordered_json sphases = ordered_json::array();
-  for (const auto& p : r.saturation) {
+  sat["strategy"] = s.strategy;
+  sat["stop_reason"] = s.stop_reason.to_string();
+  sat["egraph"] = {{"nodes", s.egraph_nodes}, {"classes", s.egraph_classes}};
+  ordered_json phases = ordered_json::array();
+  for (const auto& p : s.phases) {
     ordered_json its = ordered_json::array();
     for (const auto& it : p.iterations)
       its.push_back({{"nodes", it.nodes}, {"classes", it.classes}, {"applied", it.applied}, {"seconds", it.seconds}});
-    sphases.push_back({{"name", p.name}, {"rules", p.rules}, {"stop_reason", p.stop_reason}, {"iterations", its}});
+    phases.push_back(
+        {{"name", p.name}, {"rules", p.rules}, {"stop_reason", p.stop_reason.to_string()}, {"iterations", its}});
   }
-  sat["phases"] = sphases;
+  sat["phases"] = phases;
   j["saturation"] = sat;
-  j["rules_fired"] = r.rules_fired;
-  j["rules_used"] = r.rules_used;
-  j["extraction"] = {{"extractor", r.extractor}, {"status", r.extraction_status}};
+  j["rules_fired"] = s.rules_fired;
+  j["rules_used"] = r.extraction.rules_used;
+  ordered_json expl = ordered_json::array();
+  for (const auto& e : r.extraction.explanations) expl.push_back({{"value", e.value}, {"steps", e.steps}});
+  j["explanations"] = expl;
+  j["extraction"] = {{"extractor", r.extraction.extractor}, {"status", r.extraction.status}};
   j["cost"] = {{"model", r.target},
                {"unit", "seconds"},
                {"before", r.cost_before},
@@ -53,7 +73,7 @@ std::string to_json(const Report& r) {
                 {"ops_before", r.ops_before},
                 {"ops_after", r.ops_after}};
   if (r.validation) {
-    const ValidationResult& v = *r.validation;
+    const verify::ValidationResult& v = *r.validation;
     j["validation"] = {{"passed", v.passed},
                        {"samples", v.samples},
                        {"seed", r.validation_options.seed},
@@ -76,4 +96,4 @@ std::string to_json(const Report& r) {
   return j.dump(2) + "\n";
 }
 
-}  // namespace refinery::verify
+}  // namespace refinery::optimize

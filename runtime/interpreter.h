@@ -52,9 +52,12 @@ Expected<std::vector<ir::Tensor>> run(const ir::Graph& graph, const std::vector<
 // the default domain), each once, in order of first use.
 std::vector<std::string> unsupported_ops(const ir::Graph& graph);
 
+// Random integer inputs are drawn from [0, kIntHigh) unless told otherwise.
+inline constexpr int64_t kIntHigh = 10;
+
 // One seeded random tensor of `type`, drawn as random_inputs draws an input.
 ir::Tensor random_tensor(const ir::TensorType& type, uint64_t seed, const std::map<std::string, int64_t>& dims = {},
-                         int64_t int_high = 10);
+                         int64_t int_high = kIntHigh);
 
 // Whether the kernel table has an entry for `op` (dispatch keys off ir::Op).
 bool has_kernel(ir::Op op);
@@ -64,6 +67,6 @@ bool has_kernel(ir::Op op);
 // `dims` (default 1).
 std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed,
                                       const std::map<std::string, int64_t>& dims = {},
-                                      int64_t int_high = 10);
+                                      int64_t int_high = kIntHigh);
 
 }  // namespace refinery::runtime

@@ -25,6 +25,7 @@
 
 #include "ir/diag.h"
 #include "ir/graph.h"
+#include "runtime/interpreter.h"
 
 namespace refinery::verify {
 
@@ -33,7 +34,7 @@ struct ValidationOptions {
   std::uint64_t seed = 0;
   double atol = 1e-4, rtol = 1e-3;        // pass: |a - b| <= atol + rtol * |a| everywhere
   std::map<std::string, std::int64_t> dims;  // symbolic dims (default 1)
-  std::int64_t int_high = 10;             // integer inputs in [0, int_high)
+  std::int64_t int_high = runtime::kIntHigh;  // integer inputs in [0, int_high)
   bool rounding_check = true;             // on an f32 failure, tell rounding from meaning in f64
 };
 

@@ -29,9 +29,20 @@ TEST(OptimizeCli, TinyCnnEndToEnd) {
   ASSERT_TRUE(fs::exists(out));
   EXPECT_TRUE(frontends::import_onnx(out).has_value());
   nlohmann::json j = read_json(rep);
-  for (const char* key : {"seconds", "saturation", "rules_fired", "rules_used", "cost", "validation", "result"})
+  for (const char* key :
+       {"seconds", "saturation", "rules_fired", "rules_used", "explanations", "cost", "validation", "result"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_LE(j["cost"]["after"].get<double>(), j["cost"]["before"].get<double>());
+  // The rules the result uses, and those its explanations name, all fired.
+  ASSERT_FALSE(j["rules_used"].empty()) << j.dump(2);
+  ASSERT_FALSE(j["explanations"].empty()) << j.dump(2);
+  for (const auto& [rule, n] : j["rules_used"].items()) EXPECT_TRUE(j["rules_fired"].contains(rule)) << rule;
+  for (const auto& e : j["explanations"])
+    for (const auto& step : e["steps"]) {
+      std::string rule = step.get<std::string>().substr(0, step.get<std::string>().find(' '));
+      EXPECT_TRUE(j["rules_fired"].contains(rule)) << rule;
+      EXPECT_TRUE(j["rules_used"].contains(rule)) << rule;
+    }
 }
 
 TEST(OptimizeCli, EveryTargetAndBothExtractors) {

@@ -1,0 +1,87 @@
+// The optimize report (docs/report.md): each stage of the pipeline returns
+// its record (saturation, extraction, the never-worse decision) and the
+// report holds them, with validation's result (verify/) and the outcome.
+// Written as JSON, keys in a fixed order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "egraph/stop_reason.h"
+#include "verify/validate.h"
+
+namespace refinery::optimize {
+
+enum class Outcome {
+  Optimized,         // the refined graph, validated
+  KeptOriginal,      // nothing cheaper enough: the original is written unchanged
+  ValidationFailed,  // the refined graph differs: nothing may be written
+};
+// "optimized", "kept original", "validation failed".
+std::string_view to_string(Outcome outcome);
+
+struct IterationRecord {
+  std::size_t nodes = 0, classes = 0;  // e-graph size at the start of the iteration
+  std::size_t applied = 0;             // unions that changed the graph
+  double seconds = 0;
+};
+
+struct PhaseRecord {
+  std::string name;
+  std::size_t rules = 0;  // rules active in this phase
+  egraph::StopReason stop_reason;
+  std::vector<IterationRecord> iterations;
+};
+
+struct SaturationRecord {
+  std::string strategy;  // "phased" or "flat"
+  std::vector<PhaseRecord> phases;
+  egraph::StopReason stop_reason;                    // of the last phase
+  std::size_t egraph_nodes = 0, egraph_classes = 0;  // at the end
+  std::map<std::string, std::size_t> rules_fired;    // rule -> unions it made
+  std::size_t iterations() const;
+};
+
+// How one value of the original came to be computed by a new node: the
+// rules on the explanation's path from its original node to the chosen one,
+// in order ("NAME" forward, "NAME (backward)").
+struct ValueExplanation {
+  std::string value;
+  std::vector<std::string> steps;
+};
+
+struct ExtractionRecord {
+  std::string extractor;  // "greedy" or "ilp"
+  std::string status;
+  // rule -> chosen e-nodes whose explanation (from the nodes of the original
+  // values they compute, or the first node of a class rules made) uses it.
+  std::map<std::string, std::size_t> rules_used;
+  std::vector<ValueExplanation> explanations;  // per original value now computed differently
+};
+
+struct Report {
+  static constexpr int kVersion = 2;
+  std::string model, output, target;
+  Outcome outcome = Outcome::KeptOriginal;
+  std::string reason;  // why the original was kept, or why validation failed
+  std::vector<std::pair<std::string, double>> stage_seconds;  // in order, then "total"
+  SaturationRecord saturation;
+  ExtractionRecord extraction;
+  double cost_before = 0, cost_after = 0;  // seconds under the target's model
+  std::size_t nodes_before = 0, nodes_after = 0;
+  std::map<std::string, std::int64_t> ops_before, ops_after;
+  std::size_t constants_folded = 0;
+  std::optional<verify::ValidationResult> validation;
+  verify::ValidationOptions validation_options;
+
+  double total_seconds() const { return stage_seconds.empty() ? 0 : stage_seconds.back().second; }
+};
+
+std::string to_json(const Report& report);  // pretty-printed, keys in a fixed order
+
+}  // namespace refinery::optimize
