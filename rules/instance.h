@@ -16,14 +16,6 @@
 
 namespace refinery::rules {
 
-// Input positions that take integer constants (shapes, axes, sizes): the
-// instances give a variable there an i64 vector; every other tensor variable
-// is f32. The engine applies a rule only where the variables have those
-// kinds (floating point for the others, rules/compile.cpp), so that what is
-// verified is what is applied: integer tensors (shape arithmetic) have
-// truncating division, which the proofs over the reals do not model.
-bool int_position(ir::Op op, size_t i);
-
 struct Instance {
   std::vector<std::string> inputs;            // tensor variables that are graph inputs, in order
   std::vector<ValueCond> input_conds;         // per input: a value condition it must satisfy
