@@ -1,12 +1,12 @@
-// refinery rules: list the rule library, or verify rules with Z3 and the
-// interpreter (docs/rules.md).
+// refinery rules: list the rule library (rules/), or verify rules with Z3
+// and the interpreter (prove/; docs/rules.md).
 #include <fstream>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "prove/verify.h"
 #include "rules/rules.h"
-#include "rules/verify.h"
 
 namespace refinery::cli {
 namespace {
@@ -15,7 +15,7 @@ struct RulesFlags {
   std::vector<std::string> files;
   std::vector<std::string> families, names;
   std::string json;
-  rules::VerifyOptions verify;
+  prove::VerifyOptions verify;
   bool no_fp32 = false, no_numeric = false, quiet = false;
 };
 
@@ -62,7 +62,7 @@ Command add_rules(CLI::App& app) {
                    (void)verify;
                    flags->verify.fp32 = !flags->no_fp32;
                    flags->verify.numeric = !flags->no_numeric;
-                   auto rep = rules::verify_rules(selected, flags->verify);
+                   auto rep = prove::verify_rules(selected, flags->verify);
                    std::string table = rep.table();
                    if (flags->quiet) table = table.substr(table.rfind('\n', table.size() - 2) + 1);
                    fmt::print("{}", table);
@@ -71,7 +71,7 @@ Command add_rules(CLI::App& app) {
                      out << rep.json();
                      if (!out) return report(Diag{flags->json, {}, "cannot write the report"});
                    }
-                   bool ok = rep.count(rules::Verdict::Proved) == static_cast<int>(rep.rules.size()) &&
+                   bool ok = rep.count(prove::Verdict::Proved) == static_cast<int>(rep.rules.size()) &&
                              rep.numeric_disagreements() == 0;
                    return ok ? 0 : 1;
                  }};

@@ -1,8 +1,8 @@
-// Internal to rules/: the named conditions (`:when`), the named C++ appliers
-// that compute attributes (`:let`), attribute defaults, and which inputs take
-// integer constants. Each is looked up by name when a rule loads; the same
-// functions serve the e-graph (facts read from e-classes) and verification
-// (facts of a concrete instance).
+// Internal to rules/ and prove/ (which verifies rules): the named conditions
+// (`:when`), the named C++ appliers that compute attributes (`:let`),
+// attribute defaults, and which inputs take integer constants. Each is looked
+// up by name when a rule loads; the same functions serve the e-graph (facts
+// read from e-classes) and verification (facts of a concrete instance).
 #pragma once
 
 #include <map>

@@ -1,4 +1,4 @@
-#include "rules/instance.h"
+#include "prove/instance.h"
 
 #include <algorithm>
 #include <functional>
@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
-namespace refinery::rules {
+namespace refinery::prove {
+
+using namespace rules;
 
 namespace {
 
@@ -655,4 +657,4 @@ std::vector<Instance> make_instances(const RuleBody& body, const std::string& na
   return out;
 }
 
-}  // namespace refinery::rules
+}  // namespace refinery::prove

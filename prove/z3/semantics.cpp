@@ -1,4 +1,4 @@
-#include "rules/z3_semantics.h"
+#include "prove/z3/symbolic.h"
 
 #include <algorithm>
 #include <array>
@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-namespace refinery::rules {
+namespace refinery::prove {
 
 
 namespace {
@@ -635,4 +635,4 @@ Expected<std::vector<SymTensor>> eval_symbolic(const ir::Graph& g, const std::ve
   return out;
 }
 
-}  // namespace refinery::rules
+}  // namespace refinery::prove

@@ -1,8 +1,9 @@
-// Symbolic semantics of the IR ops for Z3: one function per ir::Op, keyed by
-// the operator table (ARCHITECTURE.md, decision 2). A tensor is its concrete
-// shape and one Z3 term per element, over the reals or over IEEE binary32.
-// Transcendental functions (exp, log, tanh, sigmoid, erf, ...) are
-// uninterpreted; division records that its divisor is nonzero (reals).
+// Internal to prove/: symbolic semantics of the IR ops for Z3, one function
+// per ir::Op, keyed by the operator table (ARCHITECTURE.md, decision 2). A
+// tensor is its concrete shape and one Z3 term per element, over the reals
+// or over IEEE binary32. Transcendental functions (exp, log, tanh, sigmoid,
+// erf, ...) are uninterpreted; division records that its divisor is nonzero
+// (reals).
 #pragma once
 
 #include <map>
@@ -15,7 +16,7 @@
 #include "ir/diag.h"
 #include "ir/graph.h"
 
-namespace refinery::rules {
+namespace refinery::prove {
 
 struct SymTensor {
   std::vector<int64_t> shape;
@@ -102,4 +103,4 @@ Expected<std::vector<SymTensor>> eval_symbolic(const ir::Graph& graph, const std
 // Whether an op has symbolic semantics.
 bool has_semantics(ir::Op op);
 
-}  // namespace refinery::rules
+}  // namespace refinery::prove

@@ -1,4 +1,4 @@
-#include "rules/verify.h"
+#include "prove/verify.h"
 
 #include <algorithm>
 #include <atomic>
@@ -13,12 +13,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "rules/instance.h"
+#include "prove/instance.h"
+#include "prove/z3/symbolic.h"
 #include "rules/rule_ast.h"
-#include "rules/z3_semantics.h"
 #include "runtime/interpreter.h"
 
-namespace refinery::rules {
+namespace refinery::prove {
+
+using namespace rules;
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -144,7 +147,7 @@ struct Query {
   std::string detail;  // counterexample or error
 };
 
-Query prove(const RuleBody& body, const Instance& inst, bool fp32, unsigned timeout_ms) {
+Query prove_instance(const RuleBody& body, const Instance& inst, bool fp32, unsigned timeout_ms) {
   z3::context ctx;
   SymDomain d(ctx, fp32);
   auto asks = [&](const char* ax) { return !fp32 && std::find(body.axioms.begin(), body.axioms.end(), ax) != body.axioms.end(); };
@@ -315,7 +318,7 @@ RuleReport verify_rule(const Rule& rule, const VerifyOptions& opt) {
     r.verdict = Verdict::Proved;
     for (const Instance& inst : insts) {
       r.shapes.push_back(inst.describe);
-      Query q = prove(*rule.body, inst, false, opt.timeout_ms);
+      Query q = prove_instance(*rule.body, inst, false, opt.timeout_ms);
       if (q.result == Check::Error) {
         r.verdict = Verdict::Error;
         r.message = q.detail;
@@ -343,7 +346,7 @@ RuleReport verify_rule(const Rule& rule, const VerifyOptions& opt) {
       if (transcendental) {
         r.fp32 = "reals-only";
       } else {
-        Query q = prove(*rule.body, insts.front(), true, opt.fp_timeout_ms);
+        Query q = prove_instance(*rule.body, insts.front(), true, opt.fp_timeout_ms);
         r.fp32 = q.result == Check::Unsat ? "exact" : q.result == Check::Sat ? "reals-only" : "unknown";
       }
     }
@@ -448,4 +451,4 @@ std::string VerifyReport::table() const {
   return out;
 }
 
-}  // namespace refinery::rules
+}  // namespace refinery::prove
