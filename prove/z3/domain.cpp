@@ -1,7 +1,8 @@
 // The scalar domain of the Z3 semantics (SymDomain): numerals, division as
 // a checked inverse over the reals, the laws applied as terms are built,
 // uninterpreted transcendental functions, and reading values from a model.
-// The op semantics over tensors of these scalars are in semantics.cpp.
+// The op semantics over tensors of these scalars are in the family files
+// beside this one (prove/z3/semantics.h).
 #include "prove/z3/symbolic.h"
 
 #include <algorithm>
