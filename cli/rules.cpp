@@ -1,11 +1,11 @@
-// refinery rules: list the rule library, or verify rules with Z3 and the
-// interpreter (docs/rules.md).
+// refinery rules: list the rule library (rules/), or verify rules with Z3
+// and the interpreter (prove/; docs/rules.md).
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "ir/io.h"
+#include "prove/verify.h"
 #include "rules/rules.h"
-#include "rules/verify.h"
 
 namespace refinery::cli {
 namespace {
@@ -14,7 +14,7 @@ struct RulesFlags {
   std::vector<std::string> files;
   std::vector<std::string> families, names;
   std::string json;
-  rules::VerifyOptions verify;
+  prove::VerifyOptions verify;
   bool quiet = false;
 };
 
@@ -60,13 +60,13 @@ Command add_rules(CLI::App& app) {
                      return 0;
                    }
                    (void)verify;
-                   auto rep = rules::verify_rules(selected, flags->verify);
+                   auto rep = prove::verify_rules(selected, flags->verify);
                    std::string table = rep.table();
                    if (flags->quiet) table = table.substr(table.rfind('\n', table.size() - 2) + 1);
                    fmt::print("{}", table);
                    if (!flags->json.empty())
                      if (auto ok = ir::write_files_atomic({{flags->json, rep.json()}}); !ok) return report(ok.error());
-                   bool ok = rep.count(rules::Verdict::Proved) == static_cast<int>(rep.rules.size()) &&
+                   bool ok = rep.count(prove::Verdict::Proved) == static_cast<int>(rep.rules.size()) &&
                              rep.numeric_disagreements() == 0;
                    return ok ? 0 : 1;
                  }};

@@ -435,6 +435,17 @@ const LetDef* find_let(std::string_view name) {
 std::span<const CondDef> conditions() { return kConditions; }
 std::span<const LetDef> lets() { return kLets; }
 
+bool int_position(ir::Op op, size_t i) {
+  using ir::Op;
+  switch (op) {
+    case Op::Reshape: case Op::Unsqueeze: case Op::Squeeze: case Op::Split: case Op::Pad: case Op::Expand:
+    case Op::Tile: case Op::ReduceSum: case Op::TopK:
+      return i == 1;
+    case Op::Slice: return i >= 1;
+    default: return false;
+  }
+}
+
 std::optional<Literal> attr_default(ir::Op op, std::string_view name, int64_t rank) {
   using ir::Op;
   auto spatial = [&](int64_t v) -> std::optional<Literal> {

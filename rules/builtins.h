@@ -1,5 +1,6 @@
-// Internal to rules/: the named conditions (`:when`), the named C++ appliers
-// that compute attributes (`:let`), and attribute defaults. Each is looked
+// Internal to rules/ and prove/ (which verifies rules): the named conditions
+// (`:when`), the named C++ appliers that compute attributes (`:let`),
+// attribute defaults, and which inputs take integer constants. Each is looked
 // up by name when a rule loads; the same functions serve the e-graph (facts
 // read from e-classes) and verification (facts of a concrete instance).
 #pragma once
@@ -70,6 +71,14 @@ std::span<const LetDef> lets();
 // The value an absent attribute means, given the rank of the op's first
 // input (for rank-dependent defaults such as strides); nullopt when unknown.
 std::optional<Literal> attr_default(ir::Op op, std::string_view name, int64_t input_rank);
+
+// Input positions that take integer constants (shapes, axes, sizes): the
+// instances give a variable there an i64 vector; every other tensor variable
+// is f32. The engine applies a rule only where the variables have those
+// kinds (floating point for the others, rules/compile.cpp), so that what is
+// verified is what is applied: integer tensors (shape arithmetic) have
+// truncating division, which the proofs over the reals do not model.
+bool int_position(ir::Op op, size_t i);
 
 // Literal equality (ints and floats compare by value; 1 == 1.0).
 bool literal_equal(const Literal& a, const Literal& b);

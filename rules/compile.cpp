@@ -12,7 +12,6 @@
 
 #include "rules/builtins.h"
 #include "rules/compile.h"
-#include "rules/instance.h"
 #include "rules/rule_ast.h"
 
 namespace refinery::rules {

@@ -1,6 +1,7 @@
-// Internal to rules/: a checked rule as data. Patterns are trees over IR ops
-// (ir/ops.def names), variables (`?x`) and literals; attribute patterns
-// (`:perm ?p`, `:axis 1`, `:* ?rest`) constrain or bind a node's attributes.
+// Internal to rules/ and prove/ (which verifies rules): a checked rule as
+// data. Patterns are trees over IR ops (ir/ops.def names), variables (`?x`)
+// and literals; attribute patterns (`:perm ?p`, `:axis 1`, `:* ?rest`)
+// constrain or bind a node's attributes.
 #pragma once
 
 #include <map>

@@ -1,8 +1,11 @@
-// Symbolic semantics of the IR ops for Z3: one function per ir::Op, keyed by
-// the operator table (ARCHITECTURE.md, decision 2). A tensor is its concrete
-// shape and one Z3 term per element, over the reals or over IEEE binary32.
-// Transcendental functions (exp, log, tanh, sigmoid, erf, ...) are
-// uninterpreted; division records that its divisor is nonzero (reals).
+// Internal to prove/: symbolic semantics of the IR ops for Z3, one function
+// per ir::Op in a table keyed like the operator table (ARCHITECTURE.md,
+// decision 2) and filled per op family (prove/z3/<family>.cpp, through
+// prove/z3/semantics.h). A tensor is its concrete shape and one Z3 term per
+// element, over the reals or over IEEE binary32 (the scalars of
+// prove/z3/domain.cpp). Transcendental functions (exp, log, tanh, sigmoid,
+// erf, ...) are uninterpreted; division records that its divisor is nonzero
+// (reals).
 #pragma once
 
 #include <map>
@@ -15,7 +18,7 @@
 #include "ir/diag.h"
 #include "ir/graph.h"
 
-namespace refinery::rules {
+namespace refinery::prove {
 
 struct SymTensor {
   std::vector<int64_t> shape;
@@ -99,7 +102,7 @@ class SymDomain {
 Expected<std::vector<SymTensor>> eval_symbolic(const ir::Graph& graph, const std::vector<SymTensor>& inputs,
                                                SymDomain& domain);
 
-// Whether an op has symbolic semantics.
+// Whether an op has symbolic semantics: its entry in the table.
 bool has_semantics(ir::Op op);
 
-}  // namespace refinery::rules
+}  // namespace refinery::prove

@@ -6,14 +6,18 @@
 
 #include <filesystem>
 
+#include "prove/verify.h"
 #include "rules/rules.h"
-#include "rules/verify.h"
 
-namespace refinery::rules {
+namespace refinery::prove {
 namespace {
 
+using rules::load_rules;
+using rules::parse_rules;
+using rules::Rule;
+
 TEST(RuleVerify, UnsoundRulesAreRefuted) {
-  auto set = load_rules({std::filesystem::path(REFINERY_SOURCE_DIR) / "tests/rules/unsound.rules"});
+  auto set = load_rules({std::filesystem::path(REFINERY_SOURCE_DIR) / "tests/prove/unsound.rules"});
   ASSERT_TRUE(set.has_value()) << set.error().str();
   VerifyOptions opt;
   opt.fp32 = false;
@@ -63,4 +67,4 @@ TEST(RuleVerify, Binary32ClassificationOfCommonLaws) {
 }
 
 }  // namespace
-}  // namespace refinery::rules
+}  // namespace refinery::prove

@@ -2,7 +2,9 @@
 // Z3 at several small concrete shapes (elements symbolic reals), classified
 // as exact in IEEE binary32 or over the reals only, and cross-checked
 // numerically through the interpreter on random tensors. docs/rules.md
-// describes the method and the report.
+// describes the method and the report. The prover is its own library:
+// rules/ (the DSL and its compilation) has no Z3, and the optimizer never
+// links this one.
 #pragma once
 
 #include <string>
@@ -10,7 +12,7 @@
 
 #include "rules/rules.h"
 
-namespace refinery::rules {
+namespace refinery::prove {
 
 struct VerifyOptions {
   int instances = 3;             // concrete shapes per rule
@@ -46,7 +48,7 @@ struct VerifyReport {
   std::string table() const;
 };
 
-RuleReport verify_rule(const Rule& rule, const VerifyOptions& options);
-VerifyReport verify_rules(const std::vector<const Rule*>& rules, const VerifyOptions& options);
+RuleReport verify_rule(const rules::Rule& rule, const VerifyOptions& options);
+VerifyReport verify_rules(const std::vector<const rules::Rule*>& rules, const VerifyOptions& options);
 
-}  // namespace refinery::rules
+}  // namespace refinery::prove

@@ -1,4 +1,4 @@
-#include "rules/instance.h"
+#include "prove/instance.h"
 
 #include <algorithm>
 #include <functional>
@@ -8,18 +8,9 @@
 
 #include <fmt/format.h>
 
-namespace refinery::rules {
+namespace refinery::prove {
 
-bool int_position(ir::Op op, size_t i) {
-  using ir::Op;
-  switch (op) {
-    case Op::Reshape: case Op::Unsqueeze: case Op::Squeeze: case Op::Split: case Op::Pad: case Op::Expand:
-    case Op::Tile: case Op::ReduceSum: case Op::TopK:
-      return i == 1;
-    case Op::Slice: return i >= 1;
-    default: return false;
-  }
-}
+using namespace rules;
 
 namespace {
 
@@ -666,4 +657,4 @@ std::vector<Instance> make_instances(const RuleBody& body, const std::string& na
   return out;
 }
 
-}  // namespace refinery::rules
+}  // namespace refinery::prove

@@ -1,8 +1,9 @@
 // The scalar domain of the Z3 semantics (SymDomain): numerals, division as
 // a checked inverse over the reals, the laws applied as terms are built,
 // uninterpreted transcendental functions, and reading values from a model.
-// The op semantics over tensors of these scalars are in z3_semantics.cpp.
-#include "rules/z3_semantics.h"
+// The op semantics over tensors of these scalars are in the family files
+// beside this one (prove/z3/semantics.h).
+#include "prove/z3/symbolic.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +11,7 @@
 
 #include <fmt/format.h>
 
-namespace refinery::rules {
+namespace refinery::prove {
 
 SymDomain::SymDomain(z3::context& ctx, bool fp32) : ctx_(ctx), fp32_(fp32) {
   if (fp32_) ctx_.set_rounding_mode(z3::RNE);
@@ -218,4 +219,4 @@ double SymDomain::value(const z3::model& m, const z3::expr& e) const {
   return std::stod(s);
 }
 
-}  // namespace refinery::rules
+}  // namespace refinery::prove

@@ -1,4 +1,4 @@
-// Internal to rules/: a rule instantiated at concrete shapes. Tensor
+// Internal to prove/: a rule instantiated at concrete shapes. Tensor
 // variables get small static shapes (dims 1..3) that make the left side
 // type-check and the conditions hold; integer inputs (reshape targets, axes,
 // split sizes) and unbound attributes get values that fit. The two sides
@@ -14,19 +14,11 @@
 #include "rules/builtins.h"
 #include "rules/rule_ast.h"
 
-namespace refinery::rules {
-
-// Input positions that take integer constants (shapes, axes, sizes): the
-// instances give a variable there an i64 vector; every other tensor variable
-// is f32. The engine applies a rule only where the variables have those
-// kinds (floating point for the others, rules/compile.cpp), so that what is
-// verified is what is applied: integer tensors (shape arithmetic) have
-// truncating division, which the proofs over the reals do not model.
-bool int_position(ir::Op op, size_t i);
+namespace refinery::prove {
 
 struct Instance {
   std::vector<std::string> inputs;            // tensor variables that are graph inputs, in order
-  std::vector<ValueCond> input_conds;         // per input: a value condition it must satisfy
+  std::vector<rules::ValueCond> input_conds;  // per input: a value condition it must satisfy
   ir::Graph lhs, rhs;                         // outputs: one per root
   std::string describe;                       // "?x: 2x3, ?p: [1 0]"
   int64_t elements = 0;                       // total input elements (smaller is cheaper)
@@ -34,6 +26,6 @@ struct Instance {
 
 // Up to `count` distinct instances (fewer when the search finds fewer);
 // `why` says what failed when none is found.
-std::vector<Instance> make_instances(const RuleBody& body, const std::string& name, int count, std::string& why);
+std::vector<Instance> make_instances(const rules::RuleBody& body, const std::string& name, int count, std::string& why);
 
-}  // namespace refinery::rules
+}  // namespace refinery::prove

@@ -1,0 +1,137 @@
+// Symbolic semantics of the layout ops (ir/ops/layout.cpp): the reshapes
+// (the same elements in the same order), Transpose, Concat, Split, Slice,
+// constant Pad and Expand. Integer inputs (pads, slice bounds) must be
+// constants.
+#include "prove/z3/semantics.h"
+
+#include <algorithm>
+
+namespace refinery::prove::semantics {
+namespace {
+
+Result transpose(Ctx& c) {
+  const SymTensor& X = c.x(0);
+  size_t r = X.shape.size();
+  Shape perm = c.n.attrs.get_ints("perm", {});
+  if (perm.empty())
+    for (size_t i = r; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  const Shape& o = c.out[0];
+  std::vector<z3::expr> e;
+  for (int64_t i = 0; i < numel(o); ++i) {
+    Shape idx = unravel(i, o), src(r);
+    for (size_t k = 0; k < r; ++k) src[static_cast<size_t>(perm[k])] = idx[k];
+    e.push_back(X.elems[static_cast<size_t>(ravel(src, X.shape))]);
+  }
+  return one(make(o, std::move(e)));
+}
+
+Result concat(Ctx& c) {
+  const Shape& o = c.out[0];
+  size_t ax = static_cast<size_t>(c.axis(c.attr_int("axis", 0), o.size()));
+  std::vector<z3::expr> e;
+  for (int64_t i = 0; i < numel(o); ++i) {
+    Shape idx = unravel(i, o);
+    int64_t pos = idx[ax];
+    for (const SymTensor* t : c.in) {
+      if (pos < t->shape[ax]) {
+        idx[ax] = pos;
+        e.push_back(t->elems[static_cast<size_t>(ravel(idx, t->shape))]);
+        break;
+      }
+      pos -= t->shape[ax];
+    }
+  }
+  return one(make(o, std::move(e)));
+}
+
+Result split(Ctx& c) {
+  const SymTensor& X = c.x(0);
+  size_t ax = static_cast<size_t>(c.axis(c.attr_int("axis", 0), X.shape.size()));
+  std::vector<SymTensor> outs;
+  int64_t start = 0;
+  for (const Shape& o : c.out) {
+    std::vector<z3::expr> e;
+    for (int64_t i = 0; i < numel(o); ++i) {
+      Shape idx = unravel(i, o);
+      idx[ax] += start;
+      e.push_back(X.elems[static_cast<size_t>(ravel(idx, X.shape))]);
+    }
+    start += o[ax];
+    outs.push_back(make(o, std::move(e)));
+  }
+  return outs;
+}
+
+Result slice(Ctx& c) {
+  const SymTensor& X = c.x(0);
+  size_t r = X.shape.size();
+  auto starts = c.ints(1), ends = c.ints(2);
+  if (!starts || !ends) return fail_sem(c, "slice with unknown bounds");
+  std::vector<int64_t> axes, steps(starts->size(), 1);
+  if (c.has(3)) axes = *c.ints(3);
+  else for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (c.has(4)) steps = *c.ints(4);
+  Shape begin(r, 0), step(r, 1);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    size_t a = static_cast<size_t>(c.axis(axes[i], r));
+    int64_t dim = X.shape[a], s = (*starts)[i];
+    if (s < 0) s += dim;
+    s = steps[i] > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
+    begin[a] = s;
+    step[a] = steps[i];
+  }
+  const Shape& o = c.out[0];
+  std::vector<z3::expr> e;
+  for (int64_t i = 0; i < numel(o); ++i) {
+    Shape idx = unravel(i, o);
+    for (size_t k = 0; k < r; ++k) idx[k] = begin[k] + idx[k] * step[k];
+    e.push_back(X.elems[static_cast<size_t>(ravel(idx, X.shape))]);
+  }
+  return one(make(o, std::move(e)));
+}
+
+Result pad(Ctx& c) {
+  if (c.n.attrs.get_string("mode", "constant") != "constant") return fail_sem(c, "pad mode other than constant");
+  auto pads = c.ints(1);
+  if (!pads) return fail_sem(c, "pad with unknown pads");
+  const SymTensor& X = c.x(0);
+  size_t r = X.shape.size();
+  z3::expr fill = c.has(2) ? c.x(2).elems[0] : c.d.num(0);
+  const Shape& o = c.out[0];
+  std::vector<z3::expr> e;
+  for (int64_t i = 0; i < numel(o); ++i) {
+    Shape idx = unravel(i, o);
+    bool inside = true;
+    for (size_t k = 0; k < r; ++k) {
+      idx[k] -= (*pads)[k];
+      if (idx[k] < 0 || idx[k] >= X.shape[k]) inside = false;
+    }
+    e.push_back(inside ? X.elems[static_cast<size_t>(ravel(idx, X.shape))] : fill);
+  }
+  return one(make(o, std::move(e)));
+}
+
+Result expand(Ctx& c) {
+  const Shape& o = c.out[0];
+  std::vector<z3::expr> e;
+  for (int64_t i = 0; i < numel(o); ++i) e.push_back(bcast(c.x(0), unravel(i, o)));
+  return one(make(o, std::move(e)));
+}
+
+}  // namespace
+
+void fill_layout(Table& t) {
+  using ir::Op;
+  define(t, Op::Reshape, same_elems);
+  define(t, Op::Flatten, same_elems);
+  define(t, Op::Squeeze, same_elems);
+  define(t, Op::Unsqueeze, same_elems);
+  define(t, Op::Transpose, transpose);
+  define(t, Op::Concat, concat);
+  define(t, Op::Split, split);
+  define(t, Op::Slice, slice);
+  define(t, Op::Pad, pad);
+  define(t, Op::Expand, expand);
+}
+
+}  // namespace refinery::prove::semantics

@@ -1,0 +1,153 @@
+// Symbolic semantics of the neural-network ops (ir/ops/nn.cpp): Conv
+// (explicit pads), inference-mode BatchNormalization and Dropout, layer
+// normalisation, softmax and its log, global average pooling.
+#include "prove/z3/semantics.h"
+
+namespace refinery::prove::semantics {
+namespace {
+
+Result conv(Ctx& c) {
+  if (c.n.attrs.get_string("auto_pad", "NOTSET") != "NOTSET") return fail_sem(c, "conv with auto_pad");
+  const SymTensor& X = c.x(0);
+  const SymTensor& W = c.x(1);
+  size_t sp = X.shape.size() - 2;
+  auto strides = c.n.attrs.get_ints("strides", Shape(sp, 1));
+  auto dil = c.n.attrs.get_ints("dilations", Shape(sp, 1));
+  auto pads = c.n.attrs.get_ints("pads", Shape(2 * sp, 0));
+  int64_t group = c.attr_int("group", 1);
+  const Shape& o = c.out[0];
+  int64_t cg = W.shape[1], mg = W.shape[0] / group;
+  Shape ksz(W.shape.begin() + 2, W.shape.end());
+  std::vector<z3::expr> e;
+  for (int64_t i = 0; i < numel(o); ++i) {
+    Shape idx = unravel(i, o);
+    int64_t nb = idx[0], m = idx[1], g = m / mg;
+    std::optional<z3::expr> acc;
+    for (int64_t ci = 0; ci < cg; ++ci)
+      for (int64_t ki = 0; ki < numel(ksz); ++ki) {
+        Shape kidx = unravel(ki, ksz);
+        Shape xi{nb, g * cg + ci};
+        bool inside = true;
+        for (size_t s = 0; s < sp; ++s) {
+          int64_t pos = idx[2 + s] * strides[s] - pads[s] + kidx[s] * dil[s];
+          if (pos < 0 || pos >= X.shape[2 + s]) inside = false;
+          xi.push_back(pos);
+        }
+        if (!inside) continue;
+        Shape wi{m, ci};
+        wi.insert(wi.end(), kidx.begin(), kidx.end());
+        z3::expr p = c.d.mul(X.elems[static_cast<size_t>(ravel(xi, X.shape))], W.elems[static_cast<size_t>(ravel(wi, W.shape))]);
+        acc = acc ? c.d.add(*acc, p) : p;
+      }
+    z3::expr v = acc ? *acc : c.d.num(0);
+    if (c.has(2)) v = c.d.add(v, c.x(2).elems[static_cast<size_t>(m)]);
+    e.push_back(v);
+  }
+  return one(make(o, std::move(e)));
+}
+
+Result batch_norm(Ctx& c) {
+  if (c.attr_int("training_mode", 0) != 0 || c.n.outputs.size() > 1) return fail_sem(c, "batch_norm in training mode");
+  double eps = c.attr_float("epsilon", 1e-5);
+  const SymTensor& X = c.x(0);
+  std::vector<z3::expr> e;
+  for (int64_t i = 0; i < numel(X.shape); ++i) {
+    size_t ch = static_cast<size_t>(unravel(i, X.shape)[1]);
+    z3::expr denom = c.d.sqrt(c.d.add(c.x(4).elems[ch], c.d.num(eps)));
+    z3::expr norm = c.d.div(c.d.sub(X.elems[static_cast<size_t>(i)], c.x(3).elems[ch]), denom);
+    e.push_back(c.d.add(c.d.mul(norm, c.x(1).elems[ch]), c.x(2).elems[ch]));
+  }
+  return one(make(X.shape, std::move(e)));
+}
+
+// Softmax-like ops over one axis: f(group) per element.
+template <class F>
+Result along_axis(Ctx& c, int64_t axis_attr, F f) {
+  const SymTensor& X = c.x(0);
+  size_t r = X.shape.size();
+  int64_t ax = c.axis(axis_attr, r);
+  std::vector<bool> red(r, false);
+  red[static_cast<size_t>(ax)] = true;
+  std::vector<z3::expr> e;
+  for (int64_t i = 0; i < numel(X.shape); ++i) {
+    Shape idx = unravel(i, X.shape);
+    std::vector<z3::expr> group;
+    for (int64_t j = 0; j < X.shape[static_cast<size_t>(ax)]; ++j) {
+      Shape jdx = idx;
+      jdx[static_cast<size_t>(ax)] = j;
+      group.push_back(X.elems[static_cast<size_t>(ravel(jdx, X.shape))]);
+    }
+    e.push_back(f(X.elems[static_cast<size_t>(i)], group));
+  }
+  return one(make(X.shape, std::move(e)));
+}
+
+Result softmax(Ctx& c) {
+  return along_axis(c, c.attr_int("axis", -1), [&](const z3::expr& x, const std::vector<z3::expr>& g) {
+    std::vector<z3::expr> ex;
+    for (const auto& y : g) ex.push_back(c.d.fn("exp", y));
+    return c.d.div(c.d.fn("exp", x), sum_of(c.d, ex));
+  });
+}
+
+Result log_softmax(Ctx& c) {
+  return along_axis(c, c.attr_int("axis", -1), [&](const z3::expr& x, const std::vector<z3::expr>& g) {
+    std::vector<z3::expr> ex;
+    for (const auto& y : g) ex.push_back(c.d.fn("exp", y));
+    return c.d.fn("log", c.d.div(c.d.fn("exp", x), sum_of(c.d, ex)));
+  });
+}
+
+Result layer_norm(Ctx& c) {
+  if (c.n.outputs.size() > 1) return fail_sem(c, "layer_norm with statistics outputs");
+  const SymTensor& X = c.x(0);
+  size_t r = X.shape.size();
+  size_t ax = static_cast<size_t>(c.axis(c.attr_int("axis", -1), r));
+  double eps = c.attr_float("epsilon", 1e-5);
+  Shape inner(X.shape.begin() + static_cast<int64_t>(ax), X.shape.end());
+  int64_t m = numel(inner);
+  std::vector<z3::expr> e;
+  for (int64_t o = 0; o < numel(X.shape) / m; ++o) {
+    std::vector<z3::expr> g(X.elems.begin() + o * m, X.elems.begin() + (o + 1) * m);
+    z3::expr mean = c.d.div(sum_of(c.d, g), c.d.num(static_cast<double>(m)));
+    std::vector<z3::expr> sq;
+    for (const auto& x : g) sq.push_back(c.d.mul(c.d.sub(x, mean), c.d.sub(x, mean)));
+    z3::expr var = c.d.div(sum_of(c.d, sq), c.d.num(static_cast<double>(m)));
+    z3::expr denom = c.d.sqrt(c.d.add(var, c.d.num(eps)));
+    for (int64_t j = 0; j < m; ++j) {
+      Shape jdx = unravel(j, inner);
+      z3::expr y = c.d.mul(c.d.div(c.d.sub(g[static_cast<size_t>(j)], mean), denom), bcast(c.x(1), jdx));
+      if (c.has(2)) y = c.d.add(y, bcast(c.x(2), jdx));
+      e.push_back(y);
+    }
+  }
+  return one(make(X.shape, std::move(e)));
+}
+
+Result global_average_pool(Ctx& c) {
+  std::vector<bool> red(c.x(0).shape.size(), true);
+  red[0] = red[1] = false;
+  return reduce_with(c, red, [&](const std::vector<z3::expr>& g) {
+    return c.d.div(sum_of(c.d, g), c.d.num(static_cast<double>(g.size())));
+  });
+}
+
+Result dropout(Ctx& c) {
+  if (c.n.outputs.size() > 1) return fail_sem(c, "dropout with a mask output");
+  return same_elems(c);
+}
+
+}  // namespace
+
+void fill_nn(Table& t) {
+  using ir::Op;
+  define(t, Op::Dropout, dropout);
+  define(t, Op::Conv, conv);
+  define(t, Op::BatchNormalization, batch_norm);
+  define(t, Op::LayerNormalization, layer_norm);
+  define(t, Op::Softmax, softmax);
+  define(t, Op::LogSoftmax, log_softmax);
+  define(t, Op::GlobalAveragePool, global_average_pool);
+}
+
+}  // namespace refinery::prove::semantics
