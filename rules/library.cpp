@@ -1,15 +1,11 @@
 #include <algorithm>
-#include <cstdlib>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "ir/data_dir.h"
 #include "rules/compile.h"
 #include "rules/rules.h"
-
-#ifndef REFINERY_RULES_DIR
-#define REFINERY_RULES_DIR "rules/lib"
-#endif
 
 namespace refinery::rules {
 
@@ -42,13 +38,12 @@ std::vector<TensorRewrite> RuleSet::rewrites(const RuleFilter& filter) const {
   return out;
 }
 
-std::filesystem::path library_dir() {
-  if (const char* env = std::getenv("REFINERY_RULES"); env && *env) return env;
-  return REFINERY_RULES_DIR;
-}
+Expected<std::filesystem::path> library_dir() { return ir::data_dir(ir::DataKind::Rules); }
 
 Expected<RuleSet> load_library() {
-  std::filesystem::path dir = library_dir();
+  auto found = library_dir();
+  if (!found) return std::unexpected(found.error());
+  const std::filesystem::path& dir = *found;
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return fail(fmt::format("rule library {} is not a folder", dir.string()));
   std::vector<std::filesystem::path> files;

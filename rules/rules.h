@@ -86,10 +86,10 @@ Expected<RuleSet> load_rules(const std::vector<std::filesystem::path>& files);
 // Loads and checks rules from text (`file` names it in messages).
 Expected<RuleSet> parse_rules(std::string_view text, const std::string& file);
 
-// The library: every rules/lib/*.rules, in name order. The folder is
-// $REFINERY_RULES when set, else the source tree's rules/lib
-// (REFINERY_RULES_DIR, a compile definition).
-std::filesystem::path library_dir();
+// The library: every *.rules file of library_dir(), in name order. The folder
+// is found by ir::data_dir (ir/data_dir.h): $REFINERY_DATA/rules, else an
+// installed <prefix>/share/refinery/rules, else the source tree's rules/lib.
+Expected<std::filesystem::path> library_dir();
 Expected<RuleSet> load_library();
 
 }  // namespace refinery::rules

@@ -2,10 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "ir/data_dir.h"
 
 namespace refinery::targets {
 
@@ -94,10 +95,7 @@ Expected<HardwareSpec> load_spec(const std::filesystem::path& file) {
   return parse_spec(ss.str(), file.string());
 }
 
-std::filesystem::path specs_dir() {
-  if (const char* env = std::getenv("REFINERY_TARGET_SPECS")) return env;
-  return REFINERY_TARGET_SPECS_DIR;
-}
+Expected<std::filesystem::path> specs_dir() { return ir::data_dir(ir::DataKind::Targets); }
 
 Expected<HardwareSpec> find_spec(std::string_view name) {
   std::filesystem::path p(name);
@@ -105,12 +103,16 @@ Expected<HardwareSpec> find_spec(std::string_view name) {
   std::string n(name);
   if (n == "gpu") n = "h100";
   if (n == "tpu") n = "tpu_v4";
-  std::filesystem::path file = specs_dir() / (n + ".json");
-  if (!std::filesystem::exists(file)) {
+  auto dir = specs_dir();
+  if (!dir) return std::unexpected(dir.error());
+  std::filesystem::path file = *dir / (n + ".json");
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) {
+    if (!std::filesystem::is_directory(*dir, ec))
+      return fail(fmt::format("target '{}': the target specs folder {} does not exist", name, dir->string()));
     std::vector<std::string> known;
-    if (std::filesystem::is_directory(specs_dir()))
-      for (const auto& e : std::filesystem::directory_iterator(specs_dir()))
-        if (e.path().extension() == ".json") known.push_back(e.path().stem().string());
+    for (const auto& e : std::filesystem::directory_iterator(*dir, ec))
+      if (e.path().extension() == ".json") known.push_back(e.path().stem().string());
     std::sort(known.begin(), known.end());
     return fail(fmt::format("unknown target '{}' (known: cpu, gpu, tpu, {})", name, fmt::join(known, ", ")));
   }

@@ -47,9 +47,10 @@ struct HardwareSpec {
 Expected<HardwareSpec> parse_spec(std::string_view json, const std::string& file = "<spec>");
 Expected<HardwareSpec> load_spec(const std::filesystem::path& file);
 
-// The folder of the bundled specs (targets/specs in the source tree, unless
-// REFINERY_TARGET_SPECS names another).
-std::filesystem::path specs_dir();
+// The folder of the bundled specs, found by ir::data_dir (ir/data_dir.h):
+// $REFINERY_DATA/targets, else an installed <prefix>/share/refinery/targets,
+// else the source tree's targets/specs.
+Expected<std::filesystem::path> specs_dir();
 
 // A target by name or file: "cpu", "gpu" (= h100), "tpu" (= tpu_v4), any
 // spec name in specs_dir() ("h200", "tpu_v5e"), or a path to a .json file.
