@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < runs; ++i) {
       auto r = refinery::egraph::math::run_scaling(n);
       if (i == 0) first = r;
-      // The sizes are identical run to run (tests/egraph/test_scaling.cpp).
+      // The sizes are identical run to run (tests/egraph/scaling_test.cpp).
       if (r.nodes != first.nodes || r.classes != first.classes || r.iterations != first.iterations) {
         fmt::print(stderr, "n = {}: run {} differs from the first\n", n, i);
         return 1;

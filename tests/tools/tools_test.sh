@@ -3,14 +3,14 @@
 # tools/ort/compare.mjs, bench/ort/bench.mjs, examples/make_examples.py,
 # on examples/tiny_cnn.onnx and the zoo's mlp.
 #
-#   bash tests/tools/test_tools.sh BUILD_DIR
+#   bash tests/tools/tools_test.sh BUILD_DIR
 #
 # Uses BUILD_DIR/zoo/mlp.onnx, exporting it there first when missing. Needs
 # /usr/bin/python3 with torch and onnx, node, and tools/ort/node_modules
 # (scripts/setup.sh installs all of them). Ends with "N passed, M failed".
 set -u
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-BUILD="${1:?usage: test_tools.sh BUILD_DIR}"
+BUILD="${1:?usage: tools_test.sh BUILD_DIR}"
 PY=/usr/bin/python3
 TINY="$ROOT/examples/tiny_cnn.onnx"
 MLP="$BUILD/zoo/mlp.onnx"
