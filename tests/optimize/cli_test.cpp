@@ -53,6 +53,9 @@ TEST(OptimizeCli, EveryTargetAndBothExtractors) {
                             " --target " + t + " --extractor " + e + " --time-limit 2");
       EXPECT_EQ(r.code, 0) << t << " " << e << "\n" << r.out << r.err;
       EXPECT_TRUE(fs::exists(out)) << t << " " << e;
+      // Every accelerator model rewrites tiny_cnn, and the result validates.
+      EXPECT_NE(r.out.find("result:     optimized"), std::string::npos) << t << " " << e << "\n" << r.out;
+      EXPECT_NE(r.out.find(": pass\n"), std::string::npos) << t << " " << e << "\n" << r.out;
     }
 }
 
@@ -141,6 +144,31 @@ TEST_P(SmallZoo, OptimizesWithinTheDefaultLimits) {
     EXPECT_TRUE(j["validation"]["passed"].get<bool>());
   }
   EXPECT_TRUE(frontends::import_onnx(out).has_value());
+}
+
+// A zoo model rewritten for the TPU: the written graph is the refined one
+// (other ops, other node count), it was validated, and it reads back as what
+// the report says.
+TEST(OptimizeCli, AZooModelIsRewrittenValidatedAndWritten) {
+  fs::path model = fs::path(REFINERY_BINARY_DIR) / "zoo" / "squeezenet1_1.onnx";
+  ASSERT_TRUE(fs::exists(model)) << model << " missing (build the zoo_small target)";
+  fs::path out = scratch("squeezenet.tpu.onnx"), rep = scratch("squeezenet.tpu.json");
+  CliResult r = run_cli("optimize " + model.string() + " -o " + out.string() + " --target tpu --report " + rep.string());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  nlohmann::json j = read_json(rep);
+  ASSERT_EQ(j["result"], "optimized") << j.dump(2);
+  EXPECT_LT(j["cost"]["after"].get<double>(), j["cost"]["before"].get<double>());
+  EXPECT_NE(j["graph"]["ops_before"], j["graph"]["ops_after"]);
+  ASSERT_TRUE(j["validation"].is_object());
+  EXPECT_TRUE(j["validation"]["passed"].get<bool>());
+  EXPECT_LE(j["validation"]["max_abs_error"].get<double>(), j["validation"]["atol"].get<double>());
+  EXPECT_FALSE(j["rules_used"].empty());
+  auto g = frontends::import_onnx(out);
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  auto original = frontends::import_onnx(model);
+  ASSERT_TRUE(original.has_value());
+  EXPECT_EQ(g->num_nodes(), j["graph"]["nodes_after"].get<std::size_t>());
+  EXPECT_NE(g->num_nodes(), original->num_nodes());
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SmallZoo, ::testing::Values("mlp", "bert_encoder", "squeezenet1_1", "mobilenet_v2",
