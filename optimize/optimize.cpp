@@ -8,6 +8,7 @@
 #include "egraph/tensor/convert.h"
 #include "extract/greedy.h"
 #include "extract/ilp.h"
+#include "ir/spiking.h"
 #include "ir/stats.h"
 #include "optimize/fold.h"
 #include "optimize/provenance.h"
@@ -100,6 +101,19 @@ std::string not_cheaper_enough(const Report& r, const OptimizeOptions& o) {
   return "";
 }
 
+// Never worse, never lost: the original is the result, and `reason` says why.
+void keep_original(OptimizeResult& out, const ir::Graph& original, std::string reason) {
+  Report& rep = out.report;
+  rep.outcome = Outcome::KeptOriginal;
+  rep.reason = std::move(reason);
+  rep.cost_after = rep.cost_before;
+  rep.nodes_after = rep.nodes_before;
+  rep.ops_after = rep.ops_before;
+  rep.extraction.rules_used.clear();
+  rep.extraction.explanations.clear();
+  out.graph = original;
+}
+
 }  // namespace
 
 std::string_view to_string(ExtractorKind kind) { return kind == ExtractorKind::Ilp ? "ilp" : "greedy"; }
@@ -114,6 +128,19 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   rep.ops_before = histogram(original);
   rep.cost_before = targets::graph_cost(*target.model, original);
   StageClock clock(rep);
+
+  // Our limitation, not the model's fault: a recurrent edge (a spiking
+  // layer reading the previous step's value) is a cycle of values, which
+  // the e-graph's seeding does not take yet. Never worse: the original is
+  // written, and the report says why.
+  if (auto recurrent = ir::spiking_stats(original).recurrent_edges; recurrent > 0) {
+    keep_original(out, original,
+                  fmt::format("the graph has {} recurrent edge{} (reads of the previous time step); the e-graph does "
+                              "not hold cycles yet, so nothing was rewritten",
+                              recurrent, recurrent == 1 ? "" : "s"));
+    clock.total();
+    return out;
+  }
 
   auto seeded = egraph::tensor::seed(original, {.explanations = true});
   if (!seeded) return std::unexpected(seeded.error());
@@ -142,15 +169,8 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   rep.cost_after = targets::graph_cost(*target.model, folded->graph);
   clock.done("rebuild");
 
-  rep.reason = not_cheaper_enough(rep, o);
-  if (!rep.reason.empty()) {
-    rep.outcome = Outcome::KeptOriginal;
-    rep.cost_after = rep.cost_before;
-    rep.nodes_after = rep.nodes_before;
-    rep.ops_after = rep.ops_before;
-    rep.extraction.rules_used.clear();
-    rep.extraction.explanations.clear();
-    out.graph = original;
+  if (std::string why = not_cheaper_enough(rep, o); !why.empty()) {
+    keep_original(out, original, std::move(why));
     clock.total();
     return out;
   }

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "ir/spiking.h"
 #include "runtime/interpreter.h"
 
 namespace refinery::verify {
@@ -191,9 +192,52 @@ void check_rounding(const ir::Graph& original, const ir::Graph& refined, const s
       r.wide_max_abs_error, r.refined_rounding, r.original_rounding);
 }
 
+// Spiking graphs: both simulated through time on the same spike trains.
+Expected<ValidationResult> validate_spiking(const ir::Graph& original, const ir::Graph& refined,
+                                            const ValidationOptions& o) {
+  ValidationResult r;
+  r.passed = true;
+  for (int s = 0; s < o.samples; ++s) {
+    const std::uint64_t sample_seed = o.seed + static_cast<uint64_t>(s);
+    auto inputs = runtime::random_spike_inputs(original, o.sim.steps, o.spike_rate, sample_seed);
+    auto ra = runtime::simulate(original, inputs, o.sim);
+    if (!ra) return fail("the original graph does not simulate: " + ra.error().str());
+    auto rb = runtime::simulate(refined, inputs, o.sim);
+    if (!rb) return fail("the refined graph does not simulate: " + rb.error().str());
+    ++r.samples;
+    for (const runtime::LayerTrace& la : ra->layers) {
+      auto lb = std::find_if(rb->layers.begin(), rb->layers.end(),
+                             [&](const runtime::LayerTrace& l) { return l.name == la.name && l.spiking; });
+      if (!la.spiking || lb == rb->layers.end() || lb->spikes == la.spikes || !r.passed) continue;
+      r.passed = false;
+      r.first_divergence = fmt::format("layer '{}' ({}) of sample {}: {} spikes in the original, {} refined", la.name,
+                                       la.op, s, la.spike_count, lb->spike_count);
+    }
+    for (size_t i = 0; i < ra->outputs.size(); ++i) {
+      const ir::Tensor &x = ra->outputs[i], &y = rb->outputs[i];
+      const std::string& name = original.value(original.outputs()[i]).name;
+      if (x.dims() != y.dims())
+        return fail(fmt::format("output '{}': the refined graph gives a different shape", name));
+      Divergence d = compare(x, y, o);
+      if (d.abs > r.max_abs_error || r.worst_output.empty()) {
+        r.max_abs_error = std::max(r.max_abs_error, d.abs);
+        r.worst_output = name;
+      }
+      r.max_rel_error = std::max(r.max_rel_error, d.rel);
+      if (d.first_bad >= 0 && r.passed) {
+        r.passed = false;
+        r.first_divergence = fmt::format("output '{}' element {} (over steps) of sample {}: original {}, refined {}",
+                                         name, d.first_bad, s, d.a, d.b);
+      }
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& refined, const ValidationOptions& o) {
+  if (ir::is_spiking_graph(original) || ir::is_spiking_graph(refined)) return validate_spiking(original, refined, o);
   ValidationResult r;
   r.passed = true;
   bool opaque_mismatch = false;

@@ -17,6 +17,10 @@
 //      original's own f32 output is (the refined model is as accurate as the
 //      original there).
 // Both figures are reported. A mismatch at an opaque op's inputs is final.
+//
+// A spiking graph is validated by simulation through time (runtime/spiking.h)
+// instead: outputs at every step within the tolerance, and the spike trains
+// of the layers both graphs name alike identical.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +30,7 @@
 #include "ir/diag.h"
 #include "ir/graph.h"
 #include "runtime/interpreter.h"
+#include "runtime/spiking.h"
 
 namespace refinery::verify {
 
@@ -36,6 +41,12 @@ struct ValidationOptions {
   std::map<std::string, std::int64_t> dims;  // symbolic dims (default 1)
   std::int64_t int_high = runtime::kIntHigh;  // integer inputs in [0, int_high)
   bool rounding_check = true;             // on an f32 failure, tell rounding from meaning in f64
+  // Spiking graphs (a stateful op: they run through time) are simulated on
+  // seeded random spike trains (each input element fires with probability
+  // spike_rate per step); their outputs over every step are compared, and
+  // the spike trains of layers both graphs name alike.
+  runtime::SimOptions sim;
+  double spike_rate = 0.2;
 };
 
 // The f64 tolerance is the f32 one times this.

@@ -71,8 +71,15 @@ Expected<Seeded> seed(const ir::Graph& g, EGraphConfig config) {
       }
     }
     std::vector<Id> kids;
-    for (ir::ValueId v : node.inputs)
-      if (v != ir::kNoValue) kids.push_back(value_class[ir::index(v)]);
+    for (ir::ValueId v : node.inputs) {
+      if (v == ir::kNoValue) continue;
+      if (value_class[ir::index(v)] == kInvalidId)  // defined later: a recurrent edge, a cycle of values
+        return fail(fmt::format("input '{}' is a recurrent edge (defined later, read from the previous time step); "
+                                "the e-graph does not hold cycles",
+                                g.value(v).name),
+                    fmt::format("node '{}'", g.node_label(ir::NodeId{static_cast<uint32_t>(n)})));
+      kids.push_back(value_class[ir::index(v)]);
+    }
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       TensorNode tn{static_cast<std::uint32_t>(node.op), ctx->intern(node_attrs(g, node, o)), kids};
       auto data = s.egraph.analysis().infer(s.egraph, tn);
