@@ -67,10 +67,6 @@ const LetDef* find_let(std::string_view name);
 std::span<const CondDef> conditions();
 std::span<const LetDef> lets();
 
-// The value an absent attribute means, given the rank of the op's first
-// input (for rank-dependent defaults such as strides); nullopt when unknown.
-std::optional<Literal> attr_default(ir::Op op, std::string_view name, int64_t input_rank);
-
 // Literal equality (ints and floats compare by value; 1 == 1.0).
 bool literal_equal(const Literal& a, const Literal& b);
 std::string literal_str(const Literal& v);
