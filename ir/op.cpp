@@ -1,5 +1,6 @@
 #include "ir/op.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <unordered_map>
@@ -92,6 +93,10 @@ const AttrSpec* OpInfo::attr(std::string_view attr_name) const {
   for (const AttrSpec& s : attrs)
     if (s.name == attr_name) return &s;
   return nullptr;
+}
+
+bool OpInfo::takes_int_input(size_t i) const {
+  return std::find(int_inputs.begin(), int_inputs.end(), static_cast<int>(i)) != int_inputs.end();
 }
 
 std::optional<AttrValue> AttrDefault::resolve(int64_t input_rank, const Attributes* attrs) const {

@@ -101,12 +101,14 @@ struct OpInfo {
   int min_outputs = 1;
   int max_outputs = 1;         // -1: variadic
   std::vector<AttrSpec> attrs;
+  std::vector<int> int_inputs;  // inputs that take an integer constant (shapes, axes, pads, sizes)
   InferFn infer = nullptr;
   bool stateful = false;       // carries state across time steps (spiking ops)
   bool elementwise = false;    // maps elements one to one with broadcasting
   bool commutative = false;    // binary op with f(a, b) == f(b, a)
 
   const AttrSpec* attr(std::string_view attr_name) const;
+  bool takes_int_input(size_t i) const;
 };
 
 const OpInfo& op_info(Op op);

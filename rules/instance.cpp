@@ -10,16 +10,7 @@
 
 namespace refinery::rules {
 
-bool int_position(ir::Op op, size_t i) {
-  using ir::Op;
-  switch (op) {
-    case Op::Reshape: case Op::Unsqueeze: case Op::Squeeze: case Op::Split: case Op::Pad: case Op::Expand:
-    case Op::Tile: case Op::ReduceSum: case Op::TopK:
-      return i == 1;
-    case Op::Slice: return i >= 1;
-    default: return false;
-  }
-}
+bool int_position(ir::Op op, size_t i) { return ir::op_info(op).takes_int_input(i); }
 
 namespace {
 

@@ -403,23 +403,23 @@ Result trilu(InferContext& c) {
 
 void register_layout(Table& t) {
   define(t, OpInfo{.op = Op::Reshape, .min_inputs = 2, .max_inputs = 2, .attrs = {int_attr("allowzero", 0)},
-                   .infer = reshape});
+                   .int_inputs = {1}, .infer = reshape});
   define(t, OpInfo{.op = Op::Flatten, .min_inputs = 1, .max_inputs = 1, .attrs = {int_attr("axis", 1)}, .infer = flatten});
   define(t, OpInfo{.op = Op::Transpose, .min_inputs = 1, .max_inputs = 1,
                    .attrs = {{"perm", AttrKind::Ints, AttrUse::Optional, {.rule = AttrDefault::Rule::ReversedAxes}}},
                    .infer = transpose});
-  define(t, OpInfo{.op = Op::Squeeze, .min_inputs = 1, .max_inputs = 2, .infer = squeeze});
-  define(t, OpInfo{.op = Op::Unsqueeze, .min_inputs = 2, .max_inputs = 2, .infer = unsqueeze});
+  define(t, OpInfo{.op = Op::Squeeze, .min_inputs = 1, .max_inputs = 2, .int_inputs = {1}, .infer = squeeze});
+  define(t, OpInfo{.op = Op::Unsqueeze, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .infer = unsqueeze});
   define(t, OpInfo{.op = Op::Concat, .min_inputs = 1, .max_inputs = -1, .attrs = {{"axis", AttrKind::Int, AttrUse::Required}}, .infer = concat});
   define(t, OpInfo{.op = Op::Split, .min_inputs = 1, .max_inputs = 2, .min_outputs = 1, .max_outputs = -1,
-                   .attrs = {int_attr("axis", 0)}, .infer = split});
-  define(t, OpInfo{.op = Op::Slice, .min_inputs = 3, .max_inputs = 5, .infer = slice});
+                   .attrs = {int_attr("axis", 0)}, .int_inputs = {1}, .infer = split});
+  define(t, OpInfo{.op = Op::Slice, .min_inputs = 3, .max_inputs = 5, .int_inputs = {1, 2, 3, 4}, .infer = slice});
   define(t, OpInfo{.op = Op::Gather, .min_inputs = 2, .max_inputs = 2, .attrs = {int_attr("axis", 0)}, .infer = gather});
   define(t, OpInfo{.op = Op::GatherElements, .min_inputs = 2, .max_inputs = 2, .attrs = {int_attr("axis", 0)}, .infer = gather_elements});
-  define(t, OpInfo{.op = Op::Expand, .min_inputs = 2, .max_inputs = 2, .infer = expand});
-  define(t, OpInfo{.op = Op::Tile, .min_inputs = 2, .max_inputs = 2, .infer = tile});
+  define(t, OpInfo{.op = Op::Expand, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .infer = expand});
+  define(t, OpInfo{.op = Op::Tile, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .infer = tile});
   define(t, OpInfo{.op = Op::Pad, .min_inputs = 2, .max_inputs = 3, .attrs = {string_attr("mode", "constant")},
-                   .infer = pad});
+                   .int_inputs = {1}, .infer = pad});
   define(t, OpInfo{.op = Op::DepthToSpace, .min_inputs = 1, .max_inputs = 1,
                    .attrs = {{"blocksize", AttrKind::Int, AttrUse::Required}, string_attr("mode", "DCR")}, .infer = depth_to_space});
   define(t, OpInfo{.op = Op::SpaceToDepth, .min_inputs = 1, .max_inputs = 1,

@@ -91,7 +91,8 @@ void register_reduce(Table& t) {
                 Op::ReduceLogSum, Op::ReduceLogSumExp, Op::ReduceSumSquare})
     define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = attrs, .infer = reduce});
   define(t, OpInfo{.op = Op::ReduceSum, .min_inputs = 1, .max_inputs = 2,
-                   .attrs = {int_attr("keepdims", 1), int_attr("noop_with_empty_axes", 0)}, .infer = reduce});
+                   .attrs = {int_attr("keepdims", 1), int_attr("noop_with_empty_axes", 0)}, .int_inputs = {1},
+                   .infer = reduce});
   for (Op op : {Op::ArgMax, Op::ArgMin})
     define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1,
                      .attrs = {int_attr("axis", 0), int_attr("keepdims", 1), int_attr("select_last_index", 0)},
@@ -100,7 +101,7 @@ void register_reduce(Table& t) {
                    .attrs = {int_attr("exclusive", 0), int_attr("reverse", 0)}, .infer = cumsum});
   define(t, OpInfo{.op = Op::TopK, .min_inputs = 2, .max_inputs = 2, .min_outputs = 2, .max_outputs = 2,
                    .attrs = {int_attr("axis", -1), int_attr("largest", 1), int_attr("sorted", 1)},
-                   .infer = topk});
+                   .int_inputs = {1}, .infer = topk});
 }
 
 }  // namespace refinery::ir::ops

@@ -58,6 +58,14 @@ TEST(OpTable, EveryDefaultHasItsAttributesKind) {
   }
 }
 
+TEST(OpTable, IntegerInputs) {
+  EXPECT_TRUE(op_info(Op::Reshape).takes_int_input(1));
+  EXPECT_FALSE(op_info(Op::Reshape).takes_int_input(0));
+  EXPECT_TRUE(op_info(Op::Slice).takes_int_input(4));
+  EXPECT_FALSE(op_info(Op::Pad).takes_int_input(2));  // the pad value
+  EXPECT_FALSE(op_info(Op::Add).takes_int_input(1));
+}
+
 TEST(DType, NamesAndOnnxCodesRoundTrip) {
   for (int i = 0; i < kNumDTypes; ++i) {
     DType t = static_cast<DType>(i);
