@@ -191,25 +191,25 @@ struct Exporter {
         return fail("asymmetric padding has no NIR form", label(id));
       return begin;
     };
+    const ir::OpAttrs attrs(n.op, n.attrs, in.rank());
     if (n.op == Op::NirConv1d || n.op == Op::NirConv2d) {
-      size_t spatial = n.op == Op::NirConv1d ? 1 : 2;
-      auto pads = half_pads(n.attrs.get_ints("pads", std::vector<int64_t>(2 * spatial, 0)));
+      auto pads = half_pads(attrs.get_ints("pads"));
       if (!pads) return std::unexpected(pads.error());
       std::vector<int64_t> sizes = in.sizes(), input_shape(sizes.begin() + 1, sizes.end());
-      if (!(ok = write("stride", n.attrs.get_ints("strides", std::vector<int64_t>(spatial, 1))))) return ok;
+      if (!(ok = write("stride", attrs.get_ints("strides")))) return ok;
       if (!(ok = write("padding", *pads))) return ok;
-      if (!(ok = write("dilation", n.attrs.get_ints("dilations", std::vector<int64_t>(spatial, 1))))) return ok;
-      if (!(ok = write("groups", {n.attrs.get_int("group", 1)}, true))) return ok;
+      if (!(ok = write("dilation", attrs.get_ints("dilations")))) return ok;
+      if (!(ok = write("groups", {attrs.get_int("group")}, true))) return ok;
       if (!(ok = write("input_shape", input_shape))) return ok;
     } else if (n.op == Op::SumPool2d || n.op == Op::AvgPool2d) {
-      auto pads = half_pads(n.attrs.get_ints("pads", {0, 0, 0, 0}));
+      auto pads = half_pads(attrs.get_ints("pads"));
       if (!pads) return std::unexpected(pads.error());
       if (!(ok = write("kernel_size", n.attrs.get_ints("kernel_shape")))) return ok;
-      if (!(ok = write("stride", n.attrs.get_ints("strides", n.attrs.get_ints("kernel_shape"))))) return ok;
+      if (!(ok = write("stride", attrs.get_ints("strides")))) return ok;
       if (!(ok = write("padding", *pads))) return ok;
     } else if (n.op == Op::NirFlatten) {
-      if (!(ok = write("start_dim", {n.attrs.get_int("start_dim", 0)}, true))) return ok;
-      if (!(ok = write("end_dim", {n.attrs.get_int("end_dim", -1)}, true))) return ok;
+      if (!(ok = write("start_dim", {attrs.get_int("start_dim")}, true))) return ok;
+      if (!(ok = write("end_dim", {attrs.get_int("end_dim")}, true))) return ok;
       if (!(ok = write("input_type", in.sizes()))) return ok;
     }
     if (auto ok = add_edges(name, n.inputs[0]); !ok) return fail(ok.error().message, label(id));

@@ -421,6 +421,7 @@ struct Builder {
       ins[i].type = &types[i];
     }
     ir::InferContext ctx;
+    ctx.op = op;
     ctx.inputs = ins;
     ctx.attrs = &node.attrs;
     ctx.outputs.resize(1);

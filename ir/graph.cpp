@@ -187,6 +187,7 @@ Expected<void> Graph::infer_shapes() {
       if (in.type != nullptr && !in.type->shape.ranked()) unranked_input = true;
     if (unranked_input) continue;
     InferContext ctx;
+    ctx.op = node.op;
     ctx.inputs = ins;
     ctx.attrs = &node.attrs;
     ctx.num_outputs = static_cast<int>(node.outputs.size());

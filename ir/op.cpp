@@ -1,5 +1,8 @@
 #include "ir/op.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "ir/ops/registry.h"
@@ -84,6 +87,102 @@ std::vector<std::string> op_table_problems() {
       problems.push_back(fmt::format("op '{}' has no registered entry", kNames[static_cast<size_t>(i)].name));
   }
   return problems;
+}
+
+const AttrSpec* OpInfo::attr(std::string_view attr_name) const {
+  for (const AttrSpec& s : attrs)
+    if (s.name == attr_name) return &s;
+  return nullptr;
+}
+
+bool OpInfo::takes_int_input(size_t i) const {
+  return std::find(int_inputs.begin(), int_inputs.end(), static_cast<int>(i)) != int_inputs.end();
+}
+
+std::optional<AttrValue> AttrDefault::resolve(int64_t input_rank, const Attributes* attrs) const {
+  auto spatial = [&]() -> std::optional<size_t> {
+    if (input_rank <= leading_axes) return std::nullopt;  // unknown, or no spatial axis
+    return static_cast<size_t>(input_rank - leading_axes);
+  };
+  switch (rule) {
+    case Rule::None: return std::nullopt;
+    case Rule::Value: return value;
+    case Rule::PerAxis:
+      if (auto n = spatial()) return std::vector<int64_t>(*n, std::get<int64_t>(value));
+      return std::nullopt;
+    case Rule::PerAxisEnds:
+      if (auto n = spatial()) return std::vector<int64_t>(2 * *n, std::get<int64_t>(value));
+      return std::nullopt;
+    case Rule::ReversedAxes: {
+      if (input_rank < 0) return std::nullopt;
+      std::vector<int64_t> perm;
+      for (int64_t i = input_rank - 1; i >= 0; --i) perm.push_back(i);
+      return perm;
+    }
+    case Rule::InputRank:
+      if (input_rank < 0) return std::nullopt;
+      return input_rank;
+    case Rule::SameAs:
+      if (attrs == nullptr) return std::nullopt;
+      if (const AttrValue* v = attrs->find(other)) return *v;
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<AttrValue> attr_default(Op op, std::string_view name, int64_t input_rank, const Attributes* attrs) {
+  const AttrSpec* spec = op_info(op).attr(name);
+  if (spec == nullptr) return std::nullopt;
+  return spec->fallback.resolve(input_rank, attrs);
+}
+
+std::optional<AttrValue> OpAttrs::get(std::string_view name) const {
+  if (const AttrValue* v = attrs_.find(name)) return *v;
+  return attr_default(op_, name, input_rank_, &attrs_);
+}
+
+const AttrValue& OpAttrs::require(std::string_view name, AttrKind kind, std::optional<AttrValue>& holder) const {
+  if (const AttrValue* v = attrs_.find(name); v != nullptr && attr_kind(*v) == kind) return *v;
+  holder = get(name);
+  if (!holder || attr_kind(*holder) != kind) {
+    // A caller asked for an attribute the op table gives no value for: a bug.
+    std::fprintf(stderr, "refinery: %s has no %s attribute '%.*s' and no default for it (input rank %lld)\n",
+                 std::string(op_name(op_)).c_str(), std::string(attr_kind_name(kind)).c_str(),
+                 static_cast<int>(name.size()), name.data(), static_cast<long long>(input_rank_));
+    std::abort();
+  }
+  return *holder;
+}
+
+int64_t OpAttrs::get_int(std::string_view name) const {
+  std::optional<AttrValue> h;
+  return std::get<int64_t>(require(name, AttrKind::Int, h));
+}
+float OpAttrs::get_float(std::string_view name) const {
+  std::optional<AttrValue> h;
+  return std::get<float>(require(name, AttrKind::Float, h));
+}
+std::string OpAttrs::get_string(std::string_view name) const {
+  std::optional<AttrValue> h;
+  return std::get<std::string>(require(name, AttrKind::String, h));
+}
+std::vector<int64_t> OpAttrs::get_ints(std::string_view name) const {
+  std::optional<AttrValue> h;
+  return std::get<std::vector<int64_t>>(require(name, AttrKind::Ints, h));
+}
+TensorRef OpAttrs::get_tensor(std::string_view name) const {
+  std::optional<AttrValue> h;
+  return std::get<TensorRef>(require(name, AttrKind::Tensor, h));
+}
+std::optional<std::vector<int64_t>> OpAttrs::maybe_ints(std::string_view name) const {
+  auto v = get(name);
+  if (!v) return std::nullopt;
+  if (auto* l = std::get_if<std::vector<int64_t>>(&*v)) return *l;
+  return std::nullopt;
+}
+
+OpAttrs InferContext::op_attrs() const {
+  return OpAttrs(op, *attrs, has_input(0) && inputs[0].type->shape.ranked() ? inputs[0].type->shape.rank() : -1);
 }
 
 std::optional<std::vector<int64_t>> InferContext::ints(size_t i) const {

@@ -34,8 +34,11 @@ struct InferInput {
                                            // (ONNX "data propagation": Shape -> Gather -> Concat)
 };
 
+class OpAttrs;
+
 // The context a shape rule reads and writes.
 struct InferContext {
+  Op op = Op::Opaque;
   std::span<const InferInput> inputs;
   const Attributes* attrs = nullptr;
   int num_outputs = 1;
@@ -48,6 +51,8 @@ struct InferContext {
   // The integer contents of input i, from a constant or propagated values.
   std::optional<std::vector<int64_t>> ints(size_t i) const;
   std::optional<std::vector<Dim>> dims_value(size_t i) const;  // contents as dims
+  // The node's attributes, defaults filled in from the op table.
+  OpAttrs op_attrs() const;
 };
 
 using InferError = std::string;
@@ -55,10 +60,36 @@ using InferFn = std::expected<void, InferError> (*)(InferContext&);
 
 enum class AttrUse : uint8_t { Optional, Required };
 
+// The value an absent attribute takes: ONNX's default, stated once here and
+// read through OpAttrs by the shape rules, the interpreter, the rules and
+// the cost count. Most defaults are one value; window attributes repeat an
+// int over the spatial axes of input 0, and a few follow input 0's rank or
+// another attribute.
+struct AttrDefault {
+  enum class Rule : uint8_t {
+    None,          // no default: required, or absence means something of its own (Reduce's axes)
+    Value,         // `value`
+    PerAxis,       // the int `value` once per spatial axis (strides, dilations)
+    PerAxisEnds,   // the int `value` at both ends of each spatial axis, begins then ends (pads)
+    ReversedAxes,  // input 0's axes in reverse order (Transpose's perm)
+    InputRank,     // input 0's rank (Shape's end)
+    SameAs,        // the value of attribute `other` (NIR pools: strides = kernel_shape)
+  };
+  Rule rule = Rule::None;
+  AttrValue value;
+  int leading_axes = 2;    // PerAxis, PerAxisEnds: input 0's axes before the spatial ones (N, C)
+  std::string_view other;  // SameAs
+
+  // Its value for an op whose input 0 has rank `input_rank` (-1: unknown)
+  // and these attributes; nullopt when that is not enough to say.
+  std::optional<AttrValue> resolve(int64_t input_rank, const Attributes* attrs) const;
+};
+
 struct AttrSpec {
   std::string_view name;
   AttrKind kind;
   AttrUse use = AttrUse::Optional;
+  AttrDefault fallback = {};  // when the attribute is absent
 };
 
 struct OpInfo {
@@ -70,10 +101,14 @@ struct OpInfo {
   int min_outputs = 1;
   int max_outputs = 1;         // -1: variadic
   std::vector<AttrSpec> attrs;
+  std::vector<int> int_inputs;  // inputs that take an integer constant (shapes, axes, pads, sizes)
   InferFn infer = nullptr;
   bool stateful = false;       // carries state across time steps (spiking ops)
   bool elementwise = false;    // maps elements one to one with broadcasting
   bool commutative = false;    // binary op with f(a, b) == f(b, a)
+
+  const AttrSpec* attr(std::string_view attr_name) const;
+  bool takes_int_input(size_t i) const;
 };
 
 const OpInfo& op_info(Op op);
@@ -81,6 +116,38 @@ std::string_view op_name(Op op);
 std::optional<Op> op_from_name(std::string_view ir_name);
 // Maps an ONNX (domain, op_type) to an op; nullopt means opaque.
 std::optional<Op> op_from_onnx(std::string_view domain, std::string_view op_type);
+
+// The default of attribute `name` of `op` (see AttrDefault::resolve); nullopt
+// when the op has none for it or it needs more than is known.
+std::optional<AttrValue> attr_default(Op op, std::string_view name, int64_t input_rank = -1,
+                                      const Attributes* attrs = nullptr);
+
+// A node's attributes as its op reads them: an attribute that is absent
+// reads as its default from the op table. The one way the shape rules, the
+// interpreter and the cost count read attributes that have defaults.
+class OpAttrs {
+ public:
+  OpAttrs(Op op, const Attributes& attrs, int64_t input_rank = -1)
+      : op_(op), attrs_(attrs), input_rank_(input_rank) {}
+
+  // The value as set, else the default; nullopt when neither exists.
+  std::optional<AttrValue> get(std::string_view name) const;
+  // Typed reads of an attribute that is set or has a default; asking for one
+  // that has neither, or of another kind, is a bug and aborts.
+  int64_t get_int(std::string_view name) const;
+  float get_float(std::string_view name) const;
+  std::string get_string(std::string_view name) const;
+  std::vector<int64_t> get_ints(std::string_view name) const;
+  TensorRef get_tensor(std::string_view name) const;
+  // For attributes whose absence has a meaning of its own (no default).
+  std::optional<std::vector<int64_t>> maybe_ints(std::string_view name) const;
+
+ private:
+  const AttrValue& require(std::string_view name, AttrKind kind, std::optional<AttrValue>& holder) const;
+  Op op_;
+  const Attributes& attrs_;
+  int64_t input_rank_;
+};
 
 // Checks that every op of ops.def has a registered entry (used by tests).
 std::vector<std::string> op_table_problems();

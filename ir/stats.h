@@ -14,13 +14,10 @@ struct GraphStats {
   int64_t num_nodes = 0;
   int64_t num_parameters = 0;      // elements of constants
   int64_t parameter_bytes = 0;
-  int64_t flops = 0;               // multiply-adds count 2; static shapes only
+  int64_t flops = 0;               // ir::node_work's, summed; static shapes only
   int64_t nodes_without_flops = 0; // nodes whose FLOPs are unknown (dynamic shapes, opaque)
 };
 
 GraphStats compute_stats(const Graph& graph);
-
-// FLOPs of one node, or -1 when unknown.
-int64_t node_flops(const Graph& graph, const Node& node);
 
 }  // namespace refinery::ir

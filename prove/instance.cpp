@@ -208,7 +208,8 @@ class Generator {
         Sizes x = known(0) ? *known(0) : Sizes{1, 2, 4, 4};
         if (i == 1) {
           int64_t group = 1;
-          for (const auto& [v, r] : rests_) (void)v, group = std::max<int64_t>(group, r.get_int("group", 1));
+          for (const auto& [v, r] : rests_)
+            (void)v, group = std::max<int64_t>(group, ir::OpAttrs(p.op, r).get_int("group"));
           int64_t k = coin(0.4) ? 1 : 1 + pick(3);
           return Sizes{group * dim(), x[1] / group, k, k};
         }
@@ -337,7 +338,7 @@ class Generator {
         return Sizes{ones[static_cast<size_t>(pick(static_cast<int>(ones.size())))]};
       }
       case Op::Split: {
-        int64_t ax = attrs.get_int("axis", 0);
+        int64_t ax = ir::OpAttrs(p.op, attrs).get_int("axis");
         if (ax < 0) ax += r;
         if (ax < 0 || ax >= r) return std::nullopt;
         int64_t d = x[static_cast<size_t>(ax)];
@@ -472,6 +473,7 @@ class Generator {
     const ir::OpInfo& info = ir::op_info(p.op);
     int nout = p.nout.value_or(std::max(info.min_outputs, p.op == ir::Op::Split ? 2 : 1));
     ir::InferContext ctx;
+    ctx.op = p.op;
     ctx.inputs = ins;
     ctx.attrs = &attrs;
     ctx.num_outputs = nout;
@@ -572,6 +574,7 @@ class Generator {
         }
       }
       ir::InferContext ctx;
+      ctx.op = node.op;
       ctx.inputs = ins;
       ctx.attrs = &node.attrs;
       ctx.num_outputs = nout;

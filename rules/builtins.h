@@ -68,16 +68,13 @@ const LetDef* find_let(std::string_view name);
 std::span<const CondDef> conditions();
 std::span<const LetDef> lets();
 
-// The value an absent attribute means, given the rank of the op's first
-// input (for rank-dependent defaults such as strides); nullopt when unknown.
-std::optional<Literal> attr_default(ir::Op op, std::string_view name, int64_t input_rank);
-
 // Input positions that take integer constants (shapes, axes, sizes): the
 // instances give a variable there an i64 vector; every other tensor variable
 // is f32. The engine applies a rule only where the variables have those
 // kinds (floating point for the others, rules/compile.cpp), so that what is
 // verified is what is applied: integer tensors (shape arithmetic) have
-// truncating division, which the proofs over the reals do not model.
+// truncating division, which the proofs over the reals do not model. The
+// positions are the op table's (ir::OpInfo::int_inputs).
 bool int_position(ir::Op op, size_t i);
 
 // Literal equality (ints and floats compare by value; 1 == 1.0).

@@ -67,7 +67,7 @@ ir::Attributes rest_of(const ir::Attributes& attrs, const Pat& p, int64_t rank) 
     bool named = false;
     for (const AttrPat& a : p.attrs) named |= a.name == name;
     if (named) continue;
-    auto def = attr_default(p.op, name, rank);
+    auto def = ir::attr_default(p.op, name, rank);
     if (def && literal_equal(*def, value)) continue;
     out.set(name, value);
   }
@@ -172,7 +172,7 @@ class CompiledRule {
       }
       std::optional<Literal> v;
       if (const ir::AttrValue* x = na.attrs.find(a.name)) v = *x;
-      else v = attr_default(p.op, a.name, rank);
+      else v = ir::attr_default(p.op, a.name, rank);
       if (!a.is_var) {
         if (!v || !literal_equal(*v, a.literal)) return false;
         continue;
@@ -187,7 +187,7 @@ class CompiledRule {
         for (const AttrPat& a : p.attrs) named |= a.name == name;
         if (named) continue;
         if (name == "kernel_shape") continue;  // redundant with the weight's shape
-        auto def = attr_default(p.op, name, rank);
+        auto def = ir::attr_default(p.op, name, rank);
         if (!def || !literal_equal(*def, value)) return false;
       }
     }
@@ -284,7 +284,7 @@ class CompiledRule {
       if (!a.is_var) v = a.literal;
       else v = env.attrs.at(a.var);
       if (!v) continue;  // absent stays absent
-      auto def = attr_default(p.op, a.name, rank);
+      auto def = ir::attr_default(p.op, a.name, rank);
       if (def && literal_equal(*def, *v)) continue;  // the canonical form omits defaults
       na.attrs.set(a.name, coerce(p.op, a.name, *v));
     }

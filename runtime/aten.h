@@ -25,6 +25,10 @@ struct KernelCall {
   std::span<const at::Tensor> inputs;
 
   const ir::Attributes& attrs() const { return node.attrs; }
+  // The attributes with the op table's defaults for those that are absent.
+  ir::OpAttrs op_attrs() const {
+    return ir::OpAttrs(node.op, node.attrs, inputs.empty() || !inputs[0].defined() ? -1 : inputs[0].dim());
+  }
   size_t num_inputs() const { return inputs.size(); }
   size_t num_outputs() const { return node.outputs.size(); }
   bool has(size_t i) const { return i < inputs.size() && inputs[i].defined(); }

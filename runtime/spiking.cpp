@@ -204,10 +204,11 @@ struct Sim {
             kw = w_shape[two ? 3 : 2].size();
     int64_t ih = two ? in_shape[1].size() : 1, iw = in_shape[two ? 2 : 1].size();
     int64_t oh = two ? o_shape[1].size() : 1, ow = o_shape[two ? 2 : 1].size();
-    auto strides = node.attrs.get_ints("strides"), dil = node.attrs.get_ints("dilations"), pads = node.attrs.get_ints("pads");
+    ir::OpAttrs attrs(node.op, node.attrs, in_shape.rank());
+    auto strides = attrs.get_ints("strides"), dil = attrs.get_ints("dilations"), pads = attrs.get_ints("pads");
     int64_t sh = two ? strides[0] : 1, sw = strides[two ? 1 : 0], dh = two ? dil[0] : 1, dw = dil[two ? 1 : 0];
     int64_t ph = two ? pads[0] : 0, pw = pads[two ? 1 : 0];
-    int64_t groups = node.attrs.get_int("group", 1), cout_g = cout / groups;
+    int64_t groups = attrs.get_int("group"), cout_g = cout / groups;
     const Vec& w = s.params[1].v;
     bool bias = node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue;
     for (int64_t co = 0; co < cout; ++co) {
@@ -230,8 +231,8 @@ struct Sim {
 
   void pool(const ir::Node& node, const Vec& x, const ir::Shape& in_shape, Vec& out) {
     const ir::Shape& o_shape = g.value(node.outputs[0]).type.shape;
-    auto k = node.attrs.get_ints("kernel_shape"), st = node.attrs.get_ints("strides", k),
-         pads = node.attrs.get_ints("pads", {0, 0, 0, 0});
+    ir::OpAttrs attrs(node.op, node.attrs, in_shape.rank());
+    auto k = attrs.get_ints("kernel_shape"), st = attrs.get_ints("strides"), pads = attrs.get_ints("pads");
     int64_t c = in_shape[0].size(), ih = in_shape[1].size(), iw = in_shape[2].size();
     int64_t oh = o_shape[1].size(), ow = o_shape[2].size();
     for (int64_t ch = 0; ch < c; ++ch)

@@ -36,16 +36,38 @@ OpClass classify(ir::Op op) {
   return OpClass::Movement;
 }
 
-double numel(const ir::TensorType& t) {
-  if (!t.shape.ranked()) return 1;
-  double n = 1;
-  for (const ir::Dim& d : t.shape.dims()) n *= d.is_static() ? static_cast<double>(d.size()) : 1.0;
-  return n;
-}
-
-double bytes(const ir::TensorType& t) { return numel(t) * static_cast<double>(ir::dtype_size(t.dtype)); }
+double numel(const ir::TensorType& t) { return ir::counted_elements(t); }
+double bytes(const ir::TensorType& t) { return ir::counted_bytes(t); }
 
 namespace {
+
+const ir::Attributes kNoAttributes;
+
+ir::OpAttrs attrs(const OpDesc& op) {
+  const ir::TensorType* x = op.inputs.empty() ? nullptr : op.inputs[0];
+  return ir::OpAttrs(op.op, op.attrs ? *op.attrs : kNoAttributes, x && x->shape.ranked() ? x->shape.rank() : -1);
+}
+
+ir::Work work(const OpDesc& op) {
+  static const ir::TensorType kNoOutput{ir::DType::f32, ir::Shape({ir::Dim(0)})};
+  return ir::op_work(op.op, op.attrs ? *op.attrs : kNoAttributes, op.inputs, op.output ? *op.output : kNoOutput);
+}
+
+// What one element of an elementwise op costs against an add on these
+// targets: transcendental functions take a sequence of instructions, a
+// division or square root several cycles. A price, not more arithmetic:
+// ir::op_work counts each as one FLOP.
+double element_cost(ir::Op op) {
+  switch (op) {
+    case ir::Op::Exp: case ir::Op::Log: case ir::Op::Erf: case ir::Op::Tanh: case ir::Op::Sigmoid:
+    case ir::Op::Pow: case ir::Op::Sin: case ir::Op::Cos: case ir::Op::Softplus:
+      return 8;
+    case ir::Op::Div: case ir::Op::Sqrt: case ir::Op::Reciprocal:
+      return 4;
+    default:
+      return 1;
+  }
+}
 
 double dim(const ir::Shape& s, int64_t i) {
   if (i < 0) i += s.rank();
@@ -72,8 +94,7 @@ std::optional<Gemm> gemm_shape(const OpDesc& op) {
       return g;
     }
     case ir::Op::Gemm: {
-      bool ta = op.attrs && op.attrs->get_int("transA", 0);
-      bool tb = op.attrs && op.attrs->get_int("transB", 0);
+      bool ta = attrs(op).get_int("transA") != 0, tb = attrs(op).get_int("transB") != 0;
       g.m = dim(a, ta ? 1 : 0);
       g.k = dim(a, ta ? 0 : 1);
       g.n = dim(b, tb ? 0 : 1);
@@ -81,7 +102,7 @@ std::optional<Gemm> gemm_shape(const OpDesc& op) {
     }
     case ir::Op::Conv: {
       // Implicit GEMM per group: [N*OH*OW, C/g*KH*KW] x [C/g*KH*KW, M/g].
-      double groups = op.attrs ? static_cast<double>(op.attrs->get_int("group", 1)) : 1;
+      double groups = static_cast<double>(attrs(op).get_int("group"));
       double kernel = 1;
       for (int64_t i = 1; i < b.rank(); ++i) kernel *= dim(b, i);
       double spatial = 1;
@@ -93,7 +114,7 @@ std::optional<Gemm> gemm_shape(const OpDesc& op) {
       return g;
     }
     case ir::Op::ConvTranspose: {
-      double groups = op.attrs ? static_cast<double>(op.attrs->get_int("group", 1)) : 1;
+      double groups = static_cast<double>(attrs(op).get_int("group"));
       double spatial = 1;
       for (int64_t i = 2; i < a.rank(); ++i) spatial *= dim(a, i);
       double kernel = 1;
@@ -109,41 +130,14 @@ std::optional<Gemm> gemm_shape(const OpDesc& op) {
   }
 }
 
+// A matrix op's bias add is its GEMM epilogue, which these models take as
+// free, as they take an Add fused into a MatMul (a Gemm with C and MatMul +
+// Add are the same work, ARCHITECTURE.md decision 11).
 double flops(const OpDesc& op) {
-  if (auto g = gemm_shape(op)) return g->flops();
-  double out = op.output ? numel(*op.output) : 0;
-  double in = op.inputs.empty() || !op.inputs[0] ? out : numel(*op.inputs[0]);
-  switch (classify(op.op)) {
-    case OpClass::Elementwise:
-      switch (op.op) {
-        case ir::Op::Exp: case ir::Op::Log: case ir::Op::Erf: case ir::Op::Tanh: case ir::Op::Sigmoid:
-        case ir::Op::Pow: case ir::Op::Sin: case ir::Op::Cos: case ir::Op::Softplus:
-          return 8 * out;
-        case ir::Op::Div: case ir::Op::Sqrt: case ir::Op::Reciprocal:
-          return 4 * out;
-        default:
-          return out;
-      }
-    case OpClass::Reduction: {
-      if (op.op == ir::Op::MaxPool || op.op == ir::Op::AveragePool) {
-        double k = 1;
-        if (op.attrs)
-          for (int64_t s : op.attrs->get_ints("kernel_shape")) k *= static_cast<double>(s);
-        return out * k;
-      }
-      bool heavy = op.op == ir::Op::Softmax || op.op == ir::Op::LogSoftmax || op.op == ir::Op::LayerNormalization;
-      return in * (heavy ? 5 : 2);
-    }
-    default:
-      return 0;
-  }
+  ir::Work w = work(op);
+  return (w.flops - w.epilogue_flops) * element_cost(op.op);
 }
 
-double input_bytes(const OpDesc& op) {
-  double b = 0;
-  for (const ir::TensorType* t : op.inputs)
-    if (t) b += bytes(*t);
-  return b;
-}
+double input_bytes(const OpDesc& op) { return work(op).bytes_read; }
 
 }  // namespace refinery::targets

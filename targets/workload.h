@@ -1,4 +1,5 @@
-// What an op does, in numbers a cost model needs: elements, bytes, FLOPs,
+// What an op does, in numbers a cost model needs: elements, bytes, FLOPs
+// (ir::op_work's, the one count, priced per element for transcendental ops),
 // and the GEMM shape of matrix ops (convolutions as implicit GEMMs). Shared
 // by the cpu, gpu and tpu models. Symbolic dims count as 1.
 #pragma once
@@ -6,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "ir/work.h"
 #include "targets/cost_model.h"
 
 namespace refinery::targets {
@@ -22,21 +24,22 @@ enum class OpClass {
 
 OpClass classify(ir::Op op);
 
+// ir::counted_elements and ir::counted_bytes (symbolic dims count as 1).
 double numel(const ir::TensorType& t);
 double bytes(const ir::TensorType& t);
 
 // A (possibly batched, possibly grouped) GEMM: batch x [m, k] x [k, n].
 struct Gemm {
   double batch = 1, m = 1, k = 1, n = 1;
-  double flops() const { return 2 * batch * m * k * n; }
 };
 std::optional<Gemm> gemm_shape(const OpDesc& op);
 
-// Arithmetic of non-matrix ops (per result), roughly: elementwise = 1 per
-// element (transcendental ops more), reductions = input elements.
+// The op's FLOPs (ir::op_work) without a matrix op's bias add (its
+// epilogue, free), an element of a transcendental op priced at 8 adds and
+// one of a division or square root at 4.
 double flops(const OpDesc& op);
 
-// Bytes read (all present inputs) and written (this result).
+// Bytes read: all present inputs (ir::op_work).
 double input_bytes(const OpDesc& op);
 
 }  // namespace refinery::targets

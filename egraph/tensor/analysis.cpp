@@ -43,6 +43,7 @@ std::expected<TensorData, std::string> TensorAnalysis::infer(const TensorEGraph&
   if (n < info.min_inputs || (info.max_inputs >= 0 && n > info.max_inputs))
     return std::unexpected(fmt::format("{} takes {}..{} inputs, got {}", info.name, info.min_inputs, info.max_inputs, n));
   ir::InferContext ctx;
+  ctx.op = op;
   ctx.inputs = ins;
   ctx.attrs = &na.attrs;
   ctx.num_outputs = na.num_outputs;

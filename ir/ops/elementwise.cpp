@@ -152,13 +152,14 @@ void register_elementwise(Table& t) {
   unary(Op::Identity, identity);
   unary(Op::IsNaN, float_predicate);
   unary(Op::IsInf, float_predicate,
-        {{"detect_negative", AttrKind::Int}, {"detect_positive", AttrKind::Int}});
-  unary(Op::LeakyRelu, unary_float, {{"alpha", AttrKind::Float}});
-  unary(Op::Elu, unary_float, {{"alpha", AttrKind::Float}});
-  unary(Op::Celu, unary_float, {{"alpha", AttrKind::Float}});
-  unary(Op::ThresholdedRelu, unary_float, {{"alpha", AttrKind::Float}});
-  unary(Op::Selu, unary_float, {{"alpha", AttrKind::Float}, {"gamma", AttrKind::Float}});
-  unary(Op::HardSigmoid, unary_float, {{"alpha", AttrKind::Float}, {"beta", AttrKind::Float}});
+        {int_attr("detect_negative", 1), int_attr("detect_positive", 1)});
+  unary(Op::LeakyRelu, unary_float, {float_attr("alpha", 0.01f)});
+  unary(Op::Elu, unary_float, {float_attr("alpha", 1.0f)});
+  unary(Op::Celu, unary_float, {float_attr("alpha", 1.0f)});
+  unary(Op::ThresholdedRelu, unary_float, {float_attr("alpha", 1.0f)});
+  unary(Op::Selu, unary_float,
+        {float_attr("alpha", 1.67326319217681884765625f), float_attr("gamma", 1.05070102214813232421875f)});
+  unary(Op::HardSigmoid, unary_float, {float_attr("alpha", 0.2f), float_attr("beta", 0.5f)});
   unary(Op::Cast, cast, {{"to", AttrKind::Int, AttrUse::Required}});
   define(t, OpInfo{.op = Op::CastLike, .min_inputs = 2, .max_inputs = 2, .infer = cast_like,
                    .elementwise = true});
@@ -174,7 +175,7 @@ void register_elementwise(Table& t) {
   binary(Op::Mul, mul, true);
   binary(Op::Div, div, false);
   binary(Op::Pow, pow_rule, false);
-  binary(Op::Mod, numeric_nary, false, {{"fmod", AttrKind::Int}});
+  binary(Op::Mod, numeric_nary, false, {int_attr("fmod", 0)});
   for (Op op : {Op::Equal, Op::Less, Op::LessOrEqual, Op::Greater, Op::GreaterOrEqual})
     binary(op, compare, op == Op::Equal);
   for (Op op : {Op::And, Op::Or, Op::Xor}) binary(op, logic, true);

@@ -33,7 +33,7 @@ Result reshape(InferContext& c) {
     c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::vector<Dim>(static_cast<size_t>(c.shape(1)[0].size())))};
     return {};
   }
-  bool allowzero = c.attrs->get_int("allowzero", 0) != 0;
+  bool allowzero = c.op_attrs().get_int("allowzero") != 0;
   std::vector<Dim> out;
   int infer_at = -1;
   for (size_t i = 0; i < target->size(); ++i) {
@@ -102,7 +102,7 @@ Result reshape(InferContext& c) {
 
 Result flatten(InferContext& c) {
   const Shape& x = c.shape(0);
-  int64_t axis = c.attrs->get_int("axis", 1);
+  int64_t axis = c.op_attrs().get_int("axis");
   if (axis < 0) axis += x.rank();
   if (axis < 0 || axis > x.rank()) return error("axis out of range");
   c.outputs[0] = TensorType{c.in(0).dtype, Shape({product(x, 0, axis), product(x, axis, x.rank())})};
@@ -111,10 +111,7 @@ Result flatten(InferContext& c) {
 
 Result transpose(InferContext& c) {
   const Shape& x = c.shape(0);
-  auto perm = c.attrs->maybe_ints("perm");
-  std::vector<int64_t> p;
-  if (perm) p = *perm;
-  else for (int64_t i = x.rank() - 1; i >= 0; --i) p.push_back(i);
+  std::vector<int64_t> p = c.op_attrs().get_ints("perm");
   if (static_cast<int64_t>(p.size()) != x.rank()) return error(fmt::format("perm has {} entries for rank {}", p.size(), x.rank()));
   std::vector<bool> seen(p.size(), false);
   std::vector<Dim> out;
@@ -186,7 +183,7 @@ Result unsqueeze(InferContext& c) {
 Result concat(InferContext& c) {
   if (auto ok = same_dtype(c, 0, 1, c.inputs.size()); !ok) return ok;
   const Shape& x = c.shape(0);
-  auto axis = normalize_axis(c.attrs->get_int("axis", 0), x.rank());
+  auto axis = normalize_axis(c.op_attrs().get_int("axis"), x.rank());
   if (!axis) return error("axis out of range");
   std::vector<Dim> out = x.dims();
   for (size_t i = 1; i < c.inputs.size(); ++i) {
@@ -220,7 +217,7 @@ Result concat(InferContext& c) {
 
 Result split(InferContext& c) {
   const Shape& x = c.shape(0);
-  auto axis = normalize_axis(c.attrs->get_int("axis", 0), x.rank());
+  auto axis = normalize_axis(c.op_attrs().get_int("axis"), x.rank());
   if (!axis) return error("axis out of range");
   size_t n = static_cast<size_t>(c.num_outputs);
   std::vector<int64_t> sizes;
@@ -296,7 +293,7 @@ Result gather(InferContext& c) {
   const Shape& x = c.shape(0);
   const Shape& idx = c.shape(1);
   if (c.in(1).dtype != DType::i64 && c.in(1).dtype != DType::i32) return error("indices must be i32 or i64");
-  auto axis = normalize_axis(c.attrs->get_int("axis", 0), x.rank());
+  auto axis = normalize_axis(c.op_attrs().get_int("axis"), x.rank());
   if (!axis) return error("axis out of range");
   std::vector<Dim> out(x.dims().begin(), x.dims().begin() + *axis);
   out.insert(out.end(), idx.dims().begin(), idx.dims().end());
@@ -405,25 +402,29 @@ Result trilu(InferContext& c) {
 }  // namespace
 
 void register_layout(Table& t) {
-  define(t, OpInfo{.op = Op::Reshape, .min_inputs = 2, .max_inputs = 2, .attrs = {{"allowzero", AttrKind::Int}}, .infer = reshape});
-  define(t, OpInfo{.op = Op::Flatten, .min_inputs = 1, .max_inputs = 1, .attrs = {{"axis", AttrKind::Int}}, .infer = flatten});
-  define(t, OpInfo{.op = Op::Transpose, .min_inputs = 1, .max_inputs = 1, .attrs = {{"perm", AttrKind::Ints}}, .infer = transpose});
-  define(t, OpInfo{.op = Op::Squeeze, .min_inputs = 1, .max_inputs = 2, .infer = squeeze});
-  define(t, OpInfo{.op = Op::Unsqueeze, .min_inputs = 2, .max_inputs = 2, .infer = unsqueeze});
+  define(t, OpInfo{.op = Op::Reshape, .min_inputs = 2, .max_inputs = 2, .attrs = {int_attr("allowzero", 0)},
+                   .int_inputs = {1}, .infer = reshape});
+  define(t, OpInfo{.op = Op::Flatten, .min_inputs = 1, .max_inputs = 1, .attrs = {int_attr("axis", 1)}, .infer = flatten});
+  define(t, OpInfo{.op = Op::Transpose, .min_inputs = 1, .max_inputs = 1,
+                   .attrs = {{"perm", AttrKind::Ints, AttrUse::Optional, {.rule = AttrDefault::Rule::ReversedAxes}}},
+                   .infer = transpose});
+  define(t, OpInfo{.op = Op::Squeeze, .min_inputs = 1, .max_inputs = 2, .int_inputs = {1}, .infer = squeeze});
+  define(t, OpInfo{.op = Op::Unsqueeze, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .infer = unsqueeze});
   define(t, OpInfo{.op = Op::Concat, .min_inputs = 1, .max_inputs = -1, .attrs = {{"axis", AttrKind::Int, AttrUse::Required}}, .infer = concat});
   define(t, OpInfo{.op = Op::Split, .min_inputs = 1, .max_inputs = 2, .min_outputs = 1, .max_outputs = -1,
-                   .attrs = {{"axis", AttrKind::Int}}, .infer = split});
-  define(t, OpInfo{.op = Op::Slice, .min_inputs = 3, .max_inputs = 5, .infer = slice});
-  define(t, OpInfo{.op = Op::Gather, .min_inputs = 2, .max_inputs = 2, .attrs = {{"axis", AttrKind::Int}}, .infer = gather});
-  define(t, OpInfo{.op = Op::GatherElements, .min_inputs = 2, .max_inputs = 2, .attrs = {{"axis", AttrKind::Int}}, .infer = gather_elements});
-  define(t, OpInfo{.op = Op::Expand, .min_inputs = 2, .max_inputs = 2, .infer = expand});
-  define(t, OpInfo{.op = Op::Tile, .min_inputs = 2, .max_inputs = 2, .infer = tile});
-  define(t, OpInfo{.op = Op::Pad, .min_inputs = 2, .max_inputs = 3, .attrs = {{"mode", AttrKind::String}}, .infer = pad});
+                   .attrs = {int_attr("axis", 0)}, .int_inputs = {1}, .infer = split});
+  define(t, OpInfo{.op = Op::Slice, .min_inputs = 3, .max_inputs = 5, .int_inputs = {1, 2, 3, 4}, .infer = slice});
+  define(t, OpInfo{.op = Op::Gather, .min_inputs = 2, .max_inputs = 2, .attrs = {int_attr("axis", 0)}, .infer = gather});
+  define(t, OpInfo{.op = Op::GatherElements, .min_inputs = 2, .max_inputs = 2, .attrs = {int_attr("axis", 0)}, .infer = gather_elements});
+  define(t, OpInfo{.op = Op::Expand, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .infer = expand});
+  define(t, OpInfo{.op = Op::Tile, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .infer = tile});
+  define(t, OpInfo{.op = Op::Pad, .min_inputs = 2, .max_inputs = 3, .attrs = {string_attr("mode", "constant")},
+                   .int_inputs = {1}, .infer = pad});
   define(t, OpInfo{.op = Op::DepthToSpace, .min_inputs = 1, .max_inputs = 1,
-                   .attrs = {{"blocksize", AttrKind::Int, AttrUse::Required}, {"mode", AttrKind::String}}, .infer = depth_to_space});
+                   .attrs = {{"blocksize", AttrKind::Int, AttrUse::Required}, string_attr("mode", "DCR")}, .infer = depth_to_space});
   define(t, OpInfo{.op = Op::SpaceToDepth, .min_inputs = 1, .max_inputs = 1,
                    .attrs = {{"blocksize", AttrKind::Int, AttrUse::Required}}, .infer = space_to_depth});
-  define(t, OpInfo{.op = Op::Trilu, .min_inputs = 1, .max_inputs = 2, .attrs = {{"upper", AttrKind::Int}}, .infer = trilu});
+  define(t, OpInfo{.op = Op::Trilu, .min_inputs = 1, .max_inputs = 2, .attrs = {int_attr("upper", 1)}, .infer = trilu});
 }
 
 }  // namespace refinery::ir::ops

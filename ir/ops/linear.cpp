@@ -34,7 +34,8 @@ Result gemm(InferContext& c) {
   if (auto ok = same_dtype(c, 0, 1, 3); !ok) return ok;
   if (c.shape(0).rank() != 2 || c.shape(1).rank() != 2)
     return error(fmt::format("gemm takes 2-d A and B, got {} and {}", c.shape(0).str(), c.shape(1).str()));
-  bool ta = c.attrs->get_int("transA", 0) != 0, tb = c.attrs->get_int("transB", 0) != 0;
+  OpAttrs a = c.op_attrs();
+  bool ta = a.get_int("transA") != 0, tb = a.get_int("transB") != 0;
   Dim m = c.shape(0)[ta ? 1 : 0], k1 = c.shape(0)[ta ? 0 : 1];
   Dim k2 = c.shape(1)[tb ? 1 : 0], n = c.shape(1)[tb ? 0 : 1];
   if (!dims_compatible(k1, k2))
@@ -53,8 +54,8 @@ Result gemm(InferContext& c) {
 void register_linear(Table& t) {
   define(t, OpInfo{.op = Op::MatMul, .min_inputs = 2, .max_inputs = 2, .infer = matmul});
   define(t, OpInfo{.op = Op::Gemm, .min_inputs = 2, .max_inputs = 3,
-                   .attrs = {{"alpha", AttrKind::Float}, {"beta", AttrKind::Float},
-                             {"transA", AttrKind::Int}, {"transB", AttrKind::Int}},
+                   .attrs = {float_attr("alpha", 1.0f), float_attr("beta", 1.0f), int_attr("transA", 0),
+                             int_attr("transB", 0)},
                    .infer = gemm});
 }
 

@@ -14,12 +14,13 @@ struct Window {
 std::expected<Window, InferError> read_window(const InferContext& c, int64_t spatial,
                                               std::vector<int64_t> kernel) {
   Window w;
+  OpAttrs a = c.op_attrs();
   w.kernel = std::move(kernel);
-  w.strides = c.attrs->get_ints("strides", std::vector<int64_t>(static_cast<size_t>(spatial), 1));
-  w.dilations = c.attrs->get_ints("dilations", std::vector<int64_t>(static_cast<size_t>(spatial), 1));
-  w.pads = c.attrs->get_ints("pads", std::vector<int64_t>(static_cast<size_t>(2 * spatial), 0));
-  w.auto_pad = c.attrs->get_string("auto_pad", "NOTSET");
-  w.ceil_mode = c.attrs->get_int("ceil_mode", 0) != 0;
+  w.strides = a.get_ints("strides");
+  w.dilations = a.get_ints("dilations");
+  w.pads = a.get_ints("pads");
+  w.auto_pad = a.get_string("auto_pad");
+  w.ceil_mode = op_info(c.op).attr("ceil_mode") != nullptr && a.get_int("ceil_mode") != 0;  // pools only
   auto sz = static_cast<size_t>(spatial);
   if (w.kernel.size() != sz) return error(fmt::format("kernel has {} dims, expected {}", w.kernel.size(), sz));
   if (w.strides.size() != sz || w.dilations.size() != sz || w.pads.size() != 2 * sz)
@@ -60,7 +61,7 @@ Result conv(InferContext& c) {
   }
   auto win = read_window(c, spatial, kernel);
   if (!win) return std::unexpected(win.error());
-  int64_t group = c.attrs->get_int("group", 1);
+  int64_t group = c.op_attrs().get_int("group");
   if (x[1].is_static() && w[1].is_static() && x[1].size() != w[1].size() * group)
     return error(fmt::format("input has {} channels but weight {} with group {} expects {}", x[1].size(),
                              w.str(), group, w[1].size() * group));
@@ -83,13 +84,12 @@ Result conv_transpose(InferContext& c) {
   std::vector<int64_t> kernel = c.attrs->get_ints("kernel_shape", {});
   if (kernel.empty())
     for (int64_t i = 2; i < w.rank(); ++i) kernel.push_back(w[i].size());
-  auto strides = c.attrs->get_ints("strides", std::vector<int64_t>(sz, 1));
-  auto dil = c.attrs->get_ints("dilations", std::vector<int64_t>(sz, 1));
-  auto pads = c.attrs->get_ints("pads", std::vector<int64_t>(2 * sz, 0));
-  auto outpad = c.attrs->get_ints("output_padding", std::vector<int64_t>(sz, 0));
-  auto output_shape = c.attrs->get_ints("output_shape", {});
-  auto auto_pad = c.attrs->get_string("auto_pad", "NOTSET");
-  int64_t group = c.attrs->get_int("group", 1);
+  OpAttrs a = c.op_attrs();
+  auto strides = a.get_ints("strides"), dil = a.get_ints("dilations"), pads = a.get_ints("pads");
+  auto outpad = a.get_ints("output_padding");
+  auto output_shape = a.maybe_ints("output_shape").value_or(std::vector<int64_t>{});
+  auto auto_pad = a.get_string("auto_pad");
+  int64_t group = a.get_int("group");
   std::vector<Dim> out{x[0], w[1].is_static() ? Dim(w[1].size() * group) : Dim::unknown()};
   for (size_t i = 0; i < sz; ++i) {
     const Dim& in = x[static_cast<int64_t>(i) + 2];
@@ -150,12 +150,13 @@ Result instance_norm(InferContext& c) {
 
 Result layer_norm(InferContext& c) {
   const Shape& x = c.shape(0);
-  auto axis = normalize_axis(c.attrs->get_int("axis", -1), x.rank());
+  OpAttrs a = c.op_attrs();
+  auto axis = normalize_axis(a.get_int("axis"), x.rank());
   if (!axis) return error("axis out of range");
   c.outputs[0] = c.in(0);
   std::vector<Dim> stat(x.dims().begin(), x.dims().begin() + *axis);
   for (int64_t i = *axis; i < x.rank(); ++i) stat.emplace_back(1);
-  DType st = static_cast<DType>(c.attrs->get_int("stash_type", 1) == 1 ? DType::f32 : c.in(0).dtype);
+  DType st = static_cast<DType>(a.get_int("stash_type") == 1 ? DType::f32 : c.in(0).dtype);
   for (int i = 1; i < c.num_outputs; ++i) c.outputs[static_cast<size_t>(i)] = TensorType{st, Shape(stat)};
   return {};
 }
@@ -167,7 +168,7 @@ Result dropout(InferContext& c) {
 }
 
 Result softmax(InferContext& c) {
-  if (!normalize_axis(c.attrs->get_int("axis", -1), c.shape(0).rank()))
+  if (!normalize_axis(c.op_attrs().get_int("axis"), c.shape(0).rank()))
     return error(fmt::format("axis out of range for rank {}", c.shape(0).rank()));
   if (!is_float(c.in(0).dtype)) return error("expects a floating-point input");
   return same_as_first(c);
@@ -178,52 +179,54 @@ Result lrn(InferContext& c) {
   return same_as_first(c);
 }
 
-const std::vector<AttrSpec> kConvAttrs{{"auto_pad", AttrKind::String}, {"dilations", AttrKind::Ints},
-                                       {"group", AttrKind::Int},       {"kernel_shape", AttrKind::Ints},
-                                       {"pads", AttrKind::Ints},       {"strides", AttrKind::Ints}};
+// kernel_shape has no default: the weight's shape gives it.
+const std::vector<AttrSpec> kConvAttrs{string_attr("auto_pad", "NOTSET"), ints_per_axis("dilations", 1),
+                                       int_attr("group", 1),              {"kernel_shape", AttrKind::Ints},
+                                       ints_per_axis_ends("pads", 0),     ints_per_axis("strides", 1)};
 
 }  // namespace
 
 void register_nn(Table& t) {
   define(t, OpInfo{.op = Op::Conv, .min_inputs = 2, .max_inputs = 3, .attrs = kConvAttrs, .infer = conv});
   auto ct_attrs = kConvAttrs;
-  ct_attrs.push_back({"output_padding", AttrKind::Ints});
-  ct_attrs.push_back({"output_shape", AttrKind::Ints});
+  ct_attrs.push_back(ints_per_axis("output_padding", 0));
+  ct_attrs.push_back({"output_shape", AttrKind::Ints});  // absent: from the input, strides and pads
   define(t, OpInfo{.op = Op::ConvTranspose, .min_inputs = 2, .max_inputs = 3, .attrs = ct_attrs,
                    .infer = conv_transpose});
   define(t, OpInfo{.op = Op::MaxPool, .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 2,
-                   .attrs = {{"auto_pad", AttrKind::String}, {"ceil_mode", AttrKind::Int},
-                             {"dilations", AttrKind::Ints}, {"kernel_shape", AttrKind::Ints, AttrUse::Required},
-                             {"pads", AttrKind::Ints}, {"storage_order", AttrKind::Int},
-                             {"strides", AttrKind::Ints}},
+                   .attrs = {string_attr("auto_pad", "NOTSET"), int_attr("ceil_mode", 0),
+                             ints_per_axis("dilations", 1), {"kernel_shape", AttrKind::Ints, AttrUse::Required},
+                             ints_per_axis_ends("pads", 0), int_attr("storage_order", 0),
+                             ints_per_axis("strides", 1)},
                    .infer = pool});
   define(t, OpInfo{.op = Op::AveragePool, .min_inputs = 1, .max_inputs = 1,
-                   .attrs = {{"auto_pad", AttrKind::String}, {"ceil_mode", AttrKind::Int},
-                             {"count_include_pad", AttrKind::Int},
-                             {"kernel_shape", AttrKind::Ints, AttrUse::Required}, {"pads", AttrKind::Ints},
-                             {"strides", AttrKind::Ints}},
+                   // dilations: ONNX AveragePool-19's; the shape rule and the kernel read it
+                   .attrs = {string_attr("auto_pad", "NOTSET"), int_attr("ceil_mode", 0),
+                             int_attr("count_include_pad", 0), ints_per_axis("dilations", 1),
+                             {"kernel_shape", AttrKind::Ints, AttrUse::Required}, ints_per_axis_ends("pads", 0),
+                             ints_per_axis("strides", 1)},
                    .infer = pool});
   for (Op op : {Op::GlobalAveragePool, Op::GlobalMaxPool})
     define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .infer = global_pool});
   define(t, OpInfo{.op = Op::BatchNormalization, .min_inputs = 5, .max_inputs = 5, .min_outputs = 1,
                    .max_outputs = 3,
-                   .attrs = {{"epsilon", AttrKind::Float}, {"momentum", AttrKind::Float},
-                             {"training_mode", AttrKind::Int}},
+                   .attrs = {float_attr("epsilon", 1e-5f), float_attr("momentum", 0.9f),
+                             int_attr("training_mode", 0)},
                    .infer = batch_norm});
   define(t, OpInfo{.op = Op::InstanceNormalization, .min_inputs = 3, .max_inputs = 3,
-                   .attrs = {{"epsilon", AttrKind::Float}}, .infer = instance_norm});
+                   .attrs = {float_attr("epsilon", 1e-5f)}, .infer = instance_norm});
   define(t, OpInfo{.op = Op::LayerNormalization, .min_inputs = 2, .max_inputs = 3, .min_outputs = 1,
                    .max_outputs = 3,
-                   .attrs = {{"axis", AttrKind::Int}, {"epsilon", AttrKind::Float}, {"stash_type", AttrKind::Int}},
+                   .attrs = {int_attr("axis", -1), float_attr("epsilon", 1e-5f), int_attr("stash_type", 1)},
                    .infer = layer_norm});
   define(t, OpInfo{.op = Op::LRN, .min_inputs = 1, .max_inputs = 1,
-                   .attrs = {{"alpha", AttrKind::Float}, {"beta", AttrKind::Float}, {"bias", AttrKind::Float},
+                   .attrs = {float_attr("alpha", 1e-4f), float_attr("beta", 0.75f), float_attr("bias", 1.0f),
                              {"size", AttrKind::Int, AttrUse::Required}},
                    .infer = lrn});
   define(t, OpInfo{.op = Op::Dropout, .min_inputs = 1, .max_inputs = 3, .min_outputs = 1, .max_outputs = 2,
-                   .attrs = {{"seed", AttrKind::Int}}, .infer = dropout});
+                   .attrs = {{"seed", AttrKind::Int}}, .infer = dropout});  // absent seed: a random one
   for (Op op : {Op::Softmax, Op::LogSoftmax, Op::Hardmax})
-    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = {{"axis", AttrKind::Int}},
+    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = {int_attr("axis", -1)},
                      .infer = softmax});
 }
 

@@ -9,15 +9,16 @@ namespace {
 // Opset 13-17: ReduceSum takes axes as input 1; the others as an attribute.
 Result reduce(InferContext& c) {
   const Shape& x = c.shape(0);
-  std::optional<std::vector<int64_t>> axes = c.attrs->maybe_ints("axes");
+  OpAttrs at = c.op_attrs();
+  std::optional<std::vector<int64_t>> axes = at.maybe_ints("axes");
   if (c.has_input(1)) {
     axes = c.ints(1);
     if (!axes) {  // axes not known: the rank is, when keepdims
-      if (c.attrs->get_int("keepdims", 1) == 0) {  // the rank follows from the number of axes
+      if (at.get_int("keepdims") == 0) {  // the rank follows from the number of axes
         const Shape& a = c.shape(1);
         if (a.rank() != 1 || !a[0].is_static() || a[0].size() > x.rank())
           return error("axes must be constant or of known length when keepdims = 0");
-        if (a[0].size() == 0 && c.attrs->get_int("noop_with_empty_axes", 0) != 0) return same_as_first(c);
+        if (a[0].size() == 0 && at.get_int("noop_with_empty_axes") != 0) return same_as_first(c);
         int64_t rank = a[0].size() == 0 ? 0 : x.rank() - a[0].size();
         c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::vector<Dim>(static_cast<size_t>(rank)))};
         return {};
@@ -27,8 +28,8 @@ Result reduce(InferContext& c) {
       return {};
     }
   }
-  bool keep = c.attrs->get_int("keepdims", 1) != 0;
-  bool noop = c.attrs->get_int("noop_with_empty_axes", 0) != 0;
+  bool keep = at.get_int("keepdims") != 0;
+  bool noop = at.get_int("noop_with_empty_axes") != 0;
   std::vector<bool> reduced(static_cast<size_t>(x.rank()), false);
   if (!axes || axes->empty()) {
     if (noop) return same_as_first(c);
@@ -51,12 +52,13 @@ Result reduce(InferContext& c) {
 
 Result arg_reduce(InferContext& c) {
   const Shape& x = c.shape(0);
-  auto axis = normalize_axis(c.attrs->get_int("axis", 0), x.rank());
+  OpAttrs a = c.op_attrs();
+  auto axis = normalize_axis(a.get_int("axis"), x.rank());
   if (!axis) return error("axis out of range");
   std::vector<Dim> out;
   for (int64_t i = 0; i < x.rank(); ++i) {
     if (i != *axis) out.push_back(x[i]);
-    else if (c.attrs->get_int("keepdims", 1) != 0) out.emplace_back(1);
+    else if (a.get_int("keepdims") != 0) out.emplace_back(1);
   }
   c.outputs[0] = TensorType{DType::i64, Shape(std::move(out))};
   return {};
@@ -69,7 +71,7 @@ Result cumsum(InferContext& c) {
 
 Result topk(InferContext& c) {
   const Shape& x = c.shape(0);
-  auto axis = normalize_axis(c.attrs->get_int("axis", -1), x.rank());
+  auto axis = normalize_axis(c.op_attrs().get_int("axis"), x.rank());
   if (!axis) return error("axis out of range");
   Shape out = x;
   auto k = c.ints(1);
@@ -82,24 +84,24 @@ Result topk(InferContext& c) {
 }  // namespace
 
 void register_reduce(Table& t) {
-  const std::vector<AttrSpec> attrs{{"axes", AttrKind::Ints}, {"keepdims", AttrKind::Int},
-                                    {"noop_with_empty_axes", AttrKind::Int}};
+  // absent axes: all of them (or none, with noop_with_empty_axes)
+  const std::vector<AttrSpec> attrs{{"axes", AttrKind::Ints}, int_attr("keepdims", 1),
+                                    int_attr("noop_with_empty_axes", 0)};
   for (Op op : {Op::ReduceMean, Op::ReduceMax, Op::ReduceMin, Op::ReduceProd, Op::ReduceL1, Op::ReduceL2,
                 Op::ReduceLogSum, Op::ReduceLogSumExp, Op::ReduceSumSquare})
     define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = attrs, .infer = reduce});
   define(t, OpInfo{.op = Op::ReduceSum, .min_inputs = 1, .max_inputs = 2,
-                   .attrs = {{"keepdims", AttrKind::Int}, {"noop_with_empty_axes", AttrKind::Int}},
+                   .attrs = {int_attr("keepdims", 1), int_attr("noop_with_empty_axes", 0)}, .int_inputs = {1},
                    .infer = reduce});
   for (Op op : {Op::ArgMax, Op::ArgMin})
     define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1,
-                     .attrs = {{"axis", AttrKind::Int}, {"keepdims", AttrKind::Int},
-                               {"select_last_index", AttrKind::Int}},
+                     .attrs = {int_attr("axis", 0), int_attr("keepdims", 1), int_attr("select_last_index", 0)},
                      .infer = arg_reduce});
   define(t, OpInfo{.op = Op::CumSum, .min_inputs = 2, .max_inputs = 2,
-                   .attrs = {{"exclusive", AttrKind::Int}, {"reverse", AttrKind::Int}}, .infer = cumsum});
+                   .attrs = {int_attr("exclusive", 0), int_attr("reverse", 0)}, .infer = cumsum});
   define(t, OpInfo{.op = Op::TopK, .min_inputs = 2, .max_inputs = 2, .min_outputs = 2, .max_outputs = 2,
-                   .attrs = {{"axis", AttrKind::Int}, {"largest", AttrKind::Int}, {"sorted", AttrKind::Int}},
-                   .infer = topk});
+                   .attrs = {int_attr("axis", -1), int_attr("largest", 1), int_attr("sorted", 1)},
+                   .int_inputs = {1}, .infer = topk});
 }
 
 }  // namespace refinery::ir::ops

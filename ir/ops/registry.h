@@ -22,6 +22,29 @@ void register_spiking(Table& t);
 // Sets the entry for `info.op`, filling name and ONNX name from ops.def.
 void define(Table& t, OpInfo info);
 
+// AttrSpec shorthands for the tables: an optional attribute and the value it
+// takes when absent (ONNX's default).
+inline AttrSpec int_attr(std::string_view name, int64_t fallback) {
+  return {name, AttrKind::Int, AttrUse::Optional, {.rule = AttrDefault::Rule::Value, .value = fallback}};
+}
+inline AttrSpec float_attr(std::string_view name, float fallback) {
+  return {name, AttrKind::Float, AttrUse::Optional, {.rule = AttrDefault::Rule::Value, .value = fallback}};
+}
+inline AttrSpec string_attr(std::string_view name, std::string_view fallback) {
+  return {name, AttrKind::String, AttrUse::Optional, {.rule = AttrDefault::Rule::Value, .value = std::string(fallback)}};
+}
+// Ints that default to `value` once per spatial axis of input 0 (strides,
+// dilations), or at both ends of each (pads); `leading_axes` come before
+// the spatial ones (2 for ONNX's N, C; 1 for NIR's C).
+inline AttrSpec ints_per_axis(std::string_view name, int64_t value, int leading_axes = 2) {
+  return {name, AttrKind::Ints, AttrUse::Optional,
+          {.rule = AttrDefault::Rule::PerAxis, .value = value, .leading_axes = leading_axes}};
+}
+inline AttrSpec ints_per_axis_ends(std::string_view name, int64_t value, int leading_axes = 2) {
+  return {name, AttrKind::Ints, AttrUse::Optional,
+          {.rule = AttrDefault::Rule::PerAxisEnds, .value = value, .leading_axes = leading_axes}};
+}
+
 using Result = std::expected<void, InferError>;
 inline std::unexpected<InferError> error(std::string msg) { return std::unexpected(std::move(msg)); }
 

@@ -10,7 +10,8 @@ namespace {
 
 Result shape(InferContext& c) {
   const Shape& x = c.shape(0);
-  int64_t start = c.attrs->get_int("start", 0), end = c.attrs->get_int("end", x.rank());
+  OpAttrs a = c.op_attrs();
+  int64_t start = a.get_int("start"), end = a.get_int("end");
   if (start < 0) start += x.rank();
   if (end < 0) end += x.rank();
   start = std::clamp<int64_t>(start, 0, x.rank());
@@ -55,11 +56,9 @@ Result constant(InferContext& c) {
 }
 
 Result constant_of_shape(InferContext& c) {
-  DType dt = DType::f32;
-  if (TensorRef v = c.attrs->get_tensor("value")) {
-    if (v->numel() != 1) return error("value must hold one element");
-    dt = v->dtype();
-  }
+  TensorRef v = c.op_attrs().get_tensor("value");
+  if (v == nullptr || v->numel() != 1) return error("value must hold one element");
+  DType dt = v->dtype();
   if (c.shape(0).rank() != 1) return error("shape input must be 1-d");
   if (auto dims = c.dims_value(0)) {
     c.outputs[0] = TensorType{dt, Shape(*dims)};
@@ -93,7 +92,9 @@ Result range(InferContext& c) {
 
 void register_shape_ops(Table& t) {
   define(t, OpInfo{.op = Op::Shape, .min_inputs = 1, .max_inputs = 1,
-                   .attrs = {{"end", AttrKind::Int}, {"start", AttrKind::Int}}, .infer = shape});
+                   .attrs = {{"end", AttrKind::Int, AttrUse::Optional, {.rule = AttrDefault::Rule::InputRank}},
+                             int_attr("start", 0)},
+                   .infer = shape});
   define(t, OpInfo{.op = Op::Size, .min_inputs = 1, .max_inputs = 1, .infer = size});
   define(t, OpInfo{.op = Op::Constant, .min_inputs = 0, .max_inputs = 0,
                    .attrs = {{"value", AttrKind::Tensor}, {"value_float", AttrKind::Float},
@@ -102,7 +103,10 @@ void register_shape_ops(Table& t) {
                              {"value_strings", AttrKind::Strings}},
                    .infer = constant});
   define(t, OpInfo{.op = Op::ConstantOfShape, .min_inputs = 1, .max_inputs = 1,
-                   .attrs = {{"value", AttrKind::Tensor}}, .infer = constant_of_shape});
+                   .attrs = {{"value", AttrKind::Tensor, AttrUse::Optional,
+                              {.rule = AttrDefault::Rule::Value,
+                               .value = std::make_shared<const Tensor>(Tensor::from_values<float>(DType::f32, {1}, {0.0f}))}}},
+                   .infer = constant_of_shape});
   define(t, OpInfo{.op = Op::Range, .min_inputs = 3, .max_inputs = 3, .infer = range});
 }
 

@@ -46,10 +46,9 @@ Result conv(InferContext& c) {
   if (w.rank() < 3 || !w.is_static()) return error(fmt::format("weight must be static C' x C x K..., got [{}]", w.str()));
   if (x.rank() != w.rank() - 1)
     return error(fmt::format("weight [{}] does not fit the input [{}]: expects rank {}", w.str(), x.str(), w.rank() - 1));
-  auto strides = c.attrs->get_ints("strides", std::vector<int64_t>(spatial, 1));
-  auto pads = c.attrs->get_ints("pads", std::vector<int64_t>(2 * spatial, 0));
-  auto dil = c.attrs->get_ints("dilations", std::vector<int64_t>(spatial, 1));
-  int64_t group = c.attrs->get_int("group", 1);
+  OpAttrs a = c.op_attrs();
+  auto strides = a.get_ints("strides"), pads = a.get_ints("pads"), dil = a.get_ints("dilations");
+  int64_t group = a.get_int("group");
   if (strides.size() != spatial || dil.size() != spatial || pads.size() != 2 * spatial)
     return error("strides, dilations or pads do not match the number of spatial dimensions");
   if (group <= 0 || w[0].size() % group != 0) return error(fmt::format("group {} does not divide {} output channels", group, w[0].size()));
@@ -75,9 +74,10 @@ Result conv(InferContext& c) {
 Result pool2d(InferContext& c) {
   const Shape& x = c.shape(0);
   if (x.rank() != 3) return error(fmt::format("pool input must be C x H x W, got [{}]", x.str()));
+  OpAttrs a = c.op_attrs();
   auto k = c.attrs->get_ints("kernel_shape");
-  auto strides = c.attrs->get_ints("strides", k);
-  auto pads = c.attrs->get_ints("pads", {0, 0, 0, 0});
+  auto strides = a.maybe_ints("strides").value_or(std::vector<int64_t>{});  // absent: kernel_shape
+  auto pads = a.get_ints("pads");
   if (k.size() != 2 || strides.size() != 2 || pads.size() != 4)
     return error("kernel_shape and strides must have 2 entries, pads 4");
   std::vector<Dim> out{x[0]};
@@ -95,8 +95,9 @@ Result pool2d(InferContext& c) {
 
 Result flatten(InferContext& c) {
   const Shape& x = c.shape(0);
-  auto start = normalize_axis(c.attrs->get_int("start_dim", 0), x.rank());
-  auto end = normalize_axis(c.attrs->get_int("end_dim", -1), x.rank());
+  OpAttrs a = c.op_attrs();
+  auto start = normalize_axis(a.get_int("start_dim"), x.rank());
+  auto end = normalize_axis(a.get_int("end_dim"), x.rank());
   if (!start || !end || *start > *end)
     return error(fmt::format("start_dim and end_dim do not fit the input [{}]", x.str()));
   std::vector<Dim> out(x.dims().begin(), x.dims().begin() + *start);
@@ -149,17 +150,19 @@ const Entry* entry(Op op) {
 }  // namespace
 
 void register_spiking(Table& t) {
-  const std::vector<AttrSpec> conv_attrs{{"dilations", AttrKind::Ints}, {"group", AttrKind::Int},
-                                         {"pads", AttrKind::Ints}, {"strides", AttrKind::Ints}};
-  const std::vector<AttrSpec> pool_attrs{{"kernel_shape", AttrKind::Ints, AttrUse::Required},
-                                         {"pads", AttrKind::Ints}, {"strides", AttrKind::Ints}};
+  // NIR tensors have no batch axis: one axis (C) before the spatial ones.
+  const std::vector<AttrSpec> conv_attrs{ints_per_axis("dilations", 1, 1), int_attr("group", 1),
+                                         ints_per_axis_ends("pads", 0, 1), ints_per_axis("strides", 1, 1)};
+  const std::vector<AttrSpec> pool_attrs{
+      {"kernel_shape", AttrKind::Ints, AttrUse::Required}, ints_per_axis_ends("pads", 0, 1),
+      {"strides", AttrKind::Ints, AttrUse::Optional, {.rule = AttrDefault::Rule::SameAs, .other = "kernel_shape"}}};
   for (const Entry& e : entries()) {
     int n = static_cast<int>(e.operands.size());
     OpInfo info{.op = e.op, .min_inputs = n - e.optional_params, .max_inputs = n, .infer = e.infer,
                 .stateful = e.stateful};
     if (e.op == Op::NirConv1d || e.op == Op::NirConv2d) info.attrs = conv_attrs;
     if (e.op == Op::SumPool2d || e.op == Op::AvgPool2d) info.attrs = pool_attrs;
-    if (e.op == Op::NirFlatten) info.attrs = {{"end_dim", AttrKind::Int}, {"start_dim", AttrKind::Int}};
+    if (e.op == Op::NirFlatten) info.attrs = {int_attr("end_dim", -1), int_attr("start_dim", 0)};
     define(t, std::move(info));
   }
 }

@@ -14,7 +14,7 @@ KernelResult float_unary(const KernelCall& c) {
   return one(restore(F(upcast(c.in(0))), c.in(0)));
 }
 
-float attr(const KernelCall& c, const char* name, float fallback) { return c.attrs().get_float(name, fallback); }
+float attr(const KernelCall& c, const char* name) { return c.op_attrs().get_float(name); }
 
 at::Tensor softsign(const at::Tensor& x) { return x / (at::abs(x) + 1); }
 at::Tensor reciprocal(const at::Tensor& x) { return at::reciprocal(x); }
@@ -29,34 +29,34 @@ at::Tensor round_fn(const at::Tensor& x) { return at::round(x); }  // half to ev
 
 KernelResult leaky_relu(const KernelCall& c) {
   at::Tensor x = upcast(c.in(0));
-  return one(restore(at::where(x >= 0, x, x * attr(c, "alpha", 0.01f)), c.in(0)));
+  return one(restore(at::where(x >= 0, x, x * attr(c, "alpha")), c.in(0)));
 }
 
 KernelResult elu(const KernelCall& c) {
   at::Tensor x = upcast(c.in(0));
-  return one(restore(at::where(x > 0, x, (at::exp(x) - 1) * attr(c, "alpha", 1.0f)), c.in(0)));
+  return one(restore(at::where(x > 0, x, (at::exp(x) - 1) * attr(c, "alpha")), c.in(0)));
 }
 
 KernelResult celu(const KernelCall& c) {
   at::Tensor x = upcast(c.in(0));
-  float alpha = attr(c, "alpha", 1.0f);
+  float alpha = attr(c, "alpha");
   return one(restore(at::clamp_min(x, 0) + at::clamp_max((at::exp(x / alpha) - 1) * alpha, 0), c.in(0)));
 }
 
 KernelResult selu(const KernelCall& c) {
   at::Tensor x = upcast(c.in(0));
-  float alpha = attr(c, "alpha", 1.67326319217681884765625f), gamma = attr(c, "gamma", 1.05070102214813232421875f);
+  float alpha = attr(c, "alpha"), gamma = attr(c, "gamma");
   return one(restore(at::where(x > 0, x * gamma, (at::exp(x) * alpha - alpha) * gamma), c.in(0)));
 }
 
 KernelResult hard_sigmoid(const KernelCall& c) {
   at::Tensor x = upcast(c.in(0));
-  return one(restore(at::clamp(x * attr(c, "alpha", 0.2f) + attr(c, "beta", 0.5f), 0, 1), c.in(0)));
+  return one(restore(at::clamp(x * attr(c, "alpha") + attr(c, "beta"), 0, 1), c.in(0)));
 }
 
 KernelResult thresholded_relu(const KernelCall& c) {
   at::Tensor x = upcast(c.in(0));
-  return one(restore(at::where(x > attr(c, "alpha", 1.0f), x, at::zeros({}, x.options())), c.in(0)));
+  return one(restore(at::where(x > attr(c, "alpha"), x, at::zeros({}, x.options())), c.in(0)));
 }
 
 KernelResult clip(const KernelCall& c) {
@@ -78,7 +78,7 @@ KernelResult identity(const KernelCall& c) { return one(c.in(0)); }
 KernelResult isnan(const KernelCall& c) { return one(at::isnan(c.in(0))); }
 
 KernelResult isinf(const KernelCall& c) {
-  bool neg = c.attrs().get_int("detect_negative", 1) != 0, pos = c.attrs().get_int("detect_positive", 1) != 0;
+  bool neg = c.op_attrs().get_int("detect_negative") != 0, pos = c.op_attrs().get_int("detect_positive") != 0;
   const at::Tensor& x = c.in(0);
   at::Tensor r = at::zeros(x.sizes(), x.options().dtype(at::kBool));
   if (pos) r = at::logical_or(r, at::isposinf(x));
@@ -119,7 +119,7 @@ KernelResult mod(const KernelCall& c) {
   // fmod = 0: the result takes the divisor's sign (Python %); fmod = 1: the
   // dividend's sign (C fmod).
   at::Tensor a = upcast(c.in(0)), b = upcast(c.in(1));
-  at::Tensor r = c.attrs().get_int("fmod", 0) != 0 ? at::fmod(a, b) : at::remainder(a, b);
+  at::Tensor r = c.op_attrs().get_int("fmod") != 0 ? at::fmod(a, b) : at::remainder(a, b);
   return one(restore(r, c.in(0)));
 }
 

@@ -11,7 +11,7 @@ using ir::Op;
 KernelResult reshape(const KernelCall& c) {
   const at::Tensor& x = c.in(0);
   std::vector<int64_t> shape = int_values(c.in(1));
-  bool allowzero = c.attrs().get_int("allowzero", 0) != 0;
+  bool allowzero = c.op_attrs().get_int("allowzero") != 0;
   for (size_t i = 0; i < shape.size(); ++i)
     if (shape[i] == 0 && !allowzero) {
       if (static_cast<int64_t>(i) >= x.dim()) return kernel_error("a 0 in the shape copies a dimension the input lacks");
@@ -22,7 +22,7 @@ KernelResult reshape(const KernelCall& c) {
 
 KernelResult flatten(const KernelCall& c) {
   const at::Tensor& x = c.in(0);
-  int64_t axis = c.attrs().get_int("axis", 1);
+  int64_t axis = c.op_attrs().get_int("axis");
   if (axis < 0) axis += x.dim();
   if (axis < 0 || axis > x.dim()) return kernel_error("axis out of range");
   int64_t outer = 1, inner = 1;
@@ -32,10 +32,7 @@ KernelResult flatten(const KernelCall& c) {
 
 KernelResult transpose(const KernelCall& c) {
   const at::Tensor& x = c.in(0);
-  std::vector<int64_t> perm = c.attrs().get_ints("perm", {});
-  if (perm.empty())
-    for (int64_t i = x.dim() - 1; i >= 0; --i) perm.push_back(i);
-  return one(x.permute(perm));
+  return one(x.permute(c.op_attrs().get_ints("perm")));
 }
 
 KernelResult squeeze(const KernelCall& c) {
@@ -73,7 +70,7 @@ KernelResult unsqueeze(const KernelCall& c) {
 }
 
 KernelResult concat(const KernelCall& c) {
-  auto axis = normalize_axis(c.attrs().get_int("axis", 0), c.in(0).dim());
+  auto axis = normalize_axis(c.attrs().get_int("axis", 0), c.in(0).dim());  // required
   if (!axis) return kernel_error("axis out of range");
   std::vector<at::Tensor> parts(c.inputs.begin(), c.inputs.end());
   return one(at::cat(parts, *axis));
@@ -81,7 +78,7 @@ KernelResult concat(const KernelCall& c) {
 
 KernelResult split(const KernelCall& c) {
   const at::Tensor& x = c.in(0);
-  auto axis = normalize_axis(c.attrs().get_int("axis", 0), x.dim());
+  auto axis = normalize_axis(c.op_attrs().get_int("axis"), x.dim());
   if (!axis) return kernel_error("axis out of range");
   std::vector<int64_t> sizes;
   auto n = static_cast<int64_t>(c.num_outputs());
@@ -136,7 +133,7 @@ at::Tensor wrap_indices(const at::Tensor& indices, int64_t dim) {
 
 KernelResult gather(const KernelCall& c) {
   const at::Tensor& x = c.in(0);
-  auto axis = normalize_axis(c.attrs().get_int("axis", 0), x.dim());
+  auto axis = normalize_axis(c.op_attrs().get_int("axis"), x.dim());
   if (!axis) return kernel_error("axis out of range");
   at::Tensor index = wrap_indices(c.in(1), x.size(*axis));
   std::vector<int64_t> shape(x.sizes().begin(), x.sizes().begin() + *axis);
@@ -147,7 +144,7 @@ KernelResult gather(const KernelCall& c) {
 
 KernelResult gather_elements(const KernelCall& c) {
   const at::Tensor& x = c.in(0);
-  auto axis = normalize_axis(c.attrs().get_int("axis", 0), x.dim());
+  auto axis = normalize_axis(c.op_attrs().get_int("axis"), x.dim());
   if (!axis) return kernel_error("axis out of range");
   return one(at::gather(x, *axis, wrap_indices(c.in(1), x.size(*axis))));
 }
@@ -193,7 +190,7 @@ KernelResult pad(const KernelCall& c) {
   int64_t r = x.dim();
   if (static_cast<int64_t>(pads.size()) != 2 * r)
     return kernel_error(fmt::format("pads has {} entries for rank {}", pads.size(), r));
-  std::string mode = c.attrs().get_string("mode", "constant");
+  std::string mode = c.op_attrs().get_string("mode");
   if (mode == "constant") {
     std::vector<int64_t> list;
     for (int64_t i = r; i-- > 0;) {
@@ -226,7 +223,7 @@ KernelResult depth_to_space(const KernelCall& c) {
   int64_t n = x.size(0), ch = x.size(1), h = x.size(2), w = x.size(3);
   if (b <= 0 || ch % (b * b) != 0) return kernel_error("channels are not divisible by blocksize^2");
   int64_t oc = ch / (b * b);
-  at::Tensor y = c.attrs().get_string("mode", "DCR") == "CRD"
+  at::Tensor y = c.op_attrs().get_string("mode") == "CRD"
                      ? x.reshape({n, oc, b, b, h, w}).permute({0, 1, 4, 2, 5, 3})
                      : x.reshape({n, b, b, oc, h, w}).permute({0, 3, 4, 1, 5, 2});
   return one(y.reshape({n, oc, h * b, w * b}));
@@ -244,7 +241,7 @@ KernelResult space_to_depth(const KernelCall& c) {
 
 KernelResult trilu(const KernelCall& c) {
   int64_t k = c.has(1) ? int_values(c.in(1)).at(0) : 0;
-  bool upper = c.attrs().get_int("upper", 1) != 0;
+  bool upper = c.op_attrs().get_int("upper") != 0;
   return one(upper ? at::triu(c.in(0), k) : at::tril(c.in(0), k));
 }
 

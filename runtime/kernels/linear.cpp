@@ -14,9 +14,9 @@ KernelResult matmul(const KernelCall& c) {
 
 KernelResult gemm(const KernelCall& c) {
   at::Tensor a = upcast(c.in(0)), b = upcast(c.in(1));
-  if (c.attrs().get_int("transA", 0) != 0) a = a.t();
-  if (c.attrs().get_int("transB", 0) != 0) b = b.t();
-  float alpha = c.attrs().get_float("alpha", 1.0f), beta = c.attrs().get_float("beta", 1.0f);
+  if (c.op_attrs().get_int("transA") != 0) a = a.t();
+  if (c.op_attrs().get_int("transB") != 0) b = b.t();
+  float alpha = c.op_attrs().get_float("alpha"), beta = c.op_attrs().get_float("beta");
   at::Tensor y = at::mm(a, b);
   if (alpha != 1.0f) y = y * alpha;
   if (c.has(2)) {
@@ -33,14 +33,14 @@ struct ConvAttrs {
 };
 
 ConvAttrs read_conv(const KernelCall& c, const at::Tensor& w) {
-  auto n = static_cast<size_t>(w.dim() - 2);
   ConvAttrs a;
   for (int64_t i = 2; i < w.dim(); ++i) a.kernel.push_back(w.size(i));
-  a.strides = c.attrs().get_ints("strides", std::vector<int64_t>(n, 1));
-  a.dilations = c.attrs().get_ints("dilations", std::vector<int64_t>(n, 1));
-  a.pads = c.attrs().get_ints("pads", std::vector<int64_t>(2 * n, 0));
-  a.auto_pad = c.attrs().get_string("auto_pad", "NOTSET");
-  a.group = c.attrs().get_int("group", 1);
+  ir::OpAttrs attrs = c.op_attrs();
+  a.strides = attrs.get_ints("strides");
+  a.dilations = attrs.get_ints("dilations");
+  a.pads = attrs.get_ints("pads");
+  a.auto_pad = attrs.get_string("auto_pad");
+  a.group = attrs.get_int("group");
   return a;
 }
 
@@ -96,7 +96,7 @@ KernelResult conv_transpose(const KernelCall& c) {
   at::Tensor w = c.in(1).to(x.scalar_type());
   ConvAttrs a = read_conv(c, w);
   size_t n = a.kernel.size();
-  auto out_pad = c.attrs().get_ints("output_padding", std::vector<int64_t>(n, 0));
+  auto out_pad = c.op_attrs().get_ints("output_padding");
   auto output_shape = c.attrs().get_ints("output_shape", {});
   if (out_pad.size() != n) return kernel_error("output_padding does not match the spatial rank");
   if (!output_shape.empty() && output_shape.size() < n) return kernel_error("output_shape is too short");

@@ -25,15 +25,15 @@ KernelResult batch_norm(const KernelCall& c) {
   at::Tensor x = upcast(c.in(0));
   auto type = x.scalar_type();
   int64_t r = x.dim();
-  float eps = c.attrs().get_float("epsilon", 1e-5f);
+  float eps = c.op_attrs().get_float("epsilon");
   at::Tensor scale = per_channel(c.in(1), r, type), bias = per_channel(c.in(2), r, type);
   at::Tensor mean = per_channel(c.in(3), r, type), var = per_channel(c.in(4), r, type);
-  if (c.attrs().get_int("training_mode", 0) == 0) {
+  if (c.op_attrs().get_int("training_mode") == 0) {
     at::Tensor y = (x - mean) / at::sqrt(var + eps) * scale + bias;
     return one(restore(y, c.in(0)));
   }
   // Training mode: normalise with the batch statistics and update the running ones.
-  float momentum = c.attrs().get_float("momentum", 0.9f);
+  float momentum = c.op_attrs().get_float("momentum");
   auto dims = all_but_channel(r);
   at::Tensor batch_mean = at::mean(x, dims, true);
   at::Tensor batch_var = at::mean(at::square(x - batch_mean), dims, true);
@@ -50,7 +50,7 @@ KernelResult batch_norm(const KernelCall& c) {
 KernelResult instance_norm(const KernelCall& c) {
   at::Tensor x = upcast(c.in(0));
   int64_t r = x.dim();
-  float eps = c.attrs().get_float("epsilon", 1e-5f);
+  float eps = c.op_attrs().get_float("epsilon");
   std::vector<int64_t> dims;
   for (int64_t i = 2; i < r; ++i) dims.push_back(i);
   at::Tensor mean = at::mean(x, dims, true);
@@ -62,11 +62,11 @@ KernelResult instance_norm(const KernelCall& c) {
 
 KernelResult layer_norm(const KernelCall& c) {
   const at::Tensor& input = c.in(0);
-  auto axis = normalize_axis(c.attrs().get_int("axis", -1), input.dim());
+  auto axis = normalize_axis(c.op_attrs().get_int("axis"), input.dim());
   if (!axis) return kernel_error("axis out of range");
-  bool stash_f32 = c.attrs().get_int("stash_type", 1) == 1;
+  bool stash_f32 = c.op_attrs().get_int("stash_type") == 1;
   at::Tensor x = stash_f32 && input.scalar_type() != at::kDouble ? input.to(at::kFloat) : input;
-  float eps = c.attrs().get_float("epsilon", 1e-5f);
+  float eps = c.op_attrs().get_float("epsilon");
   std::vector<int64_t> dims;
   for (int64_t i = *axis; i < x.dim(); ++i) dims.push_back(i);
   at::Tensor mean = at::mean(x, dims, true);
@@ -83,8 +83,8 @@ KernelResult layer_norm(const KernelCall& c) {
 KernelResult lrn(const KernelCall& c) {
   at::Tensor x = upcast(c.in(0));
   int64_t size = c.attrs().get_int("size", 1);
-  float alpha = c.attrs().get_float("alpha", 1e-4f), beta = c.attrs().get_float("beta", 0.75f),
-        bias = c.attrs().get_float("bias", 1.0f);
+  float alpha = c.op_attrs().get_float("alpha"), beta = c.op_attrs().get_float("beta"),
+        bias = c.op_attrs().get_float("bias");
   int64_t before = (size - 1) / 2, after = size - 1 - before;
   std::vector<int64_t> pad(static_cast<size_t>(2 * (x.dim() - 1)), 0);
   // constant_pad_nd lists dims from the last; the channel dim is the last pair.
@@ -107,7 +107,7 @@ KernelResult dropout(const KernelCall& c) {
 }
 
 std::expected<int64_t, std::string> softmax_axis(const KernelCall& c) {
-  auto axis = normalize_axis(c.attrs().get_int("axis", -1), c.in(0).dim());
+  auto axis = normalize_axis(c.op_attrs().get_int("axis"), c.in(0).dim());
   if (!axis) return std::unexpected(std::string("axis out of range"));
   return *axis;
 }

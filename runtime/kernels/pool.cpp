@@ -19,11 +19,12 @@ std::expected<Geometry, std::string> geometry(const KernelCall& c, const at::Ten
   Geometry g;
   for (int64_t i = 2; i < x.dim(); ++i) g.in.push_back(x.size(i));
   g.kernel = c.attrs().get_ints("kernel_shape", {});
-  g.strides = c.attrs().get_ints("strides", std::vector<int64_t>(n, 1));
-  g.dilations = c.attrs().get_ints("dilations", std::vector<int64_t>(n, 1));
-  auto pads = c.attrs().get_ints("pads", std::vector<int64_t>(2 * n, 0));
-  std::string auto_pad = c.attrs().get_string("auto_pad", "NOTSET");
-  bool ceil_mode = c.attrs().get_int("ceil_mode", 0) != 0;
+  ir::OpAttrs attrs = c.op_attrs();
+  g.strides = attrs.get_ints("strides");
+  g.dilations = attrs.get_ints("dilations");
+  auto pads = attrs.get_ints("pads");
+  std::string auto_pad = attrs.get_string("auto_pad");
+  bool ceil_mode = attrs.get_int("ceil_mode") != 0;
   if (g.kernel.size() != n || g.strides.size() != n || g.dilations.size() != n || pads.size() != 2 * n)
     return std::unexpected("kernel_shape, strides, dilations or pads do not match the spatial rank");
   g.begin.resize(n);
@@ -95,7 +96,7 @@ KernelResult max_pool(const KernelCall& c) {
   auto g = geometry(c, c.in(0));
   if (!g) return kernel_error(g.error());
   at::Tensor x = c.in(0).to(at::kDouble).contiguous();
-  bool column_major = c.attrs().get_int("storage_order", 0) != 0;
+  bool column_major = c.op_attrs().get_int("storage_order") != 0;
   size_t n = g->in.size();
   // Flattened index of a spatial position (row-major, or column-major for storage_order 1).
   std::vector<int64_t> index_stride(n), row_stride(n);
@@ -133,7 +134,7 @@ KernelResult average_pool(const KernelCall& c) {
   auto g = geometry(c, c.in(0));
   if (!g) return kernel_error(g.error());
   at::Tensor x = c.in(0).to(at::kDouble).contiguous();
-  bool include_pad = c.attrs().get_int("count_include_pad", 0) != 0;
+  bool include_pad = c.op_attrs().get_int("count_include_pad") != 0;
   size_t n = g->in.size();
   std::vector<int64_t> row_stride(n);
   int64_t row = 1;

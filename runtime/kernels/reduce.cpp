@@ -17,7 +17,7 @@ std::expected<std::optional<std::vector<int64_t>>, std::string> reduce_axes(cons
   else axes = c.attrs().get_ints("axes", {});
   int64_t rank = c.in(0).dim();
   if (axes.empty()) {
-    if (c.attrs().get_int("noop_with_empty_axes", 0) != 0) return std::nullopt;
+    if (c.op_attrs().get_int("noop_with_empty_axes") != 0) return std::nullopt;
     for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
     return axes;
   }
@@ -55,7 +55,7 @@ KernelResult reduce(const KernelCall& c) {
   auto axes = reduce_axes(c);
   if (!axes) return kernel_error(axes.error());
   if (!*axes) return one(c.in(0));
-  bool keep = c.attrs().get_int("keepdims", 1) != 0;
+  bool keep = c.op_attrs().get_int("keepdims") != 0;
   at::Tensor x = upcast(c.in(0));
   if (float_math && integral(x)) x = x.to(at::kDouble);
   if (x.dim() == 0) return one(restore(F(x.reshape({1}), {0}, false), c.in(0)));
@@ -65,10 +65,10 @@ KernelResult reduce(const KernelCall& c) {
 template <bool is_max>
 KernelResult arg_reduce(const KernelCall& c) {
   at::Tensor x = upcast(c.in(0));
-  auto axis = normalize_axis(c.attrs().get_int("axis", 0), x.dim());
+  auto axis = normalize_axis(c.op_attrs().get_int("axis"), x.dim());
   if (!axis) return kernel_error("axis out of range");
-  bool keep = c.attrs().get_int("keepdims", 1) != 0;
-  bool last = c.attrs().get_int("select_last_index", 0) != 0;
+  bool keep = c.op_attrs().get_int("keepdims") != 0;
+  bool last = c.op_attrs().get_int("select_last_index") != 0;
   // ATen returns the first extremum; the last one is the first of the flipped input.
   at::Tensor in = last ? at::flip(x, {*axis}) : x;
   at::Tensor index = is_max ? at::argmax(in, *axis, keep) : at::argmin(in, *axis, keep);
@@ -81,7 +81,7 @@ KernelResult cumsum(const KernelCall& c) {
   at::Tensor x = upcast(input);
   auto axis = normalize_axis(int_values(c.in(1)).at(0), x.dim());
   if (!axis) return kernel_error("axis out of range");
-  bool reverse = c.attrs().get_int("reverse", 0) != 0, exclusive = c.attrs().get_int("exclusive", 0) != 0;
+  bool reverse = c.op_attrs().get_int("reverse") != 0, exclusive = c.op_attrs().get_int("exclusive") != 0;
   if (reverse) x = at::flip(x, {*axis});
   at::Tensor y = at::cumsum(x, *axis, x.scalar_type());
   int64_t n = y.size(*axis);
@@ -94,11 +94,11 @@ KernelResult cumsum(const KernelCall& c) {
 // Ties keep the lower index first (ONNX): a stable sort gives exactly that.
 KernelResult topk(const KernelCall& c) {
   at::Tensor x = upcast(c.in(0));
-  auto axis = normalize_axis(c.attrs().get_int("axis", -1), x.dim());
+  auto axis = normalize_axis(c.op_attrs().get_int("axis"), x.dim());
   if (!axis) return kernel_error("axis out of range");
   int64_t k = int_values(c.in(1)).at(0);
   if (k < 0 || k > x.size(*axis)) return kernel_error(fmt::format("k = {} is out of range for axis of {}", k, x.size(*axis)));
-  bool largest = c.attrs().get_int("largest", 1) != 0;
+  bool largest = c.op_attrs().get_int("largest") != 0;
   auto [values, indices] = at::sort(x, true, *axis, largest);
   return std::vector<at::Tensor>{restore(values.narrow(*axis, 0, k), c.in(0)), indices.narrow(*axis, 0, k)};
 }

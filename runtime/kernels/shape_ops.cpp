@@ -12,7 +12,7 @@ at::Tensor longs(const std::vector<int64_t>& v) { return at::tensor(v, at::kLong
 
 KernelResult shape(const KernelCall& c) {
   int64_t r = c.in(0).dim();
-  int64_t start = c.attrs().get_int("start", 0), end = c.attrs().get_int("end", r);
+  int64_t start = c.op_attrs().get_int("start"), end = c.op_attrs().get_int("end");
   if (start < 0) start += r;
   if (end < 0) end += r;
   start = std::clamp<int64_t>(start, 0, r);
@@ -38,8 +38,7 @@ KernelResult constant(const KernelCall& c) {
 
 KernelResult constant_of_shape(const KernelCall& c) {
   std::vector<int64_t> shape = int_values(c.in(0));
-  ir::TensorRef value = c.attrs().get_tensor("value");
-  if (!value) return one(at::zeros(shape, at::kFloat));
+  ir::TensorRef value = c.op_attrs().get_tensor("value");
   if (value->numel() != 1) return kernel_error("value must hold one element");
   at::Tensor v = to_aten(value).reshape({});
   return one(at::full(shape, v.item(), v.options()));

@@ -30,7 +30,7 @@ std::optional<Id> lookup_node(const TensorEGraph& g, const ir::Node& n, size_t o
     na.num_outputs = static_cast<std::uint16_t>(n.outputs.size());
     int64_t rank = kids.empty() ? -1 : g[kids[0]].data.type.shape.rank();
     for (const auto& [k, v] : n.attrs.entries()) {
-      auto def = attr_default(n.op, k, rank);
+      auto def = ir::attr_default(n.op, k, rank);
       if (normalise && def && literal_equal(*def, v)) continue;
       na.attrs.set(k, v);
     }
