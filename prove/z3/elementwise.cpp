@@ -47,13 +47,13 @@ Result softsign(Ctx& c) {
 
 Result leaky_relu(Ctx& c) {
   auto& d = c.d;
-  double a = c.attr_float("alpha", 0.01);
+  double a = c.attr_float("alpha");
   return map_unary(c, [&](const Expr& x) { return z3::ite(d.lt(x, d.num(0)), d.mul(d.num(a), x), x); });
 }
 
 Result elu(Ctx& c) {
   auto& d = c.d;
-  double a = c.attr_float("alpha", 1.0);
+  double a = c.attr_float("alpha");
   return map_unary(c, [&](const Expr& x) {
     return z3::ite(d.lt(x, d.num(0)), d.mul(d.num(a), d.sub(d.fn("exp", x), d.num(1))), x);
   });
@@ -61,7 +61,7 @@ Result elu(Ctx& c) {
 
 Result hard_sigmoid(Ctx& c) {
   auto& d = c.d;
-  double a = c.attr_float("alpha", 0.2), b = c.attr_float("beta", 0.5);
+  double a = c.attr_float("alpha"), b = c.attr_float("beta");
   return map_unary(c, [&](const Expr& x) { return d.max(d.num(0), d.min(d.num(1), d.add(d.mul(d.num(a), x), d.num(b)))); });
 }
 

@@ -12,9 +12,7 @@ namespace {
 Result transpose(Ctx& c) {
   const SymTensor& X = c.x(0);
   size_t r = X.shape.size();
-  Shape perm = c.n.attrs.get_ints("perm", {});
-  if (perm.empty())
-    for (size_t i = r; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  Shape perm = c.attrs().get_ints("perm");  // absent: the axes reversed (the op table's default)
   const Shape& o = c.out[0];
   std::vector<z3::expr> e;
   for (int64_t i = 0; i < numel(o); ++i) {
@@ -27,7 +25,7 @@ Result transpose(Ctx& c) {
 
 Result concat(Ctx& c) {
   const Shape& o = c.out[0];
-  size_t ax = static_cast<size_t>(c.axis(c.attr_int("axis", 0), o.size()));
+  size_t ax = static_cast<size_t>(c.axis(c.attr_int("axis"), o.size()));
   std::vector<z3::expr> e;
   for (int64_t i = 0; i < numel(o); ++i) {
     Shape idx = unravel(i, o);
@@ -46,7 +44,7 @@ Result concat(Ctx& c) {
 
 Result split(Ctx& c) {
   const SymTensor& X = c.x(0);
-  size_t ax = static_cast<size_t>(c.axis(c.attr_int("axis", 0), X.shape.size()));
+  size_t ax = static_cast<size_t>(c.axis(c.attr_int("axis"), X.shape.size()));
   std::vector<SymTensor> outs;
   int64_t start = 0;
   for (const Shape& o : c.out) {
@@ -91,7 +89,7 @@ Result slice(Ctx& c) {
 }
 
 Result pad(Ctx& c) {
-  if (c.n.attrs.get_string("mode", "constant") != "constant") return fail_sem(c, "pad mode other than constant");
+  if (c.attrs().get_string("mode") != "constant") return fail_sem(c, "pad mode other than constant");
   auto pads = c.ints(1);
   if (!pads) return fail_sem(c, "pad with unknown pads");
   const SymTensor& X = c.x(0);

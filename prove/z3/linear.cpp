@@ -43,8 +43,8 @@ Result matmul(Ctx& c) {
 }
 
 Result gemm(Ctx& c) {
-  bool ta = c.attr_int("transA", 0) != 0, tb = c.attr_int("transB", 0) != 0;
-  double alpha = c.attr_float("alpha", 1.0), beta = c.attr_float("beta", 1.0);
+  bool ta = c.attr_int("transA") != 0, tb = c.attr_int("transB") != 0;
+  double alpha = c.attr_float("alpha"), beta = c.attr_float("beta");
   const SymTensor& A = c.x(0);
   const SymTensor& B = c.x(1);
   int64_t m = c.out[0][0], n = c.out[0][1];

@@ -7,14 +7,14 @@ namespace refinery::prove::semantics {
 namespace {
 
 Result conv(Ctx& c) {
-  if (c.n.attrs.get_string("auto_pad", "NOTSET") != "NOTSET") return fail_sem(c, "conv with auto_pad");
+  if (c.attrs().get_string("auto_pad") != "NOTSET") return fail_sem(c, "conv with auto_pad");
   const SymTensor& X = c.x(0);
   const SymTensor& W = c.x(1);
   size_t sp = X.shape.size() - 2;
-  auto strides = c.n.attrs.get_ints("strides", Shape(sp, 1));
-  auto dil = c.n.attrs.get_ints("dilations", Shape(sp, 1));
-  auto pads = c.n.attrs.get_ints("pads", Shape(2 * sp, 0));
-  int64_t group = c.attr_int("group", 1);
+  auto strides = c.attrs().get_ints("strides");
+  auto dil = c.attrs().get_ints("dilations");
+  auto pads = c.attrs().get_ints("pads");
+  int64_t group = c.attr_int("group");
   const Shape& o = c.out[0];
   int64_t cg = W.shape[1], mg = W.shape[0] / group;
   Shape ksz(W.shape.begin() + 2, W.shape.end());
@@ -47,8 +47,8 @@ Result conv(Ctx& c) {
 }
 
 Result batch_norm(Ctx& c) {
-  if (c.attr_int("training_mode", 0) != 0 || c.n.outputs.size() > 1) return fail_sem(c, "batch_norm in training mode");
-  double eps = c.attr_float("epsilon", 1e-5);
+  if (c.attr_int("training_mode") != 0 || c.n.outputs.size() > 1) return fail_sem(c, "batch_norm in training mode");
+  double eps = c.attr_float("epsilon");
   const SymTensor& X = c.x(0);
   std::vector<z3::expr> e;
   for (int64_t i = 0; i < numel(X.shape); ++i) {
@@ -83,7 +83,7 @@ Result along_axis(Ctx& c, int64_t axis_attr, F f) {
 }
 
 Result softmax(Ctx& c) {
-  return along_axis(c, c.attr_int("axis", -1), [&](const z3::expr& x, const std::vector<z3::expr>& g) {
+  return along_axis(c, c.attr_int("axis"), [&](const z3::expr& x, const std::vector<z3::expr>& g) {
     std::vector<z3::expr> ex;
     for (const auto& y : g) ex.push_back(c.d.fn("exp", y));
     return c.d.div(c.d.fn("exp", x), sum_of(c.d, ex));
@@ -91,7 +91,7 @@ Result softmax(Ctx& c) {
 }
 
 Result log_softmax(Ctx& c) {
-  return along_axis(c, c.attr_int("axis", -1), [&](const z3::expr& x, const std::vector<z3::expr>& g) {
+  return along_axis(c, c.attr_int("axis"), [&](const z3::expr& x, const std::vector<z3::expr>& g) {
     std::vector<z3::expr> ex;
     for (const auto& y : g) ex.push_back(c.d.fn("exp", y));
     return c.d.fn("log", c.d.div(c.d.fn("exp", x), sum_of(c.d, ex)));
@@ -102,8 +102,8 @@ Result layer_norm(Ctx& c) {
   if (c.n.outputs.size() > 1) return fail_sem(c, "layer_norm with statistics outputs");
   const SymTensor& X = c.x(0);
   size_t r = X.shape.size();
-  size_t ax = static_cast<size_t>(c.axis(c.attr_int("axis", -1), r));
-  double eps = c.attr_float("epsilon", 1e-5);
+  size_t ax = static_cast<size_t>(c.axis(c.attr_int("axis"), r));
+  double eps = c.attr_float("epsilon");
   Shape inner(X.shape.begin() + static_cast<int64_t>(ax), X.shape.end());
   int64_t m = numel(inner);
   std::vector<z3::expr> e;

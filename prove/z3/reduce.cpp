@@ -17,7 +17,7 @@ std::vector<bool> reduced_axes(Ctx& c, std::optional<std::vector<int64_t>> axes)
 Result reduce_sum(Ctx& c) {
   auto axes = c.has(1) ? c.ints(1) : std::optional<std::vector<int64_t>>();
   if (c.has(1) && !axes) return fail_sem(c, "reduce_sum with unknown axes");
-  if ((!axes || axes->empty()) && c.attr_int("noop_with_empty_axes", 0)) return same_elems(c);
+  if ((!axes || axes->empty()) && c.attr_int("noop_with_empty_axes")) return same_elems(c);
   return reduce_with(c, reduced_axes(c, axes), [&](const std::vector<z3::expr>& g) { return sum_of(c.d, g); });
 }
 

@@ -35,10 +35,13 @@ struct Ctx {
 
   const SymTensor& x(size_t i) const { return *in[i]; }
   bool has(size_t i) const { return i < in.size() && in[i] != nullptr; }
-  int64_t attr_int(std::string_view name, int64_t fallback) const { return n.attrs.get_int(name, fallback); }
-  double attr_float(std::string_view name, double fallback) const {
-    return static_cast<double>(n.attrs.get_float(name, static_cast<float>(fallback)));
+  // Attributes as the op table gives them: an absent one reads as its
+  // default (ir::OpAttrs; the kernels and shape rules read the same).
+  ir::OpAttrs attrs() const {
+    return ir::OpAttrs(n.op, n.attrs, has(0) ? static_cast<int64_t>(x(0).shape.size()) : -1);
   }
+  int64_t attr_int(std::string_view name) const { return attrs().get_int(name); }
+  double attr_float(std::string_view name) const { return static_cast<double>(attrs().get_float(name)); }
   std::optional<std::vector<int64_t>> ints(size_t i) const {
     if (!has(i) || !in[i]->concrete) return std::nullopt;
     return in[i]->concrete->to_int_vector();

@@ -177,5 +177,37 @@ TEST(RoundingCheck, AChangeOfMeaningFailsInF64Too) {
   EXPECT_GT(r->wide_max_abs_error, 1e-4);
 }
 
+// Spiking graphs run through time: validation simulates both on the same
+// seeded spike trains (the stateless interpreter has no kernel for lif).
+std::string lif_graph(const char* threshold) {
+  return std::string(R"(graph @main(%x: tensor<2xf32>) attributes {ir_version = 8, opsets = {}} {
+  %tau = const dense<[0.01]> : tensor<f32>
+  %r = const dense<[1.0]> : tensor<f32>
+  %leak = const dense<[0.0]> : tensor<f32>
+  %thr = const dense<[)") + threshold + R"(]> : tensor<f32>
+  %reset = const dense<[0.0]> : tensor<f32>
+  %w = const dense<[2.0, 0.0, 0.0, 2.0]> : tensor<2x2xf32>
+  %in = linear(%x, %w) : tensor<2xf32>
+  %lif = lif(%in, %tau, %r, %leak, %thr, %reset) : tensor<2xf32>
+  return %lif
+})";
+}
+
+TEST(ValidateSpiking, AGraphAgreesWithItselfOverTime) {
+  ir::Graph g = parse(lif_graph("0.05"));
+  auto r = validate(g, g);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  EXPECT_TRUE(r->passed) << r->first_divergence;
+  EXPECT_EQ(r->samples, 3);
+}
+
+TEST(ValidateSpiking, AnotherThresholdChangesTheSpikesAndIsNamed) {
+  ir::Graph a = parse(lif_graph("0.05")), b = parse(lif_graph("0.5"));
+  auto r = validate(a, b);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  EXPECT_FALSE(r->passed);
+  EXPECT_NE(r->first_divergence.find("layer 'lif'"), std::string::npos) << r->first_divergence;
+}
+
 }  // namespace
 }  // namespace refinery::verify
