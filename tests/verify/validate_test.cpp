@@ -206,7 +206,7 @@ TEST(ValidateSpiking, AnotherThresholdChangesTheSpikesAndIsNamed) {
   auto r = validate(a, b);
   ASSERT_TRUE(r.has_value()) << r.error().str();
   EXPECT_FALSE(r->passed);
-  EXPECT_NE(r->first_divergence.find("layer 'lif'"), std::string::npos) << r->first_divergence;
+  EXPECT_NE(r->first_divergence.find("(lif) of sample 0"), std::string::npos) << r->first_divergence;
 }
 
 }  // namespace
