@@ -161,7 +161,10 @@ VerifyReport verify_rules(const std::vector<const Rule*>& rules, const VerifyOpt
     RuleReport& fwd = rep.rules[it->second];
     RuleReport& rev = rep.rules[i];
     auto share = [](RuleReport& to, const RuleReport& from) {
-      if (to.binary32 != "unknown" || from.binary32.empty() || from.binary32 == "unknown") return;
+      // An exact query that timed out leaves "rounds" without a witness:
+      // the other direction's proof of exactness settles it.
+      bool exact_unsettled = to.binary32 == "rounds" && to.rounding.empty() && from.binary32 == "exact";
+      if (!exact_unsettled && (to.binary32 != "unknown" || from.binary32.empty() || from.binary32 == "unknown")) return;
       to.binary32 = from.binary32;
       to.message.clear();
       if (from.binary32 == "special") to.counterexample = from.counterexample + "\n(from " + from.name + ")";
