@@ -35,9 +35,10 @@ std::vector<SymTensor> symbolic_inputs(const Instance& inst, SymDomain& d, std::
       // Binary32 inputs may be NaN, infinite or a signed zero unless a
       // value condition says otherwise (fp.lt and fp.leq are false on NaN).
       ValueCond c = inst.input_conds[i];
+      if (d.fp32() && c != ValueCond::None) constraints.push_back(d.finite(e));  // value conditions hold of finite values
       if (has(c, ValueCond::Positive)) constraints.push_back(d.num(0) < e);
       if (has(c, ValueCond::NonNegative)) constraints.push_back(d.num(0) <= e);
-      if (has(c, ValueCond::Nonzero)) constraints.push_back(d.fp32() ? !e.mk_is_zero() && !e.mk_is_nan() : e != d.num(0));
+      if (has(c, ValueCond::Nonzero)) constraints.push_back(d.fp32() ? !e.mk_is_zero() : e != d.num(0));
       t.elems.push_back(e);
     }
     ins.push_back(std::move(t));
@@ -108,8 +109,9 @@ std::optional<std::string> fp32_witness(SymDomain& d, const Instance& inst, cons
         x = sp[special(rng)];
       }
     }
-    if (has(c, ValueCond::Positive) || has(c, ValueCond::NonNegative)) x = std::isnan(x) ? 0.5f : std::abs(x);
-    if ((has(c, ValueCond::Positive) || has(c, ValueCond::Nonzero)) && (x == 0 || std::isnan(x))) x = 0.75f;
+    if (c != ValueCond::None && !std::isfinite(x)) x = 1.5f;
+    if (has(c, ValueCond::Positive) || has(c, ValueCond::NonNegative)) x = std::abs(x);
+    if ((has(c, ValueCond::Positive) || has(c, ValueCond::Nonzero)) && x == 0) x = 0.75f;
     return x;
   };
   for (int trial = 0; trial < 192; ++trial) {
