@@ -209,7 +209,7 @@ z3::expr class_differs(const SymDomain& d, const z3::expr& a, const z3::expr& b)
 
 }  // namespace
 
-Query special_values(const RuleBody& body, const Instance& inst, unsigned timeout_ms);
+static Query special_values(const RuleBody& body, const Instance& inst, unsigned timeout_ms);
 
 static Query prove_checked(const RuleBody& body, const Instance& inst, Domain domain, unsigned timeout_ms) {
   if (domain == Domain::Special32) return special_values(body, inst, timeout_ms);
@@ -351,7 +351,7 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
 // sides' classes (NaN, +inf, -inf, finite) differ there; where they do not
 // (1 / (1 / 0) is 0 in binary32), the point is excluded and the search goes
 // on, a few times.
-Query special_values(const RuleBody& body, const Instance& inst, unsigned timeout_ms) {
+static Query special_values(const RuleBody& body, const Instance& inst, unsigned timeout_ms) {
   z3::context ctx;
   SymDomain d(ctx, false);
   d.exp_sums = std::find(body.axioms.begin(), body.axioms.end(), "exp-sum") != body.axioms.end();
