@@ -70,9 +70,9 @@ void print(const Args& a, const optimize::Report& r, std::size_t num_rules) {
              r.cost_after > 0 ? r.cost_before / r.cost_after : 1.0);
   const verify::ValidationOptions& vo = r.validation_options;
   if (r.validation)
-    fmt::print("  validation: {} samples, max abs error {:.3g}, max rel error {:.3g} (atol {:g}, rtol {:g}): {}\n",
+    fmt::print("  validation: {} samples, max abs error {:.3g}, max rel error {:.3g} (atol {:g}, rtol {:g}): {} ({})\n",
                r.validation->samples, r.validation->max_abs_error, r.validation->max_rel_error, vo.atol, vo.rtol,
-               r.validation->passed ? "pass" : "FAIL");
+               r.validation->passed ? "pass" : "FAIL", r.validation->verdict);
   if (r.validation && r.validation->within_rounding)
     fmt::print("              within f32 rounding ({})\n", r.validation->rounding_verdict);
   else if (!r.validation)

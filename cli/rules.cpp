@@ -66,7 +66,8 @@ Command add_rules(CLI::App& app) {
                    fmt::print("{}", table);
                    if (!flags->json.empty())
                      if (auto ok = ir::write_files_atomic({{flags->json, rep.json()}}); !ok) return report(ok.error());
-                   bool ok = rep.count(prove::Verdict::Proved) == static_cast<int>(rep.rules.size()) &&
+                   bool ok = rep.count(prove::Verdict::ProvedExact) + rep.count(prove::Verdict::ProvedReals) ==
+                                 static_cast<int>(rep.rules.size()) &&
                              rep.numeric_disagreements() == 0;
                    return ok ? 0 : 1;
                  }};

@@ -83,7 +83,8 @@ std::string to_json(const Report& r) {
                        {"max_rel_error", number(v.max_rel_error)},
                        {"worst_output", v.worst_output},
                        {"first_divergence", v.first_divergence},
-                       {"rounding_check", r.validation_options.rounding_check}};
+                       {"rounding_check", r.validation_options.rounding_check},
+                       {"verdict", v.verdict}};
     if (v.rounding_checked)
       j["validation"]["rounding"] = {{"within_rounding", v.within_rounding},
                                      {"f64_max_abs_error", number(v.wide_max_abs_error)},

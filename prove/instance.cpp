@@ -61,7 +61,7 @@ class Generator {
       ValueCond vc = ValueCond::None;
       for (const Cond& c : body_.conds) {
         const CondDef* def = find_condition(c.name);
-        if (def->value != ValueCond::None && !c.args.empty() && c.args[0].is_var && c.args[0].var == name) vc = def->value;
+        if (def->value != ValueCond::None && !c.args.empty() && c.args[0].is_var && c.args[0].var == name) vc = vc | def->value;
       }
       inst.input_conds.push_back(vc);
       inst.elements += facts_[name].type.shape.num_elements().value_or(0);

@@ -18,7 +18,7 @@ namespace refinery::prove {
 
 struct Instance {
   std::vector<std::string> inputs;            // tensor variables that are graph inputs, in order
-  std::vector<rules::ValueCond> input_conds;  // per input: a value condition it must satisfy
+  std::vector<rules::ValueCond> input_conds;  // per input: the value conditions it must satisfy (a set)
   ir::Graph lhs, rhs;                         // outputs: one per root
   std::string describe;                       // "?x: 2x3, ?p: [1 0]"
   int64_t elements = 0;                       // total input elements (smaller is cheaper)

@@ -21,13 +21,61 @@ using Clock = std::chrono::steady_clock;
 
 std::string_view verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::Proved: return "proved";
+    case Verdict::ProvedExact: return "proved (binary32-exact)";
+    case Verdict::ProvedReals: return "proved (reals; rounds differently in binary32)";
+    case Verdict::ProvedIf: return "proved only if";
     case Verdict::Refuted: return "refuted";
     case Verdict::Unknown: return "unknown";
     case Verdict::Error: return "error";
   }
   return "?";
 }
+
+bool is_proved(Verdict v) { return v == Verdict::ProvedExact || v == Verdict::ProvedReals; }
+
+namespace {
+
+// The verdict of a rule proved over the reals, from its binary32 result.
+void settle_binary32(RuleReport& r) {
+  if (r.binary32 == "exact") r.verdict = Verdict::ProvedExact;
+  else if (r.binary32 == "rounds" || r.binary32.empty()) r.verdict = Verdict::ProvedReals;
+  else if (r.binary32 == "special") r.verdict = Verdict::Refuted, r.domain = "binary32";
+  else r.verdict = Verdict::Unknown, r.domain = "binary32";
+}
+
+// Binary32 at the smallest instance: exact on every input, else whether the
+// sides differ on special values (NaN or an infinity produced or lost where
+// nothing overflows or underflows), else they differ by rounding only.
+void classify_binary32(const Rule& rule, const Instance& inst, const VerifyOptions& opt, RuleReport& r) {
+  // A proof that needs a law of a transcendental function (exp of a sum
+  // is a product, sigmoid and tanh through exp) holds over the reals
+  // only: binary32 exp, sigmoid and tanh round, and obey no such law.
+  static const char* const kTranscendental[] = {"exp-add", "exp-sum", "sigmoid-def", "tanh-def"};
+  const auto& axioms = rule.body->axioms;
+  bool transcendental = std::any_of(std::begin(kTranscendental), std::end(kTranscendental), [&](const char* ax) {
+    return std::find(axioms.begin(), axioms.end(), ax) != axioms.end();
+  });
+  if (!transcendental) {
+    Query q = prove_instance(*rule.body, inst, Domain::Exact32, opt.fp_timeout_ms);
+    if (q.result == Check::Unsat) {
+      r.binary32 = "exact";
+      return;
+    }
+    if (q.result == Check::Sat) r.rounding = fmt::format("at {}:\n{}", inst.describe, q.detail);
+  }
+  Query q = prove_instance(*rule.body, inst, Domain::Special32, opt.fp_timeout_ms);
+  if (q.result == Check::Unsat) {
+    r.binary32 = "rounds";
+  } else if (q.result == Check::Sat) {
+    r.binary32 = "special";
+    r.counterexample = fmt::format("at {} (binary32, special values):\n{}", inst.describe, q.detail);
+  } else {
+    r.binary32 = "unknown";
+    r.message = "binary32 special values: " + q.detail;
+  }
+}
+
+}  // namespace
 
 RuleReport verify_rule(const Rule& rule, const VerifyOptions& opt) {
   auto t0 = Clock::now();
@@ -38,40 +86,39 @@ RuleReport verify_rule(const Rule& rule, const VerifyOptions& opt) {
     r.verdict = Verdict::Error;
     r.message = "no instance satisfies the rule's types and conditions: " + why;
   } else {
-    r.verdict = Verdict::Proved;
+    bool reals = true;  // proved over the reals so far
     for (const Instance& inst : insts) {
       r.shapes.push_back(inst.describe);
-      Query q = prove_instance(*rule.body, inst, false, opt.timeout_ms);
+      Query q = prove_instance(*rule.body, inst, Domain::Reals, opt.timeout_ms);
       if (q.result == Check::Error) {
         r.verdict = Verdict::Error;
         r.message = q.detail;
+        reals = false;
         break;
       }
       if (q.result == Check::Sat) {
         r.verdict = Verdict::Refuted;
+        r.domain = "reals";
         r.counterexample = fmt::format("at {}:\n{}", inst.describe, q.detail);
+        reals = false;
         break;
+      }
+      if (q.result == Check::Undefined && r.verdict != Verdict::Unknown && r.verdict != Verdict::ProvedIf) {
+        r.verdict = Verdict::ProvedIf;
+        r.condition = q.condition;
+        r.counterexample = fmt::format("at {}:\n{}", inst.describe, q.detail);
+        reals = false;
       }
       if (q.result == Check::Unknown) {
         r.verdict = Verdict::Unknown;
+        r.domain = "reals";
         r.message = q.detail;
+        reals = false;
       }
     }
-    if (r.verdict == Verdict::Proved && opt.fp32) {
-      // A proof that needs a law of a transcendental function (exp of a sum
-      // is a product, sigmoid and tanh through exp) holds over the reals
-      // only: binary32 exp, sigmoid and tanh round, and obey no such law.
-      static const char* const kTranscendental[] = {"exp-add", "exp-sum", "sigmoid-def", "tanh-def"};
-      const auto& axioms = rule.body->axioms;
-      bool transcendental = std::any_of(std::begin(kTranscendental), std::end(kTranscendental), [&](const char* ax) {
-        return std::find(axioms.begin(), axioms.end(), ax) != axioms.end();
-      });
-      if (transcendental) {
-        r.fp32 = "reals-only";
-      } else {
-        Query q = prove_instance(*rule.body, insts.front(), true, opt.fp_timeout_ms);
-        r.fp32 = q.result == Check::Unsat ? "exact" : q.result == Check::Sat ? "reals-only" : "unknown";
-      }
+    if (reals) {
+      if (opt.fp32) classify_binary32(rule, insts.front(), opt, r);
+      settle_binary32(r);
     }
     if (opt.numeric) {
       std::string bad;
@@ -99,9 +146,11 @@ VerifyReport verify_rules(const std::vector<const Rule*>& rules, const VerifyOpt
   for (int t = 1; t < std::max(opt.threads, 1); ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
-  // `a <=> b` is one equation read both ways: binary32 exactness is the
-  // same for NAME and NAME-rev, so where one direction's query settled it
-  // and the other's timed out, the other takes the answer.
+  // `a <=> b` is one equation read both ways: its binary32 class (which
+  // has no definedness, so no direction) is the same for NAME and
+  // NAME-rev, so where one direction's query settled it and the other's
+  // timed out, the other takes the answer. Over the reals the directions
+  // differ (each assumes its own left side defined).
   std::map<std::string, size_t> by_name;
   for (size_t i = 0; i < rules.size(); ++i) by_name[rules[i]->name] = i;
   for (size_t i = 0; i < rules.size(); ++i) {
@@ -111,8 +160,18 @@ VerifyReport verify_rules(const std::vector<const Rule*>& rules, const VerifyOpt
     if (it == by_name.end() || rules[it->second]->file != rules[i]->file) continue;
     RuleReport& fwd = rep.rules[it->second];
     RuleReport& rev = rep.rules[i];
-    if (fwd.fp32 == "unknown" && (rev.fp32 == "exact" || rev.fp32 == "reals-only")) fwd.fp32 = rev.fp32;
-    if (rev.fp32 == "unknown" && (fwd.fp32 == "exact" || fwd.fp32 == "reals-only")) rev.fp32 = fwd.fp32;
+    auto share = [](RuleReport& to, const RuleReport& from) {
+      // An exact query that timed out leaves "rounds" without a witness:
+      // the other direction's proof of exactness settles it.
+      bool exact_unsettled = to.binary32 == "rounds" && to.rounding.empty() && from.binary32 == "exact";
+      if (!exact_unsettled && (to.binary32 != "unknown" || from.binary32.empty() || from.binary32 == "unknown")) return;
+      to.binary32 = from.binary32;
+      to.message.clear();
+      if (from.binary32 == "special") to.counterexample = from.counterexample + "\n(from " + from.name + ")";
+      settle_binary32(to);
+    };
+    share(fwd, rev);
+    share(rev, fwd);
   }
   rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return rep;
@@ -122,8 +181,10 @@ int VerifyReport::count(Verdict v) const {
   return static_cast<int>(std::count_if(rules.begin(), rules.end(), [&](const RuleReport& r) { return r.verdict == v; }));
 }
 
-int VerifyReport::exact_fp32() const {
-  return static_cast<int>(std::count_if(rules.begin(), rules.end(), [](const RuleReport& r) { return r.fp32 == "exact"; }));
+int VerifyReport::refuted_in(std::string_view domain) const {
+  return static_cast<int>(std::count_if(rules.begin(), rules.end(), [&](const RuleReport& r) {
+    return r.verdict == Verdict::Refuted && r.domain == domain;
+  }));
 }
 
 int VerifyReport::numeric_disagreements() const {
@@ -133,11 +194,14 @@ int VerifyReport::numeric_disagreements() const {
 std::string VerifyReport::json() const {
   nlohmann::ordered_json j;
   j["summary"] = {{"rules", rules.size()},
-                  {"proved", count(Verdict::Proved)},
+                  {"proved_exact", count(Verdict::ProvedExact)},
+                  {"proved_reals", count(Verdict::ProvedReals)},
+                  {"proved_if", count(Verdict::ProvedIf)},
                   {"refuted", count(Verdict::Refuted)},
+                  {"refuted_reals", refuted_in("reals")},
+                  {"refuted_binary32", refuted_in("binary32")},
                   {"unknown", count(Verdict::Unknown)},
                   {"error", count(Verdict::Error)},
-                  {"exact_fp32", exact_fp32()},
                   {"numeric_disagreements", numeric_disagreements()},
                   {"seconds", seconds}};
   auto& arr = j["rules"] = nlohmann::ordered_json::array();
@@ -148,10 +212,13 @@ std::string VerifyReport::json() const {
     o["file"] = r.file;
     o["line"] = r.line;
     o["verdict"] = std::string(verdict_name(r.verdict));
+    if (!r.condition.empty()) o["condition"] = r.condition;
+    if (!r.domain.empty()) o["domain"] = r.domain;
     o["shapes"] = r.shapes;
-    if (!r.fp32.empty()) o["fp32"] = r.fp32;
+    if (!r.binary32.empty()) o["binary32"] = r.binary32;
     o["numeric"] = r.numeric;
     if (!r.counterexample.empty()) o["counterexample"] = r.counterexample;
+    if (!r.rounding.empty()) o["rounding"] = r.rounding;
     if (!r.message.empty()) o["message"] = r.message;
     o["seconds"] = r.seconds;
     arr.push_back(std::move(o));
@@ -159,18 +226,25 @@ std::string VerifyReport::json() const {
   return j.dump(2) + "\n";
 }
 
+// One line per rule (the verdict last: it is long), then a summary.
 std::string VerifyReport::table() const {
-  std::string out = fmt::format("{:<34} {:<13} {:<8} {:<11} {:<9} {:>7}\n", "rule", "family", "verdict", "fp32", "numeric", "seconds");
+  std::string out = fmt::format("{:<34} {:<13} {:<9} {:>7}  {}\n", "rule", "family", "numeric", "seconds", "verdict");
   for (const RuleReport& r : rules) {
     std::string num = r.numeric.substr(0, r.numeric.find(':'));
-    out += fmt::format("{:<34} {:<13} {:<8} {:<11} {:<9} {:>7.3f}\n", r.name, r.family, verdict_name(r.verdict),
-                       r.fp32.empty() ? "-" : r.fp32, num, r.seconds);
+    std::string verdict(verdict_name(r.verdict));
+    if (r.verdict == Verdict::ProvedIf) verdict += " " + r.condition;
+    if (!r.domain.empty() && !is_proved(r.verdict)) verdict += " (" + r.domain + ")";
+    out += fmt::format("{:<34} {:<13} {:<9} {:>7.3f}  {}\n", r.name, r.family, num, r.seconds, verdict);
     if (!r.counterexample.empty()) out += "    counterexample " + r.counterexample + "\n";
     if (!r.message.empty()) out += "    " + r.message + "\n";
   }
-  out += fmt::format("{} rules: {} proved ({} exact in binary32), {} refuted, {} unknown, {} errors; {} numeric disagreements; {:.1f} s\n",
-                     rules.size(), count(Verdict::Proved), exact_fp32(), count(Verdict::Refuted), count(Verdict::Unknown),
-                     count(Verdict::Error), numeric_disagreements(), seconds);
+  out += fmt::format(
+      "{} rules: {} proved binary32-exact, {} proved over the reals (rounds differently in binary32), {} proved only "
+      "if a condition, {} refuted ({} over the reals, {} in binary32), {} unknown, {} errors; {} numeric disagreements; "
+      "{:.1f} s\n",
+      rules.size(), count(Verdict::ProvedExact), count(Verdict::ProvedReals), count(Verdict::ProvedIf),
+      count(Verdict::Refuted), refuted_in("reals"), refuted_in("binary32"), count(Verdict::Unknown),
+      count(Verdict::Error), numeric_disagreements(), seconds);
   return out;
 }
 

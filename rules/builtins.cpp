@@ -34,10 +34,13 @@ std::optional<std::vector<double>> values(const ArgVal& a) {
   return v;
 }
 
+// A value condition holds of a constant whose elements are all finite and
+// satisfy `pred` (never of a class whose value the e-graph does not know):
+// verification assumes the same of the symbolic elements.
 bool value_check(const Env& env, const ArgVal& a, bool (*pred)(double)) {
   if (env.symbolic_values) return true;
   auto v = values(a);
-  return v && std::all_of(v->begin(), v->end(), pred);
+  return v && std::all_of(v->begin(), v->end(), [&](double x) { return std::isfinite(x) && pred(x); });
 }
 
 std::optional<int64_t> axis_of(const ArgVal& axis, const ArgVal& x) {
@@ -152,13 +155,13 @@ const CondDef kConditions[] = {
      {}, "the tensor is a constant (a weight)"},
     {"positive", "T",
      [](const Env& env, std::span<const ArgVal> a) { return value_check(env, a[0], [](double v) { return v > 0; }); },
-     ValueCond::Positive, "a constant whose elements are all > 0"},
+     ValueCond::Positive, "a constant whose elements are all finite and > 0"},
     {"nonneg", "T",
      [](const Env& env, std::span<const ArgVal> a) { return value_check(env, a[0], [](double v) { return v >= 0; }); },
-     ValueCond::NonNegative, "a constant whose elements are all >= 0"},
+     ValueCond::NonNegative, "a constant whose elements are all finite and >= 0"},
     {"nonzero", "T",
      [](const Env& env, std::span<const ArgVal> a) { return value_check(env, a[0], [](double v) { return v != 0; }); },
-     ValueCond::Nonzero, "a constant whose elements are all != 0"},
+     ValueCond::Nonzero, "a constant whose elements are all finite and != 0"},
     {"no-zero", "T",
      [](const Env&, std::span<const ArgVal> a) {
        auto v = as_ints(a[0]);

@@ -45,8 +45,14 @@ struct ArgVal {
 enum class ArgKind : char { Tensor = 'T', Value = 'V' };
 
 // A value condition constrains element values; verification assumes it of
-// the symbolic elements and draws numeric inputs that satisfy it.
-enum class ValueCond { None, Positive, Nonzero, NonNegative };
+// the symbolic elements and draws numeric inputs that satisfy it. A variable
+// may have several: they combine as a set of flags.
+enum class ValueCond : unsigned { None = 0, Positive = 1, Nonzero = 2, NonNegative = 4 };
+constexpr ValueCond operator|(ValueCond a, ValueCond b) {
+  return static_cast<ValueCond>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
+}
+// Whether the set `s` holds the condition `c`.
+constexpr bool has(ValueCond s, ValueCond c) { return (static_cast<unsigned>(s) & static_cast<unsigned>(c)) != 0; }
 
 struct CondDef {
   std::string_view name;

@@ -18,6 +18,7 @@ struct Divergence {
   double abs = 0, rel = 0;
   int64_t first_bad = -1;  // first element over tolerance
   double a = 0, b = 0;     // its values
+  bool special = false;    // there, one is NaN or infinite and the other is not (or the other infinity)
 };
 
 Divergence compare(const ir::Tensor& a, const ir::Tensor& b, const ValidationOptions& o) {
@@ -33,6 +34,7 @@ Divergence compare(const ir::Tensor& a, const ir::Tensor& b, const ValidationOpt
       d.first_bad = i;
       d.a = x;
       d.b = y;
+      d.special = std::isnan(x) != std::isnan(y) || std::isinf(x) != std::isinf(y) || (std::isinf(x) && x != y);
     }
   }
   return d;
@@ -241,6 +243,7 @@ Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& 
   ValidationResult r;
   r.passed = true;
   bool opaque_mismatch = false;
+  bool special = false;  // the first failure is a NaN or infinity produced or lost
   if (original.outputs().size() != refined.outputs().size())
     return fail(fmt::format("the refined graph has {} outputs, the original {}", refined.outputs().size(),
                             original.outputs().size()));
@@ -276,6 +279,7 @@ Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& 
       r.max_rel_error = std::max(r.max_rel_error, d.rel);
       if (d.first_bad >= 0 && r.passed) {
         r.passed = false;
+        special = d.special;
         auto inner = first_shared_divergence(original, refined, inputs, s, sample_seed, o);
         r.first_divergence = inner ? *inner
                                    : fmt::format("output '{}' element {} of sample {}: original {}, refined {}", name,
@@ -289,6 +293,8 @@ Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& 
     check_rounding(original, refined, samples, o, r);
     if (r.within_rounding) r.passed = true;
   }
+  r.verdict = r.passed ? (r.max_abs_error == 0 ? "exact" : "rounds differently")
+                       : special ? "refuted (special values)" : "refuted";
   return r;
 }
 

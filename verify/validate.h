@@ -72,6 +72,12 @@ struct ValidationResult {
   double original_rounding = 0;     // max |original f32 - original f64|
   double refined_rounding = 0;      // max |refined f32 - original f64|
   std::string rounding_verdict;     // why it passed or failed, one line
+
+  // The class of the result, in the words of rule verification
+  // (docs/rules.md): "exact" (no difference on the samples), "rounds
+  // differently" (passed), "refuted (special values)" (failed where one
+  // graph gives NaN or an infinity and the other does not), "refuted".
+  std::string verdict;
 };
 
 // Fails (a Diag) when either graph cannot run or their outputs differ in

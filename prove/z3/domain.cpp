@@ -76,18 +76,25 @@ int SymDomain::is_unit(const z3::expr& e) const {
 
 z3::expr SymDomain::var(const std::string& name) const { return ctx_.constant(name.c_str(), sort()); }
 
-z3::expr SymDomain::div(const z3::expr& a, const z3::expr& b) {
-  if (fp32_) return is_unit(b) == 1 ? a : is_unit(b) == -1 ? neg(a) : a / b;  // x / 1 is x, x / -1 is -x
-  // Over the reals, a / b is a * inv(b) with b * inv(b) = 1 (b nonzero):
+void SymDomain::require(const z3::expr& p, bool partial) {
+  if (p.simplify().is_true()) return;
+  (partial ? defined : facts).push_back(p);
+}
+
+z3::expr SymDomain::div(const z3::expr& a, const z3::expr& b, bool partial) {
+  if (fp32_) {
+    if (is_unit(b) == 1) return a;  // x / 1 is x, x / -1 is -x
+    if (is_unit(b) == -1) return neg(a);
+    return a / b;
+  }
+  // Over the reals, a / b is a * inv(b) with b * inv(b) = 1 where b != 0:
   // polynomial goals are much easier for Z3 than goals with division.
   // inv(x * y) = inv(x) * inv(y) and inv(inv(x)) = x, applied as terms are
-  // built, keep the goals polynomial of low degree.
+  // built, keep the goals polynomial of low degree (x * y != 0 is x != 0
+  // and y != 0; inv(x) is nonzero wherever it is defined).
   if (b.is_app() && b.decl().decl_kind() == Z3_OP_MUL && b.num_args() == 2)
-    return div(div(a, b.arg(0)), b.arg(1));
-  if (b.is_app() && b.num_args() == 1 && b.decl().name().str() == "inv") {
-    assumptions.push_back(b.arg(0) != num(0));
-    return a * b.arg(0);
-  }
+    return div(div(a, b.arg(0), partial), b.arg(1), partial);
+  if (b.is_app() && b.num_args() == 1 && b.decl().name().str() == "inv") return a * b.arg(0);
   if (exp_sums) {
     // A factor common to every summand of b: b = f * b', so a / b = (a / f) / b'
     // (b != 0 implies f != 0 and b' != 0).
@@ -115,7 +122,7 @@ z3::expr SymDomain::div(const z3::expr& a, const z3::expr& b) {
           z3::expr t = prod ? *prod : num(1);
           rest = rest ? *rest + t : t;
         }
-        return div(div(a, f), *rest);
+        return div(div(a, f, partial), *rest, partial);
       }
     }
   }
@@ -140,23 +147,37 @@ z3::expr SymDomain::div(const z3::expr& a, const z3::expr& b) {
         z3::expr tu = z3::eq(t, *k) ? num(1) : t.is_numeral() && t.get_decimal_string(0) == "1" ? u : t * u;
         bu = bu ? *bu + tu : tu;
       }
-      assumptions.push_back(u != num(0));
-      return div(a * u, *bu);
+      // u != 0 is already known: 1/u was built by a division
+      return div(a * u, *bu, partial);
     }
   }
   z3::expr inv = fn("inv", b);
-  assumptions.push_back(b != num(0));
-  assumptions.push_back(b * inv == num(1));
+  require(b != num(0), partial);
+  inverses.emplace_back(b != num(0), b * inv == num(1));
   return a * inv;
 }
 
-z3::expr SymDomain::max(const z3::expr& a, const z3::expr& b) const { return z3::ite(a < b, b, a); }
-z3::expr SymDomain::min(const z3::expr& a, const z3::expr& b) const { return z3::ite(b < a, b, a); }
+// In binary32 max and min propagate NaN (as the interpreter's ATen kernels
+// do); with ordered operands the first of two equal ones (-0, +0) is kept.
+z3::expr SymDomain::max(const z3::expr& a, const z3::expr& b) const {
+  z3::expr m = z3::ite(a < b, b, a);
+  return fp32_ ? z3::ite(a.mk_is_nan() || b.mk_is_nan(), ctx_.fpa_nan(sort()), m) : m;
+}
+z3::expr SymDomain::min(const z3::expr& a, const z3::expr& b) const {
+  z3::expr m = z3::ite(b < a, b, a);
+  return fp32_ ? z3::ite(a.mk_is_nan() || b.mk_is_nan(), ctx_.fpa_nan(sort()), m) : m;
+}
 
 z3::expr SymDomain::sqrt(const z3::expr& a) {
   if (fp32_) return z3::sqrt(a, ctx_.fpa_rounding_mode());
-  assumptions.push_back(a >= num(0));
+  require(a >= num(0), true);
   return fn("sqrt", a);
+}
+
+z3::expr SymDomain::log(const z3::expr& a, bool partial) {
+  // an op that is total (log_softmax) needs no fact: its argument is positive by construction
+  if (!fp32_ && partial) require(a > num(0), true);
+  return fn("log", a);
 }
 
 // a = -t: t (nullopt when a, simplified, is not a negative multiple).
@@ -173,15 +194,16 @@ static std::optional<z3::expr> negated(const z3::expr& a) {
 z3::expr SymDomain::fn(const std::string& name, const z3::expr& a) {
   if (!fp32_ && (sigmoid_exp || tanh_exp)) {
     auto t = negated(a);
-    if (name == "exp" && t) return div(num(1), fn("exp", *t));
+    // exp(t) > 0, so these divisions are defined everywhere
+    if (name == "exp" && t) return div(num(1), fn("exp", *t), false);
     if (name == "sigmoid" && sigmoid_exp) {
-      if (t) return div(num(1), fn("exp", *t) + num(1));
+      if (t) return div(num(1), fn("exp", *t) + num(1), false);
       z3::expr e = fn("exp", a.simplify());
-      return div(e, e + num(1));
+      return div(e, e + num(1), false);
     }
     if (name == "tanh" && tanh_exp) {
       z3::expr e = fn("exp", (num(2) * (t ? *t : a)).simplify());
-      return div(t ? num(1) - e : e - num(1), e + num(1));
+      return div(t ? num(1) - e : e - num(1), e + num(1), false);
     }
   }
   if (exp_sums && !fp32_ && name == "exp" && a.is_app() && a.decl().decl_kind() == Z3_OP_ADD) {
@@ -195,7 +217,40 @@ z3::expr SymDomain::fn(const std::string& name, const z3::expr& a) {
   if (it == fns_.end()) it = fns_.emplace(name, ctx_.function(name.c_str(), sort(), sort())).first;
   z3::expr e = it->second(a);
   applications[name].push_back(a);
-  return e;
+  if (!fp32_) return e;
+  return special_values(name, a, e);
+}
+
+// Binary32: f(a) is IEEE's at NaN and the infinities (C's <math.h>, which
+// the interpreter's kernels follow); at a finite argument it is the
+// uninterpreted value `u`, within the function's range (a fact).
+z3::expr SymDomain::special_values(const std::string& name, const z3::expr& a, const z3::expr& u) {
+  z3::expr nan = ctx_.fpa_nan(sort()), pinf = ctx_.fpa_inf(sort(), false), ninf = ctx_.fpa_inf(sort(), true);
+  z3::expr at_pinf = nan, at_ninf = nan;
+  z3::expr is_pinf = a == pinf, is_ninf = a == ninf;
+  auto within = [&](double lo, double hi) { facts.push_back(z3::implies(finite(a), num(lo) <= u && u <= num(hi))); };
+  if (name == "exp") {
+    at_pinf = pinf, at_ninf = num(0);
+    facts.push_back(z3::implies(finite(a), num(0) <= u));
+  } else if (name == "softplus") {
+    at_pinf = pinf, at_ninf = num(0);
+    facts.push_back(z3::implies(finite(a), num(0) <= u));
+  } else if (name == "log") {
+    // log(+-0) = -inf, log(x < 0) = NaN (-inf included), log(+inf) = +inf
+    facts.push_back(z3::implies(finite(a) && num(0) < a, finite(u)));
+    return z3::ite(a.mk_is_nan() || a < num(0), nan, z3::ite(a.mk_is_zero(), ninf, z3::ite(is_pinf, pinf, u)));
+  } else if (name == "tanh" || name == "erf") {
+    at_pinf = num(1), at_ninf = num(-1);
+    within(-1, 1);
+  } else if (name == "sigmoid") {
+    at_pinf = num(1), at_ninf = num(0);
+    within(0, 1);
+  } else if (name == "sin" || name == "cos") {
+    within(-1, 1);
+  } else {
+    return u;  // unknown: uninterpreted everywhere
+  }
+  return z3::ite(a.mk_is_nan(), nan, z3::ite(is_pinf, at_pinf, z3::ite(is_ninf, at_ninf, u)));
 }
 
 double SymDomain::value(const z3::model& m, const z3::expr& e) const {

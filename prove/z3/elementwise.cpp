@@ -19,7 +19,8 @@ Result neg(Ctx& c) { return map_unary(c, [&](const Expr& x) { return c.d.neg(x);
 
 Result abs(Ctx& c) {
   auto& d = c.d;
-  return map_unary(c, [&](const Expr& x) { return z3::ite(d.lt(x, d.num(0)), d.neg(x), x); });
+  // binary32: IEEE abs clears the sign bit (abs(-0) is +0, abs(NaN) is NaN)
+  return map_unary(c, [&](const Expr& x) { return d.fp32() ? z3::abs(x) : z3::ite(d.lt(x, d.num(0)), d.neg(x), x); });
 }
 
 Result sign(Ctx& c) {
@@ -37,12 +38,19 @@ template <const char* Name>
 Result uninterpreted(Ctx& c) {
   return map_unary(c, [&](const Expr& x) { return c.d.fn(Name, x); });
 }
-constexpr char kExp[] = "exp", kLog[] = "log", kTanh[] = "tanh", kSigmoid[] = "sigmoid", kErf[] = "erf",
+constexpr char kExp[] = "exp", kTanh[] = "tanh", kSigmoid[] = "sigmoid", kErf[] = "erf",
                kSoftplus[] = "softplus", kSin[] = "sin", kCos[] = "cos";
 
+// log is defined for positive arguments (over the reals).
+Result log(Ctx& c) { return map_unary(c, [&](const Expr& x) { return c.d.log(x); }); }
+
+// softsign is total: 1 + |x| is never 0.
 Result softsign(Ctx& c) {
   auto& d = c.d;
-  return map_unary(c, [&](const Expr& x) { return d.div(x, d.add(d.num(1), z3::ite(d.lt(x, d.num(0)), d.neg(x), x))); });
+  return map_unary(c, [&](const Expr& x) {
+    Expr ax = d.fp32() ? z3::abs(x) : z3::ite(d.lt(x, d.num(0)), d.neg(x), x);
+    return d.div(x, d.add(d.num(1), ax), false);
+  });
 }
 
 Result leaky_relu(Ctx& c) {
@@ -129,7 +137,7 @@ void fill_elementwise(Table& t) {
   define(t, Op::Reciprocal, reciprocal);
   define(t, Op::Sqrt, sqrt);
   define(t, Op::Exp, uninterpreted<kExp>);
-  define(t, Op::Log, uninterpreted<kLog>);
+  define(t, Op::Log, log);
   define(t, Op::Tanh, uninterpreted<kTanh>);
   define(t, Op::Sigmoid, uninterpreted<kSigmoid>);
   define(t, Op::Erf, uninterpreted<kErf>);

@@ -86,7 +86,7 @@ Result softmax(Ctx& c) {
   return along_axis(c, c.attr_int("axis"), [&](const z3::expr& x, const std::vector<z3::expr>& g) {
     std::vector<z3::expr> ex;
     for (const auto& y : g) ex.push_back(c.d.fn("exp", y));
-    return c.d.div(c.d.fn("exp", x), sum_of(c.d, ex));
+    return c.d.div(c.d.fn("exp", x), sum_of(c.d, ex), false);  // total: a sum of exponentials is positive
   });
 }
 
@@ -94,7 +94,7 @@ Result log_softmax(Ctx& c) {
   return along_axis(c, c.attr_int("axis"), [&](const z3::expr& x, const std::vector<z3::expr>& g) {
     std::vector<z3::expr> ex;
     for (const auto& y : g) ex.push_back(c.d.fn("exp", y));
-    return c.d.fn("log", c.d.div(c.d.fn("exp", x), sum_of(c.d, ex)));
+    return c.d.log(c.d.div(c.d.fn("exp", x), sum_of(c.d, ex), false), false);  // total, as softmax
   });
 }
 

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <random>
 #include <thread>
@@ -30,16 +32,13 @@ std::vector<SymTensor> symbolic_inputs(const Instance& inst, SymDomain& d, std::
     int64_t n = v.type.shape.num_elements().value_or(0);
     for (int64_t k = 0; k < n; ++k) {
       z3::expr e = d.var(fmt::format("{}#{}", inst.inputs[i], k));
-      if (d.fp32()) {
-        constraints.push_back(!z3::expr(d.ctx(), Z3_mk_fpa_is_nan(d.ctx(), e)));
-        constraints.push_back(!z3::expr(d.ctx(), Z3_mk_fpa_is_infinite(d.ctx(), e)));
-      }
-      switch (inst.input_conds[i]) {
-        case ValueCond::Positive: constraints.push_back(d.num(0) < e); break;
-        case ValueCond::NonNegative: constraints.push_back(d.num(0) <= e); break;
-        case ValueCond::Nonzero: constraints.push_back(!(e == d.num(0))); break;
-        case ValueCond::None: break;
-      }
+      // Binary32 inputs may be NaN, infinite or a signed zero unless a
+      // value condition says otherwise (fp.lt and fp.leq are false on NaN).
+      ValueCond c = inst.input_conds[i];
+      if (d.fp32() && c != ValueCond::None) constraints.push_back(d.finite(e));  // value conditions hold of finite values
+      if (has(c, ValueCond::Positive)) constraints.push_back(d.num(0) < e);
+      if (has(c, ValueCond::NonNegative)) constraints.push_back(d.num(0) <= e);
+      if (has(c, ValueCond::Nonzero)) constraints.push_back(d.fp32() ? !e.mk_is_zero() : e != d.num(0));
       t.elems.push_back(e);
     }
     ins.push_back(std::move(t));
@@ -84,18 +83,19 @@ std::string show(const SymDomain& d, const z3::model& m, const std::string& name
   return fmt::format("{} = {}", name, nested(t.shape, v, 0, pos));
 }
 
-// Evaluates the binary32 difference on random finite inputs that meet the
-// instance's conditions; the counterexample's text (inputs, both sides) when
-// one differs.
+// Evaluates the binary32 difference on random inputs (special values
+// included) that meet the instance's conditions and `assumed`; the
+// counterexample's text (inputs, both sides) when one differs.
 std::optional<std::string> fp32_witness(SymDomain& d, const Instance& inst, const std::vector<SymTensor>& ins,
                                         const std::vector<SymTensor>& lhs, const std::vector<SymTensor>& rhs,
-                                        const std::vector<z3::expr>& constraints, const z3::expr_vector& diffs) {
+                                        const std::vector<z3::expr>& assumed, const z3::expr_vector& diffs) {
   std::mt19937_64 rng(0x5eed);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f), mant(1.0f, 2.0f);
-  // Five kinds of inputs: uniform in [-1, 1), moderate magnitudes, small
-  // integers, {0, +-1, +-2} (exact cancellations show the sign of zero), and
-  // extreme magnitudes (products that underflow to a signed zero or overflow).
-  std::uniform_int_distribution<int> expo(-12, 12), wide(-140, 120), kind(0, 4), small(-4, 4), tiny(-2, 2);
+  // Six kinds of inputs: uniform in [-1, 1), moderate magnitudes, small
+  // integers, {0, +-1, +-2} (exact cancellations show the sign of zero),
+  // extreme magnitudes (products that underflow to a signed zero or
+  // overflow), and the special values NaN, +-inf, -0.
+  std::uniform_int_distribution<int> expo(-12, 12), wide(-140, 120), kind(0, 6), small(-4, 4), tiny(-2, 2), special(0, 3);
   auto draw = [&](ValueCond c) {
     float x = 0;
     switch (kind(rng)) {
@@ -103,13 +103,18 @@ std::optional<std::string> fp32_witness(SymDomain& d, const Instance& inst, cons
       case 1: x = std::ldexp(mant(rng), expo(rng)) * (unit(rng) < 0 ? -1.0f : 1.0f); break;
       case 2: x = static_cast<float>(small(rng)); break;
       case 3: x = static_cast<float>(tiny(rng)); break;
-      default: x = std::ldexp(mant(rng), wide(rng)) * (unit(rng) < 0 ? -1.0f : 1.0f); break;
+      case 4: x = std::ldexp(mant(rng), wide(rng)) * (unit(rng) < 0 ? -1.0f : 1.0f); break;
+      default: {
+        const float sp[] = {std::numeric_limits<float>::quiet_NaN(), INFINITY, -INFINITY, -0.0f};
+        x = sp[special(rng)];
+      }
     }
-    if (c == ValueCond::Positive || c == ValueCond::NonNegative) x = std::abs(x);
-    if ((c == ValueCond::Positive || c == ValueCond::Nonzero) && x == 0) x = 0.75f;
+    if (c != ValueCond::None && !std::isfinite(x)) x = 1.5f;
+    if (has(c, ValueCond::Positive) || has(c, ValueCond::NonNegative)) x = std::abs(x);
+    if ((has(c, ValueCond::Positive) || has(c, ValueCond::Nonzero)) && x == 0) x = 0.75f;
     return x;
   };
-  for (int trial = 0; trial < 128; ++trial) {
+  for (int trial = 0; trial < 192; ++trial) {
     z3::model m(d.ctx());
     for (size_t i = 0; i < ins.size(); ++i)
       for (const z3::expr& e : ins[i].elems) {
@@ -118,8 +123,7 @@ std::optional<std::string> fp32_witness(SymDomain& d, const Instance& inst, cons
         m.add_const_interp(decl, v);
       }
     bool ok = true;
-    for (const auto& c : constraints) ok = ok && m.eval(c, true).is_true();
-    for (const auto& a : d.assumptions) ok = ok && m.eval(a, true).is_true();
+    for (const auto& c : assumed) ok = ok && m.eval(c, true).is_true();
     if (!ok) continue;
     for (unsigned k = 0; k < diffs.size(); ++k) {
       if (!m.eval(diffs[k], true).is_true()) continue;
@@ -135,9 +139,81 @@ std::optional<std::string> fp32_witness(SymDomain& d, const Instance& inst, cons
   return std::nullopt;
 }
 
+// Z3 does not always honour its timeout: a watchdog interrupts it.
+struct Watchdog {
+  std::atomic<bool> done{false};
+  std::thread t;
+  Watchdog(z3::context& c, Clock::time_point until) {
+    t = std::thread([this, &c, until] {
+      while (!done && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (!done) c.interrupt();
+    });
+  }
+  ~Watchdog() {
+    done = true;
+    t.join();
+  }
+};
+
+// The sides' values at a model, one line per input and per side.
+std::string describe_model(const SymDomain& d, const z3::model& m, const Instance& inst, const std::vector<SymTensor>& ins,
+                           const std::vector<SymTensor>& lhs, const std::vector<SymTensor>* rhs) {
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < ins.size(); ++i) lines.push_back(show(d, m, inst.inputs[i], ins[i]));
+  for (size_t o = 0; o < lhs.size(); ++o) {
+    lines.push_back(show(d, m, lhs.size() > 1 ? fmt::format("lhs{}", o) : "lhs", lhs[o]));
+    if (rhs) lines.push_back(show(d, m, lhs.size() > 1 ? fmt::format("rhs{}", o) : "rhs", (*rhs)[o]));
+  }
+  return fmt::format("{}", fmt::join(lines, "\n"));
+}
+
+// A definedness predicate in the rule's variables: `(not (= |?y#0| 0.0))`
+// reads `?y != 0`.
+std::string readable(const z3::expr& p) {
+  auto term = [](const z3::expr& e) {
+    std::string t = e.to_string();
+    std::string out;
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t[i] == '|') continue;
+      if (t[i] == '#') {
+        while (i + 1 < t.size() && std::isdigit(static_cast<unsigned char>(t[i + 1]))) ++i;
+        continue;
+      }
+      out += t[i];
+    }
+    return out;
+  };
+  auto zero = [](const z3::expr& e) { return e.is_numeral() && e.get_decimal_string(0) == "0"; };
+  if (p.is_not() && p.arg(0).is_eq() && zero(p.arg(0).arg(1))) return term(p.arg(0).arg(0)) + " != 0";
+  if (p.is_distinct() && p.num_args() == 2 && zero(p.arg(1))) return term(p.arg(0)) + " != 0";
+  if (p.is_app() && p.num_args() == 2 && zero(p.arg(1))) {
+    Z3_decl_kind k = p.decl().decl_kind();
+    if (k == Z3_OP_GE) return term(p.arg(0)) + " >= 0";
+    if (k == Z3_OP_GT) return term(p.arg(0)) + " > 0";
+  }
+  return term(p);
+}
+
+// Whether `p` is (syntactically) one of `set`: terms are hash-consed, so a
+// right side's divisor that is also the left side's needs no search.
+bool among(const z3::expr& p, const std::vector<z3::expr>& set) {
+  return std::any_of(set.begin(), set.end(), [&](const z3::expr& q) { return z3::eq(p, q); });
+}
+
+// Binary32: the sides are of different classes (NaN, +inf, -inf, finite).
+z3::expr class_differs(const SymDomain& d, const z3::expr& a, const z3::expr& b) {
+  z3::context& c = d.ctx();
+  z3::expr pinf = c.fpa_inf(d.sort(), false), ninf = c.fpa_inf(d.sort(), true);
+  return a.mk_is_nan() != b.mk_is_nan() || (a == pinf) != (b == pinf) || (a == ninf) != (b == ninf);
+}
+
 }  // namespace
 
-Query prove_instance(const RuleBody& body, const Instance& inst, bool fp32, unsigned timeout_ms) {
+static Query special_values(const RuleBody& body, const Instance& inst, unsigned timeout_ms);
+
+static Query prove_checked(const RuleBody& body, const Instance& inst, Domain domain, unsigned timeout_ms) {
+  if (domain == Domain::Special32) return special_values(body, inst, timeout_ms);
+  bool fp32 = domain == Domain::Exact32;
   z3::context ctx;
   SymDomain d(ctx, fp32);
   auto asks = [&](const char* ax) { return !fp32 && std::find(body.axioms.begin(), body.axioms.end(), ax) != body.axioms.end(); };
@@ -147,28 +223,43 @@ Query prove_instance(const RuleBody& body, const Instance& inst, bool fp32, unsi
   std::vector<z3::expr> constraints;
   auto ins = symbolic_inputs(inst, d, constraints);
   auto lhs = eval_symbolic(inst.lhs, ins, d);
-  if (!lhs) return {Check::Error, "left side: " + lhs.error().str()};
+  if (!lhs) return {Check::Error, "left side: " + lhs.error().str(), ""};
+  std::vector<z3::expr> lhs_defined = std::move(d.defined);
+  d.defined.clear();
   auto rhs = eval_symbolic(inst.rhs, ins, d);
-  if (!rhs) return {Check::Error, "right side: " + rhs.error().str()};
+  if (!rhs) return {Check::Error, "right side: " + rhs.error().str(), ""};
+  std::vector<z3::expr> rhs_defined = std::move(d.defined);
+  // What a model must satisfy: the conditions, the facts, the left side's
+  // definedness (reals).
+  std::vector<z3::expr> assumed = constraints;
+  assumed.insert(assumed.end(), d.facts.begin(), d.facts.end());
+  assumed.insert(assumed.end(), lhs_defined.begin(), lhs_defined.end());
   z3::solver s(ctx);
   z3::params p(ctx);
   p.set("timeout", timeout_ms);
   s.set(p);
-  for (const auto& c : constraints) s.add(c);
-  for (const auto& a : d.assumptions) s.add(a);
+  for (const auto& c : assumed) s.add(c);
   add_axioms(body, d, s);
   z3::expr_vector diffs(ctx);
   for (size_t o = 0; o < lhs->size(); ++o)
-    for (size_t k = 0; k < (*lhs)[o].elems.size(); ++k) diffs.push_back(!d.same((*lhs)[o].elems[k], (*rhs)[o].elems[k]));
-  if (diffs.empty()) return {Check::Unsat, ""};
+    for (size_t k = 0; k < (*lhs)[o].elems.size(); ++k) {
+      const z3::expr &a = (*lhs)[o].elems[k], &b = (*rhs)[o].elems[k];
+      diffs.push_back(!d.same(a, b));
+    }
+  // Reals: the right side's definedness that the left side's does not give
+  // syntactically; each is an obligation.
+  std::vector<z3::expr> obligations;
+  for (const z3::expr& q : rhs_defined)
+    if (!among(q, lhs_defined) && !among(q, obligations)) obligations.push_back(q);
+  if (diffs.empty() && obligations.empty()) return {Check::Unsat, "", ""};
   // Binary32: first look for a witness by evaluating both sides on concrete
   // binary32 inputs (Z3's own IEEE semantics, so a difference found is a
-  // counterexample to exactness, not an artefact of a kernel's summation
-  // order); bit-blasting a proof of inexactness often times out where a
-  // random input shows it at once. Only without uninterpreted functions: a
-  // model would have to interpret them arbitrarily.
-  if (fp32 && d.applications.empty()) {
-    if (auto witness = fp32_witness(d, inst, ins, *lhs, *rhs, constraints, diffs)) return {Check::Sat, *witness};
+  // counterexample, not an artefact of a kernel's summation order);
+  // bit-blasting a proof of inexactness often times out where a random
+  // input shows it at once. Only without uninterpreted functions: a model
+  // would have to interpret them arbitrarily.
+  if (fp32 && d.applications.empty() && !diffs.empty()) {
+    if (auto witness = fp32_witness(d, inst, ins, *lhs, *rhs, assumed, diffs)) return {Check::Sat, *witness, ""};
   }
   // One query per element: many small queries are far easier for Z3 than
   // one disjunction over every element.
@@ -189,56 +280,157 @@ Query prove_instance(const RuleBody& body, const Instance& inst, bool fp32, unsi
         }
       }
     diffs = rest;
-    if (diffs.empty()) return {Check::Unsat, ""};
   }
-  // Z3 does not always honour its timeout: a watchdog interrupts it.
-  struct Watchdog {
-    std::atomic<bool> done{false};
-    std::thread t;
-    Watchdog(z3::context& c, Clock::time_point until) {
-      t = std::thread([this, &c, until] {
-        while (!done && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        if (!done) c.interrupt();
-      });
-    }
-    ~Watchdog() {
-      done = true;
-      t.join();
-    }
-  } watchdog(ctx, Clock::now() + std::chrono::milliseconds(timeout_ms + 300));
-  // Binary32 queries stay one disjunction (bit-blasting is shared).
-  std::optional<z3::model> model;
-  std::string unknown;
+  Watchdog watchdog(ctx, Clock::now() + std::chrono::milliseconds(timeout_ms + 300));
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  unsigned steps = fp32 ? 1 : diffs.size();
-  for (unsigned k = 0; k < steps && !model; ++k) {
+  std::string unknown;
+  // Checks `goal` under what is asserted; a model when it is satisfiable.
+  auto check = [&](const z3::expr& goal) -> std::optional<z3::model> {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
       unknown = "timeout";
-      break;
+      return std::nullopt;
     }
     z3::params step(ctx);
     step.set("timeout", static_cast<unsigned>(left));
     step.set("rlimit", static_cast<unsigned>(left) * 2000u);  // a deterministic bound some tactics honour better
     s.set(step);
     s.push();
-    s.add(fp32 ? z3::mk_or(diffs) : diffs[k]);
+    s.add(goal);
+    std::optional<z3::model> model;
     switch (s.check()) {
       case z3::unsat: break;
       case z3::unknown: unknown = s.reason_unknown(); break;
       case z3::sat: model = s.get_model(); break;
     }
     s.pop();
+    return model;
+  };
+  // Values first, where both sides are defined (a right side that is
+  // undefined is reported as such below, not as a difference of values).
+  s.push();
+  for (const z3::expr& q : rhs_defined) s.add(q);
+  for (const auto& [nonzero, inverse] : d.inverses) s.add(inverse);  // every divisor is nonzero here
+  std::optional<z3::model> model;
+  if (fp32) {
+    // Binary32 queries stay one disjunction (bit-blasting is shared).
+    if (!diffs.empty()) model = check(z3::mk_or(diffs));
+  } else {
+    for (unsigned k = 0; k < diffs.size() && !model && unknown != "timeout"; ++k) model = check(diffs[k]);
   }
-  if (!model) return unknown.empty() ? Query{Check::Unsat, ""} : Query{Check::Unknown, unknown};
-  z3::model m = *model;
-  std::vector<std::string> lines;
-  for (size_t i = 0; i < ins.size(); ++i) lines.push_back(show(d, m, inst.inputs[i], ins[i]));
-  for (size_t o = 0; o < lhs->size(); ++o) {
-    lines.push_back(show(d, m, lhs->size() > 1 ? fmt::format("lhs{}", o) : "lhs", (*lhs)[o]));
-    lines.push_back(show(d, m, rhs->size() > 1 ? fmt::format("rhs{}", o) : "rhs", (*rhs)[o]));
+  s.pop();
+  if (model) return {Check::Sat, describe_model(d, *model, inst, ins, *lhs, &*rhs), ""};
+  if (!unknown.empty()) return {Check::Unknown, unknown, ""};
+  // Then the right side's definedness: every predicate that fails somewhere.
+  for (const auto& [nonzero, inverse] : d.inverses) s.add(z3::implies(nonzero, inverse));
+  std::vector<std::string> needs;
+  std::optional<z3::model> first;
+  for (const z3::expr& q : obligations) {
+    auto m = check(!q);
+    if (!m) {
+      if (!unknown.empty()) return {Check::Unknown, unknown, ""};
+      continue;
+    }
+    std::string r = readable(q);
+    if (std::find(needs.begin(), needs.end(), r) == needs.end()) needs.push_back(r);
+    if (!first) first = m;
   }
-  return {Check::Sat, fmt::format("{}", fmt::join(lines, "\n"))};
+  if (!first) return {Check::Unsat, "", ""};
+  std::string detail = describe_model(d, *first, inst, ins, *lhs, nullptr) + "\nrhs undefined (needs " + fmt::format("{}", fmt::join(needs, " and ")) + ")";
+  return {Check::Undefined, detail, fmt::format("{}", fmt::join(needs, " and "))};
+}
+
+// Special values (docs/rules.md): on finite inputs, and leaving overflow
+// and underflow aside (they are rounding), a binary32 side is NaN or
+// infinite exactly where one of its partial operations is applied outside
+// its domain over the reals (a division by zero, the square root of a
+// negative, the log of a non-positive value), as IEEE defines them. Where
+// the left side is undefined, the right side defined, the left side's NaN
+// or infinity is lost (the query over the reals has shown the converse).
+// Each point the reals give is replayed in binary32: it counts when the
+// sides' classes (NaN, +inf, -inf, finite) differ there; where they do not
+// (1 / (1 / 0) is 0 in binary32), the point is excluded and the search goes
+// on, a few times.
+static Query special_values(const RuleBody& body, const Instance& inst, unsigned timeout_ms) {
+  z3::context ctx;
+  SymDomain d(ctx, false);
+  d.exp_sums = std::find(body.axioms.begin(), body.axioms.end(), "exp-sum") != body.axioms.end();
+  d.sigmoid_exp = std::find(body.axioms.begin(), body.axioms.end(), "sigmoid-def") != body.axioms.end();
+  d.tanh_exp = std::find(body.axioms.begin(), body.axioms.end(), "tanh-def") != body.axioms.end();
+  std::vector<z3::expr> constraints;
+  auto ins = symbolic_inputs(inst, d, constraints);
+  auto lhs = eval_symbolic(inst.lhs, ins, d);
+  if (!lhs) return {Check::Error, "left side: " + lhs.error().str(), ""};
+  std::vector<z3::expr> lhs_defined = std::move(d.defined);
+  d.defined.clear();
+  auto rhs = eval_symbolic(inst.rhs, ins, d);
+  if (!rhs) return {Check::Error, "right side: " + rhs.error().str(), ""};
+  std::vector<z3::expr> obligations;
+  for (const z3::expr& q : lhs_defined)
+    if (!among(q, d.defined) && !among(q, obligations)) obligations.push_back(q);
+  if (obligations.empty()) return {Check::Unsat, "", ""};
+  // The sides in binary32, for the replay.
+  SymDomain f(ctx, true);
+  std::vector<z3::expr> unused;
+  auto fins = symbolic_inputs(inst, f, unused);
+  auto flhs = eval_symbolic(inst.lhs, fins, f);
+  auto frhs = eval_symbolic(inst.rhs, fins, f);
+  if (!flhs || !frhs) return {Check::Error, "binary32: " + (!flhs ? flhs.error().str() : frhs.error().str()), ""};
+  z3::solver s(ctx);
+  for (const auto& c : constraints) s.add(c);
+  for (const auto& c : d.facts) s.add(c);
+  for (const auto& c : d.defined) s.add(c);
+  for (const auto& [nonzero, inverse] : d.inverses) s.add(z3::implies(nonzero, inverse));
+  add_axioms(body, d, s);
+  Watchdog watchdog(ctx, Clock::now() + std::chrono::milliseconds(timeout_ms + 300));
+  z3::params p(ctx);
+  p.set("timeout", timeout_ms);
+  s.set(p);
+  for (const z3::expr& q : obligations) {
+    for (int attempt = 0;; ++attempt) {
+      if (attempt == 4) return {Check::Unknown, "the left side is undefined over the reals at points where binary32 agrees", ""};
+      s.push();
+      s.add(!q);
+      z3::check_result r = s.check();
+      std::optional<z3::model> m;
+      if (r == z3::sat) m = s.get_model();
+      std::string why = r == z3::unknown ? s.reason_unknown() : "";
+      s.pop();
+      if (r == z3::unsat) break;
+      if (!m) return {Check::Unknown, why, ""};
+      // The point in binary32: each input rounded to the nearest float.
+      z3::model fm(ctx);
+      z3::expr_vector point(ctx);
+      for (size_t i = 0; i < ins.size(); ++i)
+        for (size_t k = 0; k < ins[i].elems.size(); ++k) {
+          z3::expr v = m->eval(ins[i].elems[k], true);
+          point.push_back(ins[i].elems[k] == v);
+          z3::func_decl decl = fins[i].elems[k].decl();
+          z3::expr fv = ctx.fpa_val(static_cast<float>(d.value(*m, ins[i].elems[k])));
+          fm.add_const_interp(decl, fv);
+        }
+      bool differs = false;
+      for (size_t o = 0; o < flhs->size() && !differs; ++o)
+        for (size_t k = 0; k < (*flhs)[o].elems.size() && !differs; ++k)
+          differs = fm.eval(class_differs(f, (*flhs)[o].elems[k], (*frhs)[o].elems[k]), true).is_true();
+      if (differs)
+        return {Check::Sat,
+                describe_model(f, fm, inst, fins, *flhs, &*frhs) + "\nlhs undefined over the reals (needs " + readable(q) + ")",
+                ""};
+      s.add(!z3::mk_and(point));  // the sides agree in binary32 there: look elsewhere
+    }
+  }
+  return {Check::Unsat, "", ""};
+}
+
+// A query interrupted by the watchdog (or Z3 giving up inside a call)
+// throws; it is an unknown, not a crash.
+Query prove_instance(const RuleBody& body, const Instance& inst, Domain domain, unsigned timeout_ms) {
+  try {
+    return prove_checked(body, inst, domain, timeout_ms);
+  } catch (const z3::exception& e) {
+    return {Check::Unknown, std::string("z3: ") + e.msg(), ""};
+  }
 }
 
 }  // namespace refinery::prove

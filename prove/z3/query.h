@@ -11,15 +11,29 @@
 
 namespace refinery::prove {
 
-enum class Check { Unsat, Sat, Unknown, Error };
+// Undefined: over the reals the sides are equal wherever both are defined,
+// but the right side is undefined somewhere the left side is defined.
+enum class Check { Unsat, Sat, Undefined, Unknown, Error };
+
+// What a query asks (docs/rules.md, Verification):
+//   Reals: where the left side is defined and the conditions hold, the right
+//     side is defined and equal (the left side's partiality is assumed, the
+//     right side's is an obligation);
+//   Exact32: in binary32, on every input (NaN, infinities and signed zeros
+//     included) the sides are the same value (NaN equals NaN, -0 is not +0);
+//   Special32: in binary32, on every input where no operation overflows or
+//     underflows to zero, the sides are both NaN, both the same infinity, or
+//     both finite.
+enum class Domain { Reals, Exact32, Special32 };
 
 struct Query {
   Check result = Check::Error;
-  std::string detail;  // counterexample or error
+  std::string detail;     // counterexample or error
+  std::string condition;  // Undefined: what the right side needs, in the rule's variables
 };
 
-// Unsat: the sides are equal at this instance; Sat: `detail` is the
+// Unsat: the claim holds at this instance; Sat: `detail` is the
 // counterexample (the inputs and both sides' values).
-Query prove_instance(const rules::RuleBody& body, const Instance& inst, bool fp32, unsigned timeout_ms);
+Query prove_instance(const rules::RuleBody& body, const Instance& inst, Domain domain, unsigned timeout_ms);
 
 }  // namespace refinery::prove

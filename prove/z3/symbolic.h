@@ -4,8 +4,10 @@
 // prove/z3/semantics.h). A tensor is its concrete shape and one Z3 term per
 // element, over the reals or over IEEE binary32 (the scalars of
 // prove/z3/domain.cpp). Transcendental functions (exp, log, tanh, sigmoid,
-// erf, ...) are uninterpreted; division records that its divisor is nonzero
-// (reals).
+// erf, ...) are uninterpreted. Over the reals a partial operation (a
+// division, sqrt, log) records when it is defined, for the query to assume
+// of the left side and prove of the right (docs/rules.md, Verification); in
+// binary32 every operation is total (NaN is a value).
 #pragma once
 
 #include <map>
@@ -59,7 +61,11 @@ class SymDomain {
     if (is_neg(b)) return neg(mul(a, b.arg(0)));
     return b.id() < a.id() ? b * a : a * b;
   }
-  z3::expr div(const z3::expr& a, const z3::expr& b);
+  // Over the reals a / b is defined where b != 0; `partial` is false where
+  // an op's own semantics divides by what cannot be zero (softmax's sum of
+  // exponentials, 1 + |x|), and b != 0 is then a fact rather than a
+  // condition of definedness.
+  z3::expr div(const z3::expr& a, const z3::expr& b, bool partial = true);
   // 1, -1 or 2 when `e` is that binary32 numeral, else 0.
   int is_unit(const z3::expr& e) const;
   z3::expr neg(const z3::expr& a) const { return fp32_ && is_neg(a) ? a.arg(0) : -a; }
@@ -67,14 +73,29 @@ class SymDomain {
   z3::expr lt(const z3::expr& a, const z3::expr& b) const { return a < b; }
   z3::expr max(const z3::expr& a, const z3::expr& b) const;
   z3::expr min(const z3::expr& a, const z3::expr& b) const;
-  z3::expr sqrt(const z3::expr& a);
-  z3::expr fn(const std::string& name, const z3::expr& a);  // an uninterpreted unary function
+  z3::expr sqrt(const z3::expr& a);  // defined where a >= 0 (reals)
+  z3::expr log(const z3::expr& a, bool partial = true);  // defined where a > 0 (reals)
+  // An uninterpreted unary function. In binary32, its value at NaN and at
+  // the infinities is IEEE's (exp(-inf) = 0, tanh(inf) = 1, ...), and at a
+  // finite argument it is within the function's range.
+  z3::expr fn(const std::string& name, const z3::expr& a);
   // Equality of two results (for FP: the same value, NaN equal to NaN).
   z3::expr same(const z3::expr& a, const z3::expr& b) const { return a == b; }
   double value(const z3::model& m, const z3::expr& e) const;
 
-  // Definedness assumptions (divisors nonzero, sqrt arguments non-negative).
-  std::vector<z3::expr> assumptions;
+  // Reals: where the side being evaluated is defined (divisors nonzero, sqrt
+  // arguments non-negative, log arguments positive), one predicate per
+  // partial operation; the query takes it per side.
+  std::vector<z3::expr> defined;
+  // Reals: what always holds of the terms built (the divisors that an op's
+  // own semantics guarantees are nonzero).
+  std::vector<z3::expr> facts;
+  // Reals: each division's inverse, {b != 0, b * inv(b) = 1}. A query where
+  // every divisor is known nonzero takes the equations; one that asks
+  // whether a divisor is zero takes them as implications.
+  std::vector<std::pair<z3::expr, z3::expr>> inverses;
+  // Binary32: neither NaN nor an infinity.
+  z3::expr finite(const z3::expr& e) const { return !e.mk_is_nan() && !e.mk_is_inf(); }
   // Applications of uninterpreted functions, by name (for axioms).
   std::map<std::string, std::vector<z3::expr>> applications;
   // The `exp-sum` axiom (reals only): exp(a + b) is built as exp(a) * exp(b),
@@ -92,6 +113,9 @@ class SymDomain {
   bool tanh_exp = false;
 
  private:
+  void require(const z3::expr& p, bool partial);
+  z3::expr special_values(const std::string& name, const z3::expr& a, const z3::expr& u);
+
   z3::context& ctx_;
   bool fp32_;
   std::map<std::string, z3::func_decl> fns_;

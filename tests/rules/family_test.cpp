@@ -186,6 +186,38 @@ TEST(IntegerTensors, RealArithmeticRulesDoNotApply) {
   EXPECT_EQ(real_forms_equal("i64"), (std::vector<bool>{false, false}));
 }
 
+// A value condition (nonzero, positive, nonneg) holds of an e-class only
+// where the e-graph knows its value, a constant whose elements satisfy it:
+// for any other class it is not assumed (issue #17). x * w / w is x only
+// for a nonzero constant w; for an input w (it may be 0 at run time: x * 0
+// / 0 is NaN) and for a zero constant it stays apart.
+TEST(ValueConditions, HoldOnlyOfConstantsThatSatisfyThem) {
+  auto in = ir::parse_graph(R"(graph @main(%x: tensor<3xf32>, %w: tensor<3xf32>) {
+  %k = const dense<[2.0]> : tensor<f32>
+  %z = const dense<[0.0]> : tensor<f32>
+  %1 = mul(%x, %w) : tensor<3xf32>
+  %2 = div(%1, %w) : tensor<3xf32>
+  %3 = mul(%x, %k) : tensor<3xf32>
+  %4 = div(%3, %k) : tensor<3xf32>
+  %5 = mul(%x, %z) : tensor<3xf32>
+  %6 = div(%5, %z) : tensor<3xf32>
+  return %x, %2, %4, %6
+})");
+  ASSERT_TRUE(in.has_value()) << in.error().str();
+  auto lib = load_library();
+  ASSERT_TRUE(lib.has_value()) << lib.error().str();
+  auto seeded = egraph::tensor::seed(*in);
+  ASSERT_TRUE(seeded.has_value()) << seeded.error().str();
+  egraph::Runner<TensorNode, egraph::tensor::TensorAnalysis> runner(
+      egraph::RunnerLimits{.iter_limit = 4, .node_limit = 20000, .time_limit = std::chrono::seconds(20)},
+      std::move(seeded->egraph));
+  runner.run(lib->rewrites({.names = {"mul-div-cancel"}}));
+  auto cls = [&](size_t i) { return runner.egraph.find(seeded->roots[i]); };
+  EXPECT_NE(cls(1), cls(0)) << "x * w / w for an input w";
+  EXPECT_EQ(cls(2), cls(0)) << "x * 2 / 2";
+  EXPECT_NE(cls(3), cls(0)) << "x * 0 / 0";
+}
+
 INSTANTIATE_TEST_SUITE_P(Rules, FamilyGolden, testing::ValuesIn(golden_cases()),
                          [](const testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;

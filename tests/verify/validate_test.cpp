@@ -35,6 +35,7 @@ TEST(Validate, AGraphAgreesWithItself) {
   EXPECT_TRUE(r->passed);
   EXPECT_EQ(r->samples, 3);
   EXPECT_EQ(r->max_abs_error, 0);
+  EXPECT_EQ(r->verdict, "exact");
 }
 
 TEST(Validate, AChangedValueFailsAndIsNamed) {
@@ -52,6 +53,28 @@ TEST(Validate, AChangedValueFailsAndIsNamed) {
   ASSERT_TRUE(r.has_value()) << r.error().str();
   EXPECT_FALSE(r->passed);
   EXPECT_NE(r->first_divergence.find("value 'y'"), std::string::npos) << r->first_divergence;
+  EXPECT_EQ(r->verdict, "refuted");
+}
+
+// The validation's classes are the rule verifier's (docs/rules.md): a
+// refined graph that makes a NaN where the original had a number
+// (x * 0 / 0 for x, the wrong way round) is refuted on special values.
+TEST(Validate, ANaNProducedIsASpecialValueRefutation) {
+  ir::Graph a = parse(R"(graph @main(%x: tensor<4xf32>) {
+  %y = neg(%x) : tensor<4xf32>
+  return %y
+})");
+  ir::Graph b = parse(R"(graph @main(%x: tensor<4xf32>) {
+  %z = const dense<[0.0]> : tensor<1xf32>
+  %m = mul(%x, %z) : tensor<4xf32>
+  %d = div(%m, %z) : tensor<4xf32>
+  %y = sub(%d, %x) : tensor<4xf32>
+  return %y
+})");
+  auto r = validate(a, b);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  EXPECT_FALSE(r->passed);
+  EXPECT_EQ(r->verdict, "refuted (special values)");
 }
 
 TEST(Validate, OpaqueOpsAreStoodInForAndTheirInputsCompared) {
