@@ -128,7 +128,11 @@ Expected<void> check_tensor_claims(const onnx::GraphProto& graph, const std::fil
   const ExternalFiles files(model_dir);
   auto check = [&](const onnx::TensorProto& t, const std::string& where) -> Expected<void> {
     const std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
-    if (auto count = element_count(dims); !count) return fail(count.error(), where, file);
+    // Inline data past 2^40 elements cannot fit a model under 2 GB: the file
+    // is wrong. External data that large could be real: Refinery's limit.
+    if (auto count = element_count(dims); !count)
+      return std::unexpected(Diag{file, where, count.error().message,
+                                  count.error().limit && t.data_location() == onnx::TensorProto::EXTERNAL});
     if (t.data_location() != onnx::TensorProto::EXTERNAL) return {};
     for (const auto& entry : t.external_data())
       if (entry.key() == "location")

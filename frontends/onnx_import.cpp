@@ -42,8 +42,7 @@ Expected<std::shared_ptr<onnx::ModelProto>> read_model(const std::filesystem::pa
     std::ifstream again(file, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
     if (graph_nesting(bytes) > kMaxGraphDepth)
-      return fail(fmt::format("subgraphs (If / Loop / Scan bodies) nest more than {} deep, Refinery's limit",
-                              kMaxGraphDepth), {}, name);
+      return std::unexpected(nesting_limit({}, name));
   }
   if (!parsed || !model->has_graph())
     return fail("not an ONNX model (the protobuf does not parse: truncated or corrupt file?)", {}, name);
@@ -145,7 +144,8 @@ class Importer {
     // or past the limits, even where inference would replace it.
     auto check_declared = [&](const char* what, const auto& values) -> Expected<void> {
       for (const auto& vi : values)
-        if (auto bad = shape_error(vi.type())) return fail(fmt::format("{} '{}' {}", what, vi.name(), *bad), {}, file_);
+        if (auto bad = shape_error(vi.type()))
+          return std::unexpected(Diag{file_, {}, fmt::format("{} '{}' {}", what, vi.name(), bad->message), bad->limit});
       return {};
     };
     for (auto ok : {check_declared("graph input", g.input()), check_declared("graph output", g.output()),

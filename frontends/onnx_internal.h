@@ -87,9 +87,15 @@ class ExternalWriter {
 // refused before anything is allocated or mapped.
 inline constexpr int64_t kMaxElements = int64_t{1} << 40;
 
-// The product of `dims`; an error for a negative dim or a product past
-// kMaxElements (checked at each step, so it never overflows).
-std::expected<int64_t, std::string> element_count(std::span<const int64_t> dims);
+// What is wrong with a shape: invalid (a negative dim, a product past int64),
+// or valid but past kMaxElements (`limit`). The message starts with "has".
+struct ShapeError {
+  std::string message;
+  bool limit = false;
+};
+
+// The product of `dims`, checked at each step so it never overflows.
+std::expected<int64_t, ShapeError> element_count(std::span<const int64_t> dims);
 
 // Converts a TensorProto. Raw data is not copied: the tensor refers into the
 // proto, which `keep_alive` owns. External data is mapped through `files`.
@@ -106,7 +112,7 @@ std::expected<void, std::string> tensor_to_proto(const ir::Tensor& tensor, onnx:
 // Refuses a tensor type whose shape has a negative dim or whose static dims
 // multiply past kMaxElements (the message starts with "has").
 std::expected<ir::TensorType, std::string> type_from_proto(const onnx::TypeProto& type);
-std::optional<std::string> shape_error(const onnx::TypeProto& type);
+std::optional<ShapeError> shape_error(const onnx::TypeProto& type);
 void type_to_proto(const ir::TensorType& type, onnx::TypeProto* proto);
 
 // Converts one attribute of a node whose op Refinery knows. nullopt: a kind
@@ -147,6 +153,9 @@ inline constexpr int kParseRecursionLimit = 3 * kMaxGraphDepth + 64;
 // 0), read from the wire format without recursion; it stops early past
 // kMaxGraphDepth. For a model protobuf refused to parse.
 int graph_nesting(const std::string& bytes);
+
+// "subgraphs ... nest more than 64 deep": a limit (Diag::limit), not bad input.
+Diag nesting_limit(std::string where, const std::string& file);
 
 // Parses `bytes` into `message` allowing kParseRecursionLimit levels (the
 // default, 100, stops at about 32 nested graphs). False when it does not parse.

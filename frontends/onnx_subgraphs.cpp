@@ -120,6 +120,13 @@ std::optional<std::string> if_branches_disagree(const onnx::NodeProto& node) {
 
 }  // namespace
 
+Diag nesting_limit(std::string where, const std::string& file) {
+  return Diag{file, std::move(where),
+              fmt::format("subgraphs (If / Loop / Scan bodies) nest more than {} deep, Refinery's limit",
+                          kMaxGraphDepth),
+              /*limit=*/true};
+}
+
 bool parse_nested(const std::string& bytes, google::protobuf::Message* message) {
   google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
   google::protobuf::io::CodedInputStream coded(&stream);
@@ -149,9 +156,7 @@ Expected<void> check_subgraphs(const onnx::GraphProto& graph, const std::string&
         for (const auto& g : a.graphs()) subs.push_back(&g);
         for (const auto* sub : subs) {
           if (item.depth + 1 > kMaxGraphDepth)
-            return fail(fmt::format("subgraphs (If / Loop / Scan bodies) nest more than {} deep, Refinery's limit",
-                                    kMaxGraphDepth),
-                        item.depth == 0 ? here : item.where, file);
+            return std::unexpected(nesting_limit(item.depth == 0 ? here : item.where, file));
           todo.push_back({sub, item.depth + 1, item.depth == 0 ? here : item.where});
         }
       }

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 
@@ -50,17 +52,22 @@ std::expected<std::vector<std::byte>, std::string> typed_bytes(const TP& p, ir::
 
 }  // namespace
 
-std::expected<int64_t, std::string> element_count(std::span<const int64_t> dims) {
+std::expected<int64_t, ShapeError> element_count(std::span<const int64_t> dims) {
   for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] < 0) return std::unexpected(fmt::format("has a negative dimension {} (axis {})", dims[i], i));
+    if (dims[i] < 0) return std::unexpected(ShapeError{fmt::format("has a negative dimension {} (axis {})", dims[i], i)});
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return 0;
   int64_t n = 1;
+  bool past_limit = false;
   for (int64_t d : dims) {
-    if (d == 0) return 0;
-    if (n > kMaxElements / d)
-      return std::unexpected(fmt::format("has dims [{}]: more than 2^40 elements, which Refinery refuses",
-                                         fmt::join(dims, ", ")));
+    if (n > INT64_MAX / d)
+      return std::unexpected(ShapeError{fmt::format("has dims [{}], whose element count overflows int64",
+                                                    fmt::join(dims, ", "))});
     n *= d;
+    past_limit = past_limit || n > kMaxElements;
   }
+  if (past_limit)
+    return std::unexpected(ShapeError{
+        fmt::format("has dims [{}]: more than 2^40 elements, Refinery's limit", fmt::join(dims, ", ")), true});
   return n;
 }
 
@@ -74,7 +81,7 @@ std::expected<ir::TensorRef, std::string> tensor_from_proto(const TP& proto,
   if (proto.has_segment()) return std::unexpected("segmented tensors are not supported");
   std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
   auto count = element_count(dims);
-  if (!count) return std::unexpected(count.error());
+  if (!count) return std::unexpected(count.error().message);
   const size_t expected = static_cast<size_t>(*count) * ir::dtype_size(*dtype);
 
   if (proto.data_location() == TP::EXTERNAL) {

@@ -7,13 +7,13 @@ namespace refinery::frontends::detail {
 
 using AP = onnx::AttributeProto;
 
-std::optional<std::string> shape_error(const onnx::TypeProto& type) {
+std::optional<ShapeError> shape_error(const onnx::TypeProto& type) {
   if (type.value_case() != onnx::TypeProto::kTensorType || !type.tensor_type().has_shape()) return std::nullopt;
   std::vector<int64_t> sizes;
   int axis = 0;
   for (const auto& d : type.tensor_type().shape().dim()) {
     if (d.has_dim_value() && d.dim_value() < 0)
-      return fmt::format("has a negative dimension {} (axis {})", d.dim_value(), axis);
+      return ShapeError{fmt::format("has a negative dimension {} (axis {})", d.dim_value(), axis)};
     if (d.has_dim_value()) sizes.push_back(d.dim_value());
     ++axis;
   }
@@ -31,7 +31,7 @@ std::expected<ir::TensorType, std::string> type_from_proto(const onnx::TypeProto
         fmt::format("has element type {} ({}), which is not supported", t.elem_type(),
                     onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t.elem_type()))));
   if (!t.has_shape()) return ir::TensorType{*dtype, ir::Shape::unranked()};
-  if (auto bad = shape_error(type)) return std::unexpected(*bad);
+  if (auto bad = shape_error(type)) return std::unexpected(bad->message);
   std::vector<ir::Dim> dims;
   for (const auto& d : t.shape().dim()) {
     if (d.has_dim_value()) dims.emplace_back(d.dim_value());

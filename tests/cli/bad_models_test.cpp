@@ -29,12 +29,12 @@ class BadModel : public ::testing::Test {
 
   // `convert` to .onnx and .ir and `run`: exit 2, one line naming the model
   // and each of `names`, and nothing left in the output folder.
-  void expect_refused(const fs::path& model, const std::vector<std::string>& names) {
+  void expect_refused(const fs::path& model, const std::vector<std::string>& names, int code = 2) {
     for (const std::string& cmd : {"convert " + model.string() + " " + (out / "m.onnx").string(),
                                   "convert " + model.string() + " " + (out / "m.ir").string(),
                                   "run " + model.string()}) {
       CliResult r = run_cli(cmd);
-      EXPECT_EQ(r.code, 2) << cmd << "\n" << r.err;
+      EXPECT_EQ(r.code, code) << cmd << "\n" << r.err;
       EXPECT_EQ(r.err.rfind("refinery: error: " + model.string(), 0), 0u) << r.err;
       EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
       for (const auto& n : names) EXPECT_NE(r.err.find(n), std::string::npos) << n << " not in: " << r.err;
@@ -99,11 +99,18 @@ TEST_F(BadModel, DimsPastTwoToTheForty) {
   b.input("x", TP::FLOAT, {int64_t{2}}).output("y", TP::FLOAT, {int64_t{2}});
   b.initializer_f32("w", {int64_t{1} << 62, 8}, {}).set_raw_data(std::string(8, '\0'));
   b.node("Relu", {"x"}, {"y"}, "relu");
+  expect_refused(b.write(dir, "huge.onnx"), {"initializer 'w'", "overflows int64"});
+  // Inline data past 2^40 elements cannot be in a file under 2 GB: bad input.
+  b.model().mutable_graph()->mutable_initializer(0)->set_dims(0, int64_t{1} << 38);
   expect_refused(b.write(dir, "huge.onnx"), {"initializer 'w'", "more than 2^40 elements"});
+  // A declared input of 2^41 elements is valid ONNX, past Refinery's limit: 3.
   ModelBuilder c;
-  c.input("x", TP::FLOAT, {int64_t{1} << 30, int64_t{1} << 30}).output("y", TP::FLOAT, {int64_t{2}});
+  c.input("x", TP::FLOAT, {int64_t{1} << 21, int64_t{1} << 20}).output("y", TP::FLOAT, {int64_t{2}});
   c.node("Relu", {"x"}, {"y"}, "relu");
-  expect_refused(c.write(dir, "huge_input.onnx"), {"graph input 'x'", "more than 2^40 elements"});
+  expect_refused(c.write(dir, "huge_input.onnx"), {"graph input 'x'", "more than 2^40 elements"}, 3);
+  // So is an external tensor of 2^41 elements (before its 8 TiB file is looked at).
+  std::ofstream(dir / "w.bin", std::ios::binary) << std::string(8, '\0');
+  expect_refused(external_model("w.bin", {int64_t{1} << 41}), {"initializer 'w'", "more than 2^40 elements"}, 3);
 }
 
 TEST_F(BadModel, NegativeDims) {
@@ -121,8 +128,10 @@ TEST_F(BadModel, IfBranchesThatDisagree) {
 }
 
 TEST_F(BadModel, DeepNestingIsRefusedNotACrash) {
-  expect_refused(frontends::testing::nested_ifs(10000).write(dir, "deep.onnx"), {"nest more than 64 deep"});
-  expect_refused(frontends::testing::nested_ifs(65).write(dir, "deep.onnx"), {"node 'if0'", "nest more than 64 deep"});
+  // A valid model past a documented limit: exit 3, not 2.
+  expect_refused(frontends::testing::nested_ifs(10000).write(dir, "deep.onnx"), {"nest more than 64 deep"}, 3);
+  expect_refused(frontends::testing::nested_ifs(65).write(dir, "deep.onnx"), {"node 'if0'", "nest more than 64 deep"},
+                 3);
 }
 
 TEST_F(BadModel, NestingUpToTheLimitConverts) {
