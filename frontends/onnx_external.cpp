@@ -139,16 +139,28 @@ Expected<void> check_tensor_claims(const onnx::GraphProto& graph, const std::fil
         if (auto ok = files.resolve(entry.value()); !ok) return fail(ok.error(), where, file);
     return {};
   };
-  for (const auto& t : graph.initializer())
-    if (auto ok = check(t, fmt::format("initializer '{}'", t.name())); !ok) return ok;
-  for (int i = 0; i < graph.node_size(); ++i)
-    for (const auto& a : graph.node(i).attribute()) {
-      const std::string where = fmt::format("{} attribute '{}'", node_where(graph.node(i), i), a.name());
-      if (a.has_t())
-        if (auto ok = check(a.t(), where); !ok) return ok;
-      for (const auto& t : a.tensors())
-        if (auto ok = check(t, where); !ok) return ok;
-    }
+  // Subgraphs too (their nesting is already bounded): a body's tensors stay
+  // opaque here, but export would hand their locations on. `in` names the
+  // outermost node a subgraph sits in.
+  std::vector<std::pair<const onnx::GraphProto*, std::string>> todo{{&graph, ""}};
+  while (!todo.empty()) {
+    auto [g, in] = todo.back();
+    todo.pop_back();
+    const std::string suffix = in.empty() ? "" : fmt::format(" (in {})", in);
+    for (const auto& t : g->initializer())
+      if (auto ok = check(t, fmt::format("initializer '{}'{}", t.name(), suffix)); !ok) return ok;
+    for (int i = 0; i < g->node_size(); ++i)
+      for (const auto& a : g->node(i).attribute()) {
+        const std::string node = node_where(g->node(i), i);
+        const std::string where = fmt::format("{} attribute '{}'{}", node, a.name(), suffix);
+        if (a.has_t())
+          if (auto ok = check(a.t(), where); !ok) return ok;
+        for (const auto& t : a.tensors())
+          if (auto ok = check(t, where); !ok) return ok;
+        if (a.has_g()) todo.emplace_back(&a.g(), in.empty() ? node : in);
+        for (const auto& sub : a.graphs()) todo.emplace_back(&sub, in.empty() ? node : in);
+      }
+  }
   return {};
 }
 

@@ -48,7 +48,7 @@ class ExternalFiles {
   std::map<std::string, std::shared_ptr<const Mapping>> maps_;
 };
 
-// Refuses, naming the initializer or node, the tensors of the main graph
+// Refuses, naming the initializer or node, the tensors of every graph
 // (initializers, tensor attributes) whose claims ONNX's checker would take at
 // their word: dims past kMaxElements (its count overflows int64) and
 // external-data locations that `resolve` refuses (it only stats the path).

@@ -271,6 +271,22 @@ TEST_F(BadInput, AConstantAttributeWithBadExternalDataIsAnErrorNotAnOpaqueNode) 
             "must be relative to the model's folder");
 }
 
+TEST_F(BadInput, ExternalDataOfASubgraphIsCheckedToo) {
+  ModelBuilder b = testing::nested_ifs(2);
+  onnx::GraphProto* inner = b.model().mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g();
+  auto* t = inner->add_initializer();
+  t->set_name("w");
+  t->set_data_type(TP::FLOAT);
+  t->add_dims(1);
+  t->set_data_location(TP::EXTERNAL);
+  auto* e = t->add_external_data();
+  e->set_key("location");
+  e->set_value("../../etc/passwd");
+  EXPECT_EQ(error_of(b.write(dir, "sub.onnx")),
+            "DIR/sub.onnx:initializer 'w' (in node 'if0'): external data location '../../etc/passwd' contains '..'; "
+            "it must stay inside the model's folder");
+}
+
 // --- what ONNX calls invalid ---
 
 TEST_F(BadInput, NegativeDimsInADeclaredShape) {
