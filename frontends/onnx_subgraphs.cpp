@@ -112,8 +112,8 @@ std::optional<std::string> if_branches_disagree(const onnx::NodeProto& node) {
     const auto& b = else_g->output(i).type();
     if (a.value_case() == onnx::TypeProto::VALUE_NOT_SET || b.value_case() == onnx::TypeProto::VALUE_NOT_SET) continue;
     if (type_name(a) != type_name(b))
-      return fmt::format("If branches disagree: output {} is {} in then_branch and {} in else_branch", i,
-                         type_name(a), type_name(b));
+      return fmt::format("If branches disagree: output {} is {} in then_branch and {} in else_branch", i, type_name(a),
+                         type_name(b));
   }
   return std::nullopt;
 }
@@ -121,10 +121,10 @@ std::optional<std::string> if_branches_disagree(const onnx::NodeProto& node) {
 }  // namespace
 
 Diag nesting_limit(std::string where, const std::string& file) {
-  return Diag{file, std::move(where),
-              fmt::format("subgraphs (If / Loop / Scan bodies) nest more than {} deep, Refinery's limit",
-                          kMaxGraphDepth),
-              /*limit=*/true};
+  return Diag{
+      file, std::move(where),
+      fmt::format("subgraphs (If / Loop / Scan bodies) nest more than {} deep, Refinery's limit", kMaxGraphDepth),
+      /*limit=*/true};
 }
 
 bool parse_nested(const std::string& bytes, google::protobuf::Message* message) {

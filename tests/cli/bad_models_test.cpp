@@ -30,9 +30,9 @@ class BadModel : public ::testing::Test {
   // `convert` to .onnx and .ir and `run`: exit 2, one line naming the model
   // and each of `names`, and nothing left in the output folder.
   void expect_refused(const fs::path& model, const std::vector<std::string>& names, int code = 2) {
-    for (const std::string& cmd : {"convert " + model.string() + " " + (out / "m.onnx").string(),
-                                  "convert " + model.string() + " " + (out / "m.ir").string(),
-                                  "run " + model.string()}) {
+    for (const std::string& cmd :
+         {"convert " + model.string() + " " + (out / "m.onnx").string(),
+          "convert " + model.string() + " " + (out / "m.ir").string(), "run " + model.string()}) {
       CliResult r = run_cli(cmd);
       EXPECT_EQ(r.code, code) << cmd << "\n" << r.err;
       EXPECT_EQ(r.err.rfind("refinery: error: " + model.string(), 0), 0u) << r.err;
@@ -186,8 +186,8 @@ TEST_F(BadModel, ConstantIndexOutOfRangeWhenRunning) {
     fs::path model = b.write(dir, std::string(op) + ".onnx");
     CliResult r = run_cli("run " + model.string());
     EXPECT_EQ(r.code, 2) << op << ": " << r.err;
-    EXPECT_EQ(r.err, "refinery: error: " + model.string() +
-                         ":node 'pick': index 7 is out of range for axis 0 of size 4\n")
+    EXPECT_EQ(r.err,
+              "refinery: error: " + model.string() + ":node 'pick': index 7 is out of range for axis 0 of size 4\n")
         << op;
   }
 }
