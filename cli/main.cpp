@@ -11,7 +11,7 @@ namespace refinery::cli {
 
 int report(const Diag& diag) {
   fmt::print(stderr, "refinery: error: {}\n", diag.str());
-  return kExitBadInput;
+  return diag.limit ? kExitLimit : kExitBadInput;
 }
 
 Expected<std::map<std::string, int64_t>> parse_dims(const std::vector<std::string>& flags) {

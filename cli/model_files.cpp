@@ -20,7 +20,13 @@ Expected<ir::Graph> load_model(const std::filesystem::path& file) {
   auto format = format_of(file);
   if (!format) return std::unexpected(format.error());
   if (!std::filesystem::exists(file)) return fail("no such file", {}, file.string());
-  if (*format == ModelFormat::Onnx) return frontends::import_onnx(file);
+  if (*format == ModelFormat::Onnx) {
+    std::vector<Diag> notes;
+    auto graph = frontends::import_onnx(file, {.notes = &notes});
+    if (graph)
+      for (const Diag& n : notes) fmt::print(stderr, "refinery: note: {}\n", n.str());
+    return graph;
+  }
   if (*format == ModelFormat::Nir) return frontends::import_nir(file);
   return ir::read_ir_file(file);
 }

@@ -80,7 +80,7 @@ int run(const Args& a) {
     }
   }
   auto out = runtime::run(*g, inputs);
-  if (!out) return report(out.error());
+  if (!out) return report(Diag{a.model, out.error().where, out.error().message});
   for (size_t i = 0; i < out->size(); ++i)
     fmt::print("{}: {}\n", g->value(g->outputs()[i]).name, summary((*out)[i]));
   return 0;

@@ -5,6 +5,7 @@
 #pragma once
 #include <filesystem>
 #include <string_view>
+#include <vector>
 
 #include "ir/diag.h"
 #include "ir/graph.h"
@@ -18,6 +19,9 @@ struct OnnxImportOptions {
   // opset 13 with ONNX's own version converter (off by default: such a model
   // is an error naming its opset).
   bool upgrade_old_opset = false;
+  // Where import says what it changed in a model it accepts (nodes out of
+  // topological order, which it sorts); null: not said.
+  std::vector<Diag>* notes = nullptr;
 };
 
 // Reads a model (and its external data, memory-mapped). Errors are one line

@@ -82,7 +82,7 @@ Expected<void> build_model(const ir::Graph& g, onnx::ModelProto& m, ExternalWrit
     p->set_value(value);
   }
   for (const std::string& f : info.onnx_functions)
-    if (!m.add_functions()->ParseFromString(f)) return std::unexpected(Diag{file, "", "a model-local function does not parse"});
+    if (!parse_nested(f, m.add_functions())) return std::unexpected(Diag{file, "", "a model-local function does not parse"});
 
   const auto names = value_names(g);
   auto name_of = [&](ir::ValueId v) { return v == ir::kNoValue ? std::string() : names[ir::index(v)]; };

@@ -41,7 +41,7 @@ std::string node_where(const onnx::NodeProto& node, int index) {
   return fmt::format("node '#{} {}'", index, node.op_type());
 }
 
-Expected<void> sort_nodes(onnx::GraphProto* graph, const std::string& file) {
+Expected<std::optional<Diag>> sort_nodes(onnx::GraphProto* graph, const std::string& file) {
   const int n = graph->node_size();
   constexpr int kOutside = -1;  // defined by a graph input or an initializer
   std::unordered_map<std::string, int> producer;
@@ -80,14 +80,14 @@ Expected<void> sort_nodes(onnx::GraphProto* graph, const std::string& file) {
       return {};
     };
     for (const auto& in : node.input())
-      if (auto ok = add_dep(in, true); !ok) return ok;
+      if (auto ok = add_dep(in, true); !ok) return std::unexpected(ok.error());
     std::set<std::string> implicit;
     for (const auto& a : node.attribute()) {
       if (a.has_g()) outer_refs(a.g(), implicit);
       for (const auto& sub : a.graphs()) outer_refs(sub, implicit);
     }
     for (const auto& name : implicit)
-      if (auto ok = add_dep(name, false); !ok) return ok;
+      if (auto ok = add_dep(name, false); !ok) return std::unexpected(ok.error());
   }
   for (const auto& out : graph->output())
     if (!producer.contains(out.name()))
@@ -143,11 +143,21 @@ Expected<void> sort_nodes(onnx::GraphProto* graph, const std::string& file) {
 
   bool sorted = true;
   for (int i = 0; i < n; ++i) sorted = sorted && order[static_cast<size_t>(i)] == i;
-  if (sorted) return {};
+  if (sorted) return std::nullopt;
+  // The first node that reads a value defined after it, for the note.
+  std::optional<Diag> note;
+  for (int i = 0; i < n && !note; ++i)
+    for (const auto& [p, name] : pred_edges[static_cast<size_t>(i)])
+      if (p > i) {
+        note = Diag{file, node_where(graph->node(i), i),
+                    fmt::format("nodes are not in topological order (this node reads '{}' before {} defines it); "
+                                "sorted", name, node_where(graph->node(p), p))};
+        break;
+      }
   std::vector<onnx::NodeProto> nodes(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) nodes[static_cast<size_t>(i)].Swap(graph->mutable_node(order[static_cast<size_t>(i)]));
   for (int i = 0; i < n; ++i) graph->mutable_node(i)->Swap(&nodes[static_cast<size_t>(i)]);
-  return {};
+  return note;
 }
 
 }  // namespace refinery::frontends::detail

@@ -1,6 +1,8 @@
 // ONNX import: parse, check (opset, structure, ONNX checker), build the
 // ir::Graph, infer shapes. See docs/onnx.md.
 #include <fmt/format.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/version_converter/convert.h>
 
 #include <cerrno>
@@ -28,7 +30,21 @@ Expected<std::shared_ptr<onnx::ModelProto>> read_model(const std::filesystem::pa
   if (!ec && size > static_cast<uintmax_t>(INT_MAX))
     return fail("the file is larger than 2 GB; such models must keep their weights in external data", {}, name);
   auto model = std::make_shared<onnx::ModelProto>();
-  if (!model->ParseFromIstream(&in) || !model->has_graph())
+  bool parsed = false;
+  {
+    google::protobuf::io::IstreamInputStream stream(&in);
+    google::protobuf::io::CodedInputStream coded(&stream);
+    coded.SetRecursionLimit(kParseRecursionLimit);
+    parsed = model->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+  }
+  if (!parsed) {
+    // Protobuf gives no reason; the one worth telling apart is nesting.
+    std::ifstream again(file, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+    if (graph_nesting(bytes) > kMaxGraphDepth)
+      return std::unexpected(nesting_limit({}, name));
+  }
+  if (!parsed || !model->has_graph())
     return fail("not an ONNX model (the protobuf does not parse: truncated or corrupt file?)", {}, name);
   return model;
 }
@@ -124,6 +140,17 @@ class Importer {
     copy_info(*model_, graph_.info);
     for (const auto& vi : g.value_info()) declared_[vi.name()] = &vi.type();
     for (const auto& vi : g.output()) declared_[vi.name()] = &vi.type();
+    // A declared shape is refused when ONNX calls it invalid (a negative dim)
+    // or past the limits, even where inference would replace it.
+    auto check_declared = [&](const char* what, const auto& values) -> Expected<void> {
+      for (const auto& vi : values)
+        if (auto bad = shape_error(vi.type()))
+          return std::unexpected(Diag{file_, {}, fmt::format("{} '{}' {}", what, vi.name(), bad->message), bad->limit});
+      return {};
+    };
+    for (auto ok : {check_declared("graph input", g.input()), check_declared("graph output", g.output()),
+                    check_declared("value_info", g.value_info())})
+      if (!ok) return std::unexpected(ok.error());
 
     std::unordered_map<std::string, const onnx::TensorProto*> initializers;
     for (const auto& t : g.initializer()) initializers.emplace(t.name(), &t);
@@ -142,7 +169,7 @@ class Importer {
       values_[t.name()] = graph_.add_constant(t.name(), std::move(*tensor));
     }
     for (int i = 0; i < g.node_size(); ++i)
-      if (auto ok = add_node(g.node(i)); !ok) return std::unexpected(ok.error());
+      if (auto ok = add_node(g.node(i), i); !ok) return std::unexpected(ok.error());
 
     std::vector<ir::ValueId> outputs;
     for (const auto& out : g.output()) outputs.push_back(values_.at(out.name()));
@@ -173,7 +200,7 @@ class Importer {
   }
 
  private:
-  Expected<void> add_node(const onnx::NodeProto& p) {
+  Expected<void> add_node(const onnx::NodeProto& p, int index) {
     ir::Node node;
     node.name = p.name();
     for (const auto& in : p.input()) node.inputs.push_back(in.empty() ? ir::kNoValue : values_.at(in));
@@ -182,11 +209,12 @@ class Importer {
       node.op = *op;
       for (const auto& a : p.attribute()) {
         auto value = attr_from_proto(a, model_, files_);
-        if (!value) {
+        if (!value) return fail(fmt::format("attribute '{}' {}", a.name(), value.error()), node_where(p, index), file_);
+        if (!*value) {
           op.reset();
           break;
         }
-        node.attrs.set(a.name(), std::move(*value));
+        node.attrs.set(a.name(), std::move(**value));
       }
     }
     if (op && !fits_op_table(node, static_cast<size_t>(p.output_size()))) op.reset();
@@ -237,11 +265,15 @@ Expected<ir::Graph> import_onnx(const std::filesystem::path& file, const OnnxImp
   const std::string name = file.string();
   auto model = read_model(file, name);
   if (!model) return std::unexpected(model.error());
+  if (auto ok = check_subgraphs((*model)->graph(), name); !ok) return std::unexpected(ok.error());
   if (options.upgrade_old_opset)
     if (auto ok = upgrade_opset(*model, name); !ok) return std::unexpected(ok.error());
   if (auto ok = check_opset(**model, name); !ok) return std::unexpected(ok.error());
-  if (auto ok = sort_nodes((*model)->mutable_graph(), name); !ok) return std::unexpected(ok.error());
+  auto sorted = sort_nodes((*model)->mutable_graph(), name);
+  if (!sorted) return std::unexpected(sorted.error());
+  if (*sorted && options.notes != nullptr) options.notes->push_back(std::move(**sorted));
   const std::filesystem::path dir = file.parent_path();
+  if (auto ok = check_tensor_claims((*model)->graph(), dir, name); !ok) return std::unexpected(ok.error());
   if (auto ok = run_checker(**model, dir, name); !ok) return std::unexpected(ok.error());
   return Importer(std::move(*model), dir, name).run(options);
 }

@@ -36,12 +36,25 @@ class ExternalFiles {
   };
   std::expected<Slice, std::string> map(const std::string& location, uint64_t offset,
                                         std::optional<uint64_t> length);
+  // The file `location` names, refused unless it is a regular file inside
+  // the model's folder: not absolute, no "..", no link that leads out, not a
+  // directory, device or FIFO (ONNX's CVE-2022-25882). Nothing is opened.
+  std::expected<std::filesystem::path, std::string> resolve(const std::string& location) const;
 
  private:
+
   struct Mapping;
   std::filesystem::path dir_;
   std::map<std::string, std::shared_ptr<const Mapping>> maps_;
 };
+
+// Refuses, naming the initializer or node, the tensors of every graph
+// (initializers, tensor attributes) whose claims ONNX's checker would take at
+// their word: dims past kMaxElements (its count overflows int64) and
+// external-data locations that `resolve` refuses (it only stats the path).
+// Runs before the checker.
+Expected<void> check_tensor_claims(const onnx::GraphProto& graph, const std::filesystem::path& model_dir,
+                                   const std::string& file);
 
 // Writes tensors to one external-data file as they are exported.
 class ExternalWriter {
@@ -69,6 +82,21 @@ class ExternalWriter {
 
 // --- tensors (onnx_tensor.cpp) -----------------------------------------------
 
+// The most elements a tensor or a static shape may have: 2^40 (4 TiB of f32),
+// far past any real model and far below int64 overflow. A larger claim is
+// refused before anything is allocated or mapped.
+inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+// What is wrong with a shape: invalid (a negative dim, a product past int64),
+// or valid but past kMaxElements (`limit`). The message starts with "has".
+struct ShapeError {
+  std::string message;
+  bool limit = false;
+};
+
+// The product of `dims`, checked at each step so it never overflows.
+std::expected<int64_t, ShapeError> element_count(std::span<const int64_t> dims);
+
 // Converts a TensorProto. Raw data is not copied: the tensor refers into the
 // proto, which `keep_alive` owns. External data is mapped through `files`.
 // The error message does not name the tensor; callers add where.
@@ -81,14 +109,18 @@ std::expected<void, std::string> tensor_to_proto(const ir::Tensor& tensor, onnx:
 
 // --- types and attributes (onnx_types.cpp) ----------------------------------
 
+// Refuses a tensor type whose shape has a negative dim or whose static dims
+// multiply past kMaxElements (the message starts with "has").
 std::expected<ir::TensorType, std::string> type_from_proto(const onnx::TypeProto& type);
+std::optional<ShapeError> shape_error(const onnx::TypeProto& type);
 void type_to_proto(const ir::TensorType& type, onnx::TypeProto* proto);
 
 // Converts one attribute of a node whose op Refinery knows. nullopt: a kind
-// Refinery does not model (graph, sparse tensor, type proto, ...).
-std::optional<ir::AttrValue> attr_from_proto(const onnx::AttributeProto& proto,
-                                             std::shared_ptr<const void> keep_alive,
-                                             ExternalFiles& files);
+// Refinery does not model (graph, sparse tensor, type proto, string tensor,
+// ...). An error: a tensor that is wrong (its bytes, its external data).
+std::expected<std::optional<ir::AttrValue>, std::string> attr_from_proto(const onnx::AttributeProto& proto,
+                                                                         std::shared_ptr<const void> keep_alive,
+                                                                         ExternalFiles& files);
 // Keeps the serialized attribute, for opaque nodes.
 ir::OpaqueAttr opaque_attr(const onnx::AttributeProto& proto);
 std::expected<void, std::string> attr_to_proto(const std::string& name, const ir::AttrValue& value,
@@ -107,12 +139,40 @@ Expected<void> run_checker(const onnx::ModelProto& model, const std::filesystem:
 // outputs of an inferred copy), by name. Empty when inference throws.
 std::map<std::string, onnx::TypeProto> onnx_inferred_types(const onnx::ModelProto& model);
 
+// --- subgraphs (onnx_subgraphs.cpp) ------------------------------------------
+
+// The most levels of subgraphs (If / Loop / Scan bodies inside bodies) a
+// model may have. Readers recurse once per level (protobuf's parser, ONNX's
+// checker, ours), so a deeper model is refused before any of them runs.
+inline constexpr int kMaxGraphDepth = 64;
+// Protobuf's parse depth that kMaxGraphDepth needs (three messages a level,
+// graph, node and attribute, plus room for types and tensors).
+inline constexpr int kParseRecursionLimit = 3 * kMaxGraphDepth + 64;
+
+// The deepest subgraph level in a serialized ModelProto (the main graph is
+// 0), read from the wire format without recursion; it stops early past
+// kMaxGraphDepth. For a model protobuf refused to parse.
+int graph_nesting(const std::string& bytes);
+
+// "subgraphs ... nest more than 64 deep": a limit (Diag::limit), not bad input.
+Diag nesting_limit(std::string where, const std::string& file);
+
+// Parses `bytes` into `message` allowing kParseRecursionLimit levels (the
+// default, 100, stops at about 32 nested graphs). False when it does not parse.
+bool parse_nested(const std::string& bytes, google::protobuf::Message* message);
+
+// Refuses subgraphs nested past kMaxGraphDepth, and an If whose branches
+// disagree with each other or the node (output count, element types). Walks
+// every graph without recursion; errors name the node (and the outermost one).
+Expected<void> check_subgraphs(const onnx::GraphProto& graph, const std::string& file);
+
 // --- node order (onnx_graph_order.cpp) ---------------------------------------
 
 // Checks that every value a node reads is defined once (by a graph input, an
 // initializer or a node) and sorts the nodes topologically, keeping the given
-// order where it already is one. Errors name the node and the value.
-Expected<void> sort_nodes(onnx::GraphProto* graph, const std::string& file);
+// order where it already is one. Errors name the node and the value. When the
+// nodes had to be sorted, the note says so and names the first out of order.
+Expected<std::optional<Diag>> sort_nodes(onnx::GraphProto* graph, const std::string& file);
 
 // "node 'name'" or, for a nameless node, "node #index (OpType)".
 std::string node_where(const onnx::NodeProto& node, int index);

@@ -1,6 +1,9 @@
 // TensorProto <-> ir::Tensor, and read_tensor_proto for backend test data.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 
@@ -47,13 +50,26 @@ std::expected<std::vector<std::byte>, std::string> typed_bytes(const TP& p, ir::
   return std::unexpected("unsupported element type");
 }
 
-int64_t count_elements(const std::vector<int64_t>& dims) {
+}  // namespace
+
+std::expected<int64_t, ShapeError> element_count(std::span<const int64_t> dims) {
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] < 0) return std::unexpected(ShapeError{fmt::format("has a negative dimension {} (axis {})", dims[i], i)});
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return 0;
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  bool past_limit = false;
+  for (int64_t d : dims) {
+    if (n > INT64_MAX / d)
+      return std::unexpected(ShapeError{fmt::format("has dims [{}], whose element count overflows int64",
+                                                    fmt::join(dims, ", "))});
+    n *= d;
+    past_limit = past_limit || n > kMaxElements;
+  }
+  if (past_limit)
+    return std::unexpected(ShapeError{
+        fmt::format("has dims [{}]: more than 2^40 elements, Refinery's limit", fmt::join(dims, ", ")), true});
   return n;
 }
-
-}  // namespace
 
 std::expected<ir::TensorRef, std::string> tensor_from_proto(const TP& proto,
                                                             std::shared_ptr<const void> keep_alive,
@@ -64,9 +80,9 @@ std::expected<ir::TensorRef, std::string> tensor_from_proto(const TP& proto,
                                        TP::DataType_Name(static_cast<TP::DataType>(proto.data_type()))));
   if (proto.has_segment()) return std::unexpected("segmented tensors are not supported");
   std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
-  for (int64_t d : dims)
-    if (d < 0) return std::unexpected(fmt::format("negative dimension {}", d));
-  const size_t expected = static_cast<size_t>(count_elements(dims)) * ir::dtype_size(*dtype);
+  auto count = element_count(dims);
+  if (!count) return std::unexpected(count.error().message);
+  const size_t expected = static_cast<size_t>(*count) * ir::dtype_size(*dtype);
 
   if (proto.data_location() == TP::EXTERNAL) {
     std::string location;
@@ -83,7 +99,10 @@ std::expected<ir::TensorRef, std::string> tensor_from_proto(const TP& proto,
       }
     }
     if (location.empty()) return std::unexpected("external data without a location");
-    auto slice = files.map(location, offset, length.value_or(expected));
+    if (length && *length != expected)
+      return std::unexpected(fmt::format("external data length {} disagrees with the tensor's {} bytes", *length,
+                                         expected));
+    auto slice = files.map(location, offset, expected);
     if (!slice) return std::unexpected(slice.error());
     if (slice->bytes.size() != expected)
       return std::unexpected(fmt::format("external data holds {} bytes, the tensor needs {}",
@@ -107,7 +126,7 @@ std::expected<ir::TensorRef, std::string> tensor_from_proto(const TP& proto,
   if (!bytes) return std::unexpected(bytes.error());
   if (bytes->size() != expected)
     return std::unexpected(fmt::format("holds {} elements, its dims need {}",
-                                       bytes->size() / ir::dtype_size(*dtype), count_elements(dims)));
+                                       bytes->size() / ir::dtype_size(*dtype), *count));
   return std::make_shared<const ir::Tensor>(*dtype, std::move(dims), std::move(*bytes));
 }
 

@@ -7,6 +7,20 @@ namespace refinery::frontends::detail {
 
 using AP = onnx::AttributeProto;
 
+std::optional<ShapeError> shape_error(const onnx::TypeProto& type) {
+  if (type.value_case() != onnx::TypeProto::kTensorType || !type.tensor_type().has_shape()) return std::nullopt;
+  std::vector<int64_t> sizes;
+  int axis = 0;
+  for (const auto& d : type.tensor_type().shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() < 0)
+      return ShapeError{fmt::format("has a negative dimension {} (axis {})", d.dim_value(), axis)};
+    if (d.has_dim_value()) sizes.push_back(d.dim_value());
+    ++axis;
+  }
+  if (auto count = element_count(sizes); !count) return count.error();
+  return std::nullopt;
+}
+
 std::expected<ir::TensorType, std::string> type_from_proto(const onnx::TypeProto& type) {
   if (type.value_case() != onnx::TypeProto::kTensorType)
     return std::unexpected("is not a tensor (sequence, map, optional and sparse types are not supported)");
@@ -17,6 +31,7 @@ std::expected<ir::TensorType, std::string> type_from_proto(const onnx::TypeProto
         fmt::format("has element type {} ({}), which is not supported", t.elem_type(),
                     onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t.elem_type()))));
   if (!t.has_shape()) return ir::TensorType{*dtype, ir::Shape::unranked()};
+  if (auto bad = shape_error(type)) return std::unexpected(bad->message);
   std::vector<ir::Dim> dims;
   for (const auto& d : t.shape().dim()) {
     if (d.has_dim_value()) dims.emplace_back(d.dim_value());
@@ -38,8 +53,9 @@ void type_to_proto(const ir::TensorType& type, onnx::TypeProto* proto) {
   }
 }
 
-std::optional<ir::AttrValue> attr_from_proto(const AP& p, std::shared_ptr<const void> keep_alive,
-                                             ExternalFiles& files) {
+std::expected<std::optional<ir::AttrValue>, std::string> attr_from_proto(const AP& p,
+                                                                          std::shared_ptr<const void> keep_alive,
+                                                                          ExternalFiles& files) {
   if (!p.ref_attr_name().empty()) return std::nullopt;  // a function's attribute reference
   switch (p.type()) {
     case AP::INT: return ir::AttrValue(p.i());
@@ -49,8 +65,12 @@ std::optional<ir::AttrValue> attr_from_proto(const AP& p, std::shared_ptr<const 
     case AP::FLOATS: return ir::AttrValue(std::vector<float>(p.floats().begin(), p.floats().end()));
     case AP::STRINGS: return ir::AttrValue(std::vector<std::string>(p.strings().begin(), p.strings().end()));
     case AP::TENSOR: {
+      // An element type Refinery does not model (a string tensor) keeps the
+      // node opaque; a tensor that is wrong (bad external data, a claim past
+      // the limits) is an error like an initializer's.
+      if (!ir::dtype_from_onnx(p.t().data_type()) || p.t().has_segment()) return std::nullopt;
       auto t = tensor_from_proto(p.t(), std::move(keep_alive), files);
-      if (!t) return std::nullopt;  // e.g. a string tensor: the node stays opaque
+      if (!t) return std::unexpected(t.error());
       return ir::AttrValue(std::move(*t));
     }
     default: return std::nullopt;
@@ -92,7 +112,7 @@ std::expected<void, std::string> attr_to_proto(const std::string& name, const ir
       return tensor_to_proto(*t, p->mutable_t(), external);
     }
     std::expected<void, std::string> operator()(const ir::OpaqueAttr& a) {
-      if (!p->ParseFromString(a.bytes)) return std::unexpected("opaque attribute does not parse");
+      if (!parse_nested(a.bytes, p)) return std::unexpected("opaque attribute does not parse");
       return {};
     }
   };

@@ -11,6 +11,9 @@ struct Diag {
   std::string file;     // may be empty
   std::string where;    // "line:col", a node name, or empty
   std::string message;
+  // The input is valid but past one of Refinery's documented limits (e.g.
+  // subgraphs nested deeper than the ONNX reader takes): the CLI exits 3, not 2.
+  bool limit = false;
 
   // "file:line:col: message", "file:node 'x': message", or the message alone.
   std::string str() const;

@@ -125,9 +125,16 @@ KernelResult slice(const KernelCall& c) {
   return one(x);
 }
 
-// Negative indices count from the end of the axis.
-at::Tensor wrap_indices(const at::Tensor& indices, int64_t dim) {
+// Negative indices count from the end of the axis. An index outside
+// [-dim, dim) is an error here, with the index, before ATen reads anything.
+std::expected<at::Tensor, std::string> wrap_indices(const at::Tensor& indices, int64_t dim, int64_t axis) {
   at::Tensor i = indices.to(at::kLong);
+  if (i.numel() > 0) {
+    const int64_t lo = i.min().item<int64_t>(), hi = i.max().item<int64_t>();
+    if (lo < -dim || hi >= dim)
+      return std::unexpected(fmt::format("index {} is out of range for axis {} of size {}", lo < -dim ? lo : hi,
+                                         axis, dim));
+  }
   return at::where(i < 0, i + dim, i);
 }
 
@@ -135,18 +142,21 @@ KernelResult gather(const KernelCall& c) {
   const at::Tensor& x = c.in(0);
   auto axis = normalize_axis(c.op_attrs().get_int("axis"), x.dim());
   if (!axis) return kernel_error("axis out of range");
-  at::Tensor index = wrap_indices(c.in(1), x.size(*axis));
+  auto index = wrap_indices(c.in(1), x.size(*axis), *axis);
+  if (!index) return kernel_error(index.error());
   std::vector<int64_t> shape(x.sizes().begin(), x.sizes().begin() + *axis);
-  shape.insert(shape.end(), index.sizes().begin(), index.sizes().end());
+  shape.insert(shape.end(), index->sizes().begin(), index->sizes().end());
   shape.insert(shape.end(), x.sizes().begin() + *axis + 1, x.sizes().end());
-  return one(at::index_select(x, *axis, index.reshape({-1})).reshape(shape));
+  return one(at::index_select(x, *axis, index->reshape({-1})).reshape(shape));
 }
 
 KernelResult gather_elements(const KernelCall& c) {
   const at::Tensor& x = c.in(0);
   auto axis = normalize_axis(c.op_attrs().get_int("axis"), x.dim());
   if (!axis) return kernel_error("axis out of range");
-  return one(at::gather(x, *axis, wrap_indices(c.in(1), x.size(*axis))));
+  auto index = wrap_indices(c.in(1), x.size(*axis), *axis);
+  if (!index) return kernel_error(index.error());
+  return one(at::gather(x, *axis, *index));
 }
 
 // Bidirectional (numpy) broadcast of the input against the shape.

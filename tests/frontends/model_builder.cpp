@@ -68,6 +68,80 @@ onnx::TensorProto& ModelBuilder::initializer_f32(const std::string& name, const 
   return *t;
 }
 
+onnx::TensorProto& ModelBuilder::initializer_external(const std::string& name, const std::vector<int64_t>& dims,
+                                                       const std::string& location, std::optional<uint64_t> offset,
+                                                       std::optional<uint64_t> length) {
+  auto* t = model_.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto add = [&](const char* key, const std::string& value) {
+    auto* e = t->add_external_data();
+    e->set_key(key);
+    e->set_value(value);
+  };
+  add("location", location);
+  if (offset) add("offset", std::to_string(*offset));
+  if (length) add("length", std::to_string(*length));
+  return *t;
+}
+
+ModelBuilder nested_ifs(int depth) {
+  ModelBuilder b;
+  b.input("c", onnx::TensorProto::BOOL, {}).output("y", onnx::TensorProto::FLOAT, {int64_t{1}});
+  // A branch that gives [1.0] as `out`.
+  auto leaf = [](onnx::GraphProto* g, const std::string& out) {
+    g->set_name("leaf");
+    auto* n = g->add_node();
+    n->set_op_type("Constant");
+    n->add_output(out);
+    auto* a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    a->mutable_t()->add_dims(1);
+    a->mutable_t()->add_float_data(1.0f);
+    auto* o = g->add_output();
+    o->set_name(out);
+    set_dims(o->mutable_type(), onnx::TensorProto::FLOAT, {int64_t{1}});
+  };
+  onnx::GraphProto* g = b.model().mutable_graph();
+  for (int level = 0; level < depth; ++level) {
+    const std::string out = level == 0 ? "y" : fmt::format("y{}", level);
+    onnx::NodeProto* n = g->add_node();
+    n->set_op_type("If");
+    n->set_name(fmt::format("if{}", level));
+    n->add_input("c");
+    n->add_output(out);
+    auto* then_attr = n->add_attribute();
+    then_attr->set_name("then_branch");
+    then_attr->set_type(onnx::AttributeProto::GRAPH);
+    auto* else_attr = n->add_attribute();
+    else_attr->set_name("else_branch");
+    else_attr->set_type(onnx::AttributeProto::GRAPH);
+    leaf(else_attr->mutable_g(), fmt::format("e{}", level));
+    g = then_attr->mutable_g();
+    g->set_name(fmt::format("then{}", level));
+    const std::string inner = fmt::format("y{}", level + 1);
+    auto* o = g->add_output();
+    o->set_name(inner);
+    set_dims(o->mutable_type(), onnx::TensorProto::FLOAT, {int64_t{1}});
+  }
+  leaf(g, fmt::format("y{}", depth));  // the innermost then_branch: a Constant
+  g->mutable_output()->RemoveLast();   // leaf adds the output again
+  return b;
+}
+
+ModelBuilder relu_chain(int length) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {int64_t{1}}).output("y", onnx::TensorProto::FLOAT, {int64_t{1}});
+  for (int i = 0; i < length; ++i)
+    b.node("Relu", {i == 0 ? "x" : fmt::format("r{}", i)}, {i + 1 == length ? "y" : fmt::format("r{}", i + 1)},
+           fmt::format("relu{}", i));
+  return b;
+}
+
 ModelBuilder& ModelBuilder::import_domain(const std::string& domain, int64_t version) {
   auto* o = model_.add_opset_import();
   o->set_domain(domain);

@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -24,6 +25,11 @@ class ModelBuilder {
                         const std::string& domain = "");
   onnx::TensorProto& initializer_f32(const std::string& name, const std::vector<int64_t>& dims,
                                      const std::vector<float>& values);
+  // An f32 initializer whose bytes live in `location` (external data), with
+  // offset and length keys when given.
+  onnx::TensorProto& initializer_external(const std::string& name, const std::vector<int64_t>& dims,
+                                          const std::string& location, std::optional<uint64_t> offset = {},
+                                          std::optional<uint64_t> length = {});
   ModelBuilder& import_domain(const std::string& domain, int64_t version);
   onnx::ModelProto& model() { return model_; }
   // Serializes the model to dir/file_name and returns the path.
@@ -40,6 +46,13 @@ onnx::AttributeProto& add_attr(onnx::NodeProto& node, const std::string& name, c
 onnx::AttributeProto& add_attr(onnx::NodeProto& node, const std::string& name, float value);
 
 onnx::ModelProto read_model_proto(const std::filesystem::path& file);
+
+// A graph of `depth` If nodes each inside the then_branch of the one before
+// (the main graph reads bool input "c" and gives f32 output "y").
+ModelBuilder nested_ifs(int depth);
+
+// A chain of `length` Relu nodes from input "x" [1] to output "y".
+ModelBuilder relu_chain(int length);
 
 // A fresh, empty folder under the test's temp dir.
 std::filesystem::path fresh_dir(const std::string& name);

@@ -73,6 +73,30 @@ TEST(Layout, GatherWithNegativeIndices) {
   EXPECT_FALSE(run_op(Op::Gather, {f32({3}, {1, 2, 3}), i64({1}, {3})}));
 }
 
+// Out-of-range indices are the node's error, with the index, never a read
+// past the data; constant indices (what folding runs) included.
+TEST(Layout, GatherIndicesOutOfRangeAreAnErrorNamingTheNode) {
+  auto message = [](ir::Op op, ir::Tensor index) {
+    ir::Graph g;
+    ir::Node node;
+    node.op = op;
+    node.name = "pick";
+    node.inputs = {g.add_constant("data", std::make_shared<const ir::Tensor>(f32({4}, {1, 2, 3, 4}))),
+                   g.add_constant("index", std::make_shared<const ir::Tensor>(std::move(index)))};
+    ir::NodeId n = g.add_node(std::move(node), {"y"}, {});
+    g.set_outputs(g.node(n).outputs);
+    (void)g.infer_shapes();
+    auto r = run(g, {});
+    return r ? std::string("(no error)") : r.error().str();
+  };
+  for (ir::Op op : {Op::Gather, Op::GatherElements}) {
+    EXPECT_EQ(message(op, i64({1}, {4})), "node 'pick': index 4 is out of range for axis 0 of size 4");
+    EXPECT_EQ(message(op, i64({2}, {0, -5})), "node 'pick': index -5 is out of range for axis 0 of size 4");
+    EXPECT_EQ(message(op, i32({1}, {1 << 30})), "node 'pick': index 1073741824 is out of range for axis 0 of size 4");
+    EXPECT_EQ(message(op, i64({1}, {-4})), "(no error)");
+  }
+}
+
 TEST(Layout, ExpandAndTile) {
   auto e = run1(Op::Expand, {f32({3, 1}, {1, 2, 3}), i64({3}, {2, 1, 2})});
   EXPECT_EQ(e.dims(), (Ints{2, 3, 2}));
