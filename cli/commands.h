@@ -26,8 +26,10 @@ Command add_optimize(CLI::App& app);  // cli/optimize.cpp
 // Exit codes: 0 success, 1 a check failed (e.g. validation), 2 bad input, 3 a bug.
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitInternal = 3;  // an exception no library turned into a Diag (a bug)
+inline constexpr int kExitLimitation = 3;  // a valid model Refinery cannot handle (Diag::limitation)
 
-// Prints "refinery: error: <diag>" to stderr and returns kExitBadInput.
+// Prints "refinery: error: <diag>" to stderr and returns kExitBadInput, or
+// kExitLimitation for a Diag marked as Refinery's limitation.
 int report(const Diag& diag);
 
 // The --dim flags (NAME=VALUE, VALUE a positive integer) as a map.

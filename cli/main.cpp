@@ -10,6 +10,10 @@
 namespace refinery::cli {
 
 int report(const Diag& diag) {
+  if (diag.limitation) {
+    fmt::print(stderr, "refinery: error: {} (a limitation of Refinery, not a fault of the model)\n", diag.str());
+    return kExitLimitation;
+  }
   fmt::print(stderr, "refinery: error: {}\n", diag.str());
   return kExitBadInput;
 }

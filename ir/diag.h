@@ -11,6 +11,9 @@ struct Diag {
   std::string file;     // may be empty
   std::string where;    // "line:col", a node name, or empty
   std::string message;
+  // The input is valid (ONNX's checker and runtimes accept it) but Refinery
+  // cannot handle it: the CLI exits 3, not 2 ("bad input").
+  bool limitation = false;
 
   // "file:line:col: message", "file:node 'x': message", or the message alone.
   std::string str() const;
