@@ -107,6 +107,13 @@ Expected<void> run_checker(const onnx::ModelProto& model, const std::filesystem:
 // outputs of an inferred copy), by name. Empty when inference throws.
 std::map<std::string, onnx::TypeProto> onnx_inferred_types(const onnx::ModelProto& model);
 
+// The result types ONNX's inference gives one node of `model` whose inputs
+// have the types `inputs` (by name): Refinery's, which can know more than
+// ONNX's pass over the whole model (an Einsum after a Reshape to a computed
+// shape). By output name; empty when inference throws.
+std::map<std::string, onnx::TypeProto> onnx_node_types(const onnx::ModelProto& model, const onnx::NodeProto& node,
+                                                       const std::map<std::string, ir::TensorType>& inputs);
+
 // --- node order (onnx_graph_order.cpp) ---------------------------------------
 
 // Checks that every value a node reads is defined once (by a graph input, an

@@ -84,7 +84,9 @@ runtime::RunOptions with_stand_in(const ir::Graph& g, std::uint64_t sample_seed,
     std::uint64_t h = std::hash<std::string>()(key) ^ (sample_seed * 0x9e3779b97f4a7c15ull);
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       const ir::TensorType& t = g.value(n.outputs[i]).type;
-      if (!t.shape.ranked()) {
+      bool sized = t.shape.ranked();
+      for (const ir::Dim& d : t.shape.dims()) sized &= !d.is_unknown();
+      if (!sized) {
         Diag d{{}, {}, fmt::format("opaque node '{}': result {} has no known shape to stand in for", key, i)};
         d.limitation = true;  // the model runs elsewhere; Refinery cannot stand in for the op
         return std::unexpected(std::move(d));
