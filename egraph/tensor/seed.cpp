@@ -93,7 +93,8 @@ Expected<Seeded> seed(const ir::Graph& g, EGraphConfig config) {
       }
       add(node.outputs[o], std::move(tn));
       if (*type != data->type)
-        s.egraph.merge_data(value_class[ir::index(node.outputs[o])], TensorData{std::move(*type), std::nullopt, nullptr});
+        s.egraph.merge_data(value_class[ir::index(node.outputs[o])],
+                            TensorData{std::move(*type), std::nullopt, nullptr});
     }
   }
   s.egraph.rebuild();

@@ -81,7 +81,9 @@ TEST(TensorBinding, SeedingKeepsTheMorePreciseOfDeclaredAndInferredTypes) {
 })");
   auto s = seed(g);
   ASSERT_TRUE(s.has_value()) << s.error().str();
-  auto type_of = [&](const char* v) { return s->egraph[s->origin.value_class[ir::index(*g.find_value(v))]].data.type.str(); };
+  auto type_of = [&](const char* v) {
+    return s->egraph[s->origin.value_class[ir::index(*g.find_value(v))]].data.type.str();
+  };
   EXPECT_EQ(type_of("a"), "tensor<4x\"seq\"xf32>");
   EXPECT_EQ(type_of("b"), "tensor<4x\"seq\"xf32>");
   EXPECT_EQ(s->egraph.check_invariants(), "");
