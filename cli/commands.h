@@ -26,11 +26,11 @@ Command add_optimize(CLI::App& app);  // cli/optimize.cpp
 // Exit codes: 0 success, 1 a check failed (e.g. validation), 2 bad input, 3 a
 // limitation of Refinery on a valid model, or a bug.
 inline constexpr int kExitBadInput = 2;
-inline constexpr int kExitLimit = 3;     // a valid model past a documented limit (Diag::limit)
 inline constexpr int kExitInternal = 3;  // an exception no library turned into a Diag (a bug)
+inline constexpr int kExitLimitation = 3;  // a valid model Refinery cannot handle (Diag::limitation)
 
 // Prints "refinery: error: <diag>" to stderr and returns kExitBadInput, or
-// kExitLimit for a Diag that marks a limit.
+// kExitLimitation for a Diag marked as Refinery's limitation.
 int report(const Diag& diag);
 
 // The --dim flags (NAME=VALUE, VALUE a positive integer) as a map.

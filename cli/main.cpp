@@ -10,8 +10,12 @@
 namespace refinery::cli {
 
 int report(const Diag& diag) {
+  if (diag.limitation) {
+    fmt::print(stderr, "refinery: error: {} (a limitation of Refinery, not a fault of the model)\n", diag.str());
+    return kExitLimitation;
+  }
   fmt::print(stderr, "refinery: error: {}\n", diag.str());
-  return diag.limit ? kExitLimit : kExitBadInput;
+  return kExitBadInput;
 }
 
 Expected<std::map<std::string, int64_t>> parse_dims(const std::vector<std::string>& flags) {

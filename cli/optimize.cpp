@@ -91,7 +91,11 @@ int run(Args& a) {
   if (!dims) return report(dims.error());
   a.options.validation.dims = std::move(*dims);
   auto result = optimize::optimize(*graph, *rules, *target, a.options);
-  if (!result) return report(Diag{a.model, result.error().where, result.error().message});
+  if (!result) {
+    Diag d = result.error();
+    d.file = a.model;
+    return report(d);
+  }
   optimize::Report& r = result->report;
   r.model = a.model;
   r.output = a.output;
@@ -147,7 +151,7 @@ Command add_optimize(CLI::App& app) {
   sub->footer(
       "Example:\n  refinery optimize examples/tiny_cnn.onnx -o /tmp/tiny.opt.onnx --target cpu --report /tmp/r.json\n"
       "Exit: 0 written (refined, or the original when nothing is cheaper), 1 validation failed (nothing\n"
-      "written), 2 bad input.");
+      "written), 2 bad input, 3 a valid model Refinery cannot handle (the message names the node).");
   return {sub, [args] { return run(*args); }};
 }
 

@@ -104,6 +104,19 @@ class EGraph {
     return merge_impl(a, b, Justification{explain_->intern_reason(reason), forward});
   }
 
+  // Combines `data` into class `id`'s with the analysis's merge, as a union
+  // with a class holding `data` would (a fact learnt from outside the
+  // e-graph: a type the input declares). Parents are re-analysed during
+  // rebuild when the class's data changed.
+  void merge_data(Id id, Data data) {
+    Id root = uf_.find_mut(id);
+    Class& c = classes_[index(root)];
+    if (!analysis_.merge(c.data, std::move(data)).a_changed) return;
+    push_analysis(c.parents);
+    clean_ = false;
+    if constexpr (HasModify<A, EGraph>) analysis_.modify(*this, root);
+  }
+
   // Restores congruence and the indexes. Returns the number of unions that
   // rebuilding itself performed.
   std::size_t rebuild();

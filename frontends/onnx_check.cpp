@@ -86,4 +86,34 @@ std::map<std::string, onnx::TypeProto> onnx_inferred_types(const onnx::ModelProt
   return types;
 }
 
+std::map<std::string, onnx::TypeProto> onnx_node_types(const onnx::ModelProto& model, const onnx::NodeProto& node,
+                                                       const std::map<std::string, ir::TensorType>& inputs) {
+  static constexpr size_t kKeepBytes = 64 * 1024;  // small constants (shapes, axes) go in as values
+  onnx::ModelProto one;
+  one.set_ir_version(model.ir_version());
+  *one.mutable_opset_import() = model.opset_import();
+  *one.mutable_functions() = model.functions();
+  auto* graph = one.mutable_graph();
+  graph->set_name(model.graph().name());
+  *graph->add_node() = node;
+  for (const auto& [name, type] : inputs) {
+    auto* vi = graph->add_input();
+    vi->set_name(name);
+    type_to_proto(type, vi->mutable_type());
+  }
+  for (const auto& init : model.graph().initializer())
+    if (inputs.contains(init.name()) && init.data_location() != onnx::TensorProto::EXTERNAL &&
+        init.ByteSizeLong() <= kKeepBytes)
+      *graph->add_initializer() = init;
+  std::map<std::string, onnx::TypeProto> types;
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(one, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception&) {
+    return types;
+  }
+  for (const auto& vi : one.graph().value_info()) types[vi.name()] = vi.type();
+  return types;
+}
+
 }  // namespace refinery::frontends::detail

@@ -9,6 +9,8 @@
 #include <climits>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "frontends/onnx.h"
@@ -145,7 +147,7 @@ class Importer {
     auto check_declared = [&](const char* what, const auto& values) -> Expected<void> {
       for (const auto& vi : values)
         if (auto bad = shape_error(vi.type()))
-          return std::unexpected(Diag{file_, {}, fmt::format("{} '{}' {}", what, vi.name(), bad->message), bad->limit});
+          return std::unexpected(Diag{file_, {}, fmt::format("{} '{}' {}", what, vi.name(), bad->message), bad->limitation});
       return {};
     };
     for (auto ok : {check_declared("graph input", g.input()), check_declared("graph output", g.output()),
@@ -176,11 +178,13 @@ class Importer {
     graph_.set_outputs(outputs);
 
     if (options.infer_shapes) {
-      if (auto ok = graph_.infer_shapes(); !ok) {
-        Diag d = ok.error();
-        d.file = file_;
-        return std::unexpected(std::move(d));
-      }
+      do {
+        if (auto ok = graph_.infer_shapes(); !ok) {
+          Diag d = ok.error();
+          d.file = file_;
+          return std::unexpected(std::move(d));
+        }
+      } while (type_opaque_nodes_again());
     }
     for (const auto& out : g.output()) {
       ir::Value& v = graph_.value(values_.at(out.name()));
@@ -236,6 +240,50 @@ class Importer {
     return {};
   }
 
+  // An opaque op that ONNX's pass over the whole model left unranked (an
+  // Einsum after a Reshape to a computed shape) leaves everything after it
+  // unranked. Where its inputs are now ranked, ONNX's inference for that one
+  // node, given Refinery's input types, may type it; a re-import of the
+  // exported model (whose value_info carries those input types) then reads
+  // the same type. True when a node was typed.
+  bool type_opaque_nodes_again() {
+    bool typed = false;
+    for (size_t n = 0; n < graph_.num_nodes(); ++n) {
+      const ir::Node& node = graph_.nodes()[n];
+      if (node.op != ir::Op::Opaque || tried_.contains(n)) continue;
+      bool unranked = false, inputs_ranked = true;
+      for (ir::ValueId v : node.outputs) unranked |= !graph_.value(v).type.shape.ranked();
+      std::map<std::string, ir::TensorType> inputs;
+      for (ir::ValueId v : node.inputs)
+        if (v != ir::kNoValue) {
+          inputs_ranked &= graph_.value(v).type.shape.ranked();
+          inputs[graph_.value(v).name] = graph_.value(v).type;
+        }
+      if (!unranked || !inputs_ranked) continue;
+      tried_.insert(n);  // one try per node: ONNX may know no more
+      auto types = onnx_node_types(*model_, model_->graph().node(static_cast<int>(n)), inputs);
+      for (ir::ValueId v : node.outputs) {
+        ir::Value& out = graph_.value(v);
+        auto it = types.find(out.name);
+        if (out.type.shape.ranked() || it == types.end()) continue;
+        if (auto t = type_from_proto(it->second); t && t->shape.ranked()) {
+          out.type = without_invented_dims(*t);
+          typed = true;
+        }
+      }
+    }
+    return typed;
+  }
+
+  // ONNX's inference names a dim it cannot size "unk__N", numbered per run:
+  // an unknown dim, not a name the model gave.
+  static ir::TensorType without_invented_dims(ir::TensorType t) {
+    if (t.shape.ranked())
+      for (ir::Dim& d : t.shape.dims())
+        if (d.is_symbol() && d.name().starts_with("unk__")) d = ir::Dim::unknown();
+    return t;
+  }
+
   // The type a node result starts with: what the model declares, else (for
   // opaque ops, whose types Refinery cannot infer) what ONNX's inference finds.
   ir::TensorType start_type(const std::string& name, bool opaque) {
@@ -243,7 +291,8 @@ class Importer {
     if (auto it = declared_.find(name); it != declared_.end()) proto = it->second;
     if (opaque) {
       if (!onnx_types_) onnx_types_ = onnx_inferred_types(*model_);
-      if (auto it = onnx_types_->find(name); it != onnx_types_->end()) proto = &it->second;
+      if (auto it = onnx_types_->find(name); it != onnx_types_->end())
+        if (auto t = type_from_proto(it->second)) return without_invented_dims(*t);
     }
     if (proto != nullptr)
       if (auto t = type_from_proto(*proto)) return *t;
@@ -257,6 +306,7 @@ class Importer {
   std::unordered_map<std::string, ir::ValueId> values_;
   std::unordered_map<std::string, const onnx::TypeProto*> declared_;
   std::optional<std::map<std::string, onnx::TypeProto>> onnx_types_;
+  std::set<size_t> tried_;  // opaque nodes typed by ONNX's inference for the node alone
 };
 
 }  // namespace

@@ -154,7 +154,7 @@ inline constexpr int kParseRecursionLimit = 3 * kMaxGraphDepth + 64;
 // kMaxGraphDepth. For a model protobuf refused to parse.
 int graph_nesting(const std::string& bytes);
 
-// "subgraphs ... nest more than 64 deep": a limit (Diag::limit), not bad input.
+// "subgraphs ... nest more than 64 deep": a limitation (Diag::limitation), not bad input.
 Diag nesting_limit(std::string where, const std::string& file);
 
 // Parses `bytes` into `message` allowing kParseRecursionLimit levels (the
@@ -165,6 +165,13 @@ bool parse_nested(const std::string& bytes, google::protobuf::Message* message);
 // disagree with each other or the node (output count, element types). Walks
 // every graph without recursion; errors name the node (and the outermost one).
 Expected<void> check_subgraphs(const onnx::GraphProto& graph, const std::string& file);
+
+// The result types ONNX's inference gives one node of `model` whose inputs
+// have the types `inputs` (by name): Refinery's, which can know more than
+// ONNX's pass over the whole model (an Einsum after a Reshape to a computed
+// shape). By output name; empty when inference throws.
+std::map<std::string, onnx::TypeProto> onnx_node_types(const onnx::ModelProto& model, const onnx::NodeProto& node,
+                                                       const std::map<std::string, ir::TensorType>& inputs);
 
 // --- node order (onnx_graph_order.cpp) ---------------------------------------
 

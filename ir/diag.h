@@ -11,9 +11,11 @@ struct Diag {
   std::string file;     // may be empty
   std::string where;    // "line:col", a node name, or empty
   std::string message;
-  // The input is valid but past one of Refinery's documented limits (e.g.
-  // subgraphs nested deeper than the ONNX reader takes): the CLI exits 3, not 2.
-  bool limit = false;
+  // The input is valid (ONNX's checker and runtimes accept it) but Refinery
+  // cannot handle it: past a documented limit (subgraphs nested deeper than
+  // the reader takes, 2^40 elements) or a construct it does not take yet.
+  // The CLI exits 3, not 2 ("bad input").
+  bool limitation = false;
 
   // "file:line:col: message", "file:node 'x': message", or the message alone.
   std::string str() const;

@@ -10,6 +10,30 @@ std::string Dim::str() const {
   return "?";
 }
 
+std::optional<Dim> refine(const Dim& a, const Dim& b) {
+  if (a.is_static() && b.is_static()) return a.size() == b.size() ? std::optional<Dim>(a) : std::nullopt;
+  if (a.is_static() || b.is_unknown()) return a;
+  if (b.is_static() || a.is_unknown()) return b;
+  return a;  // two symbols: names of one size; a's stays
+}
+
+std::expected<TensorType, std::string> refine(const TensorType& a, const TensorType& b) {
+  auto contradiction = [&](const char* what) {
+    return std::unexpected(fmt::format("{} and {} differ in {}", a.str(), b.str(), what));
+  };
+  if (a.dtype != b.dtype) return contradiction("element type");
+  if (!b.shape.ranked()) return a;
+  if (!a.shape.ranked()) return b;
+  if (a.shape.rank() != b.shape.rank()) return contradiction("rank");
+  TensorType out = a;
+  for (int64_t i = 0; i < a.shape.rank(); ++i) {
+    auto d = refine(a.shape[i], b.shape[i]);
+    if (!d) return std::unexpected(fmt::format("{} and {} differ in dim {}", a.str(), b.str(), i));
+    out.shape[i] = std::move(*d);
+  }
+  return out;
+}
+
 Shape Shape::of(const std::vector<int64_t>& sizes) {
   std::vector<Dim> dims;
   dims.reserve(sizes.size());

@@ -3,6 +3,7 @@
 // A shape may be unranked (nothing is known), which only opaque ops produce.
 #pragma once
 #include <cstdint>
+#include <expected>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,13 @@ struct TensorType {
   friend bool operator==(const TensorType&, const TensorType&) = default;
   std::string str() const;  // "tensor<1x128xf32>", "tensor<f32>", "tensor<*xf32>"
 };
+
+// Two descriptions of one tensor combined (docs/ir.md, "Refinement"): per
+// dim the more precise one wins (unknown < symbol < static; of two different
+// symbols, a's), a ranked shape over an unranked one. Nullopt / an error
+// only for a contradiction: different static sizes, ranks or dtypes.
+std::optional<Dim> refine(const Dim& a, const Dim& b);
+std::expected<TensorType, std::string> refine(const TensorType& a, const TensorType& b);
 
 // Normalises a possibly negative axis against a rank; nullopt when out of range.
 std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank);

@@ -291,7 +291,10 @@ class CompiledRule {
     TensorNode node{static_cast<std::uint32_t>(p.op), ctx.intern(std::move(na)), std::move(kids)};
     auto data = g.analysis().infer(g, node);
     if (!data) return std::nullopt;
-    if (want && data->type != *want) return std::nullopt;
+    // The rule holds for every shape: a right side that knows less than the
+    // class ("batch"x?x64 for "batch"x"seq"x64) is the same value, and the
+    // union keeps the more precise type. Only a contradiction is refused.
+    if (want && !ir::refine(data->type, *want)) return std::nullopt;
     return g.add(std::move(node));
   }
 

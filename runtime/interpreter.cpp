@@ -129,7 +129,11 @@ Expected<std::vector<ir::Tensor>> run(const ir::Graph& graph, const std::vector<
         ins.push_back(from_aten(values[ir::index(v)], graph.value(v).type.dtype));
       }
       auto outs = options.opaque(node, ins);
-      if (!outs) return fail(outs.error().message, where());
+      if (!outs) {
+        Diag d = outs.error();
+        d.where = where();
+        return std::unexpected(std::move(d));
+      }
       if (outs->size() < node.outputs.size())
         return fail(fmt::format("the stand-in gave {} results, the node has {}", outs->size(), node.outputs.size()),
                     where());

@@ -87,8 +87,13 @@ runtime::RunOptions with_stand_in(const ir::Graph& g, std::uint64_t sample_seed,
     std::uint64_t h = std::hash<std::string>()(key) ^ (sample_seed * 0x9e3779b97f4a7c15ull);
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       const ir::TensorType& t = g.value(n.outputs[i]).type;
-      if (!t.shape.ranked())
-        return fail(fmt::format("opaque node '{}': result {} has no known shape to stand in for", key, i));
+      bool sized = t.shape.ranked();
+      for (const ir::Dim& d : t.shape.dims()) sized &= !d.is_unknown();
+      if (!sized) {
+        Diag d{{}, {}, fmt::format("opaque node '{}': result {} has no known shape to stand in for", key, i)};
+        d.limitation = true;  // the model runs elsewhere; Refinery cannot stand in for the op
+        return std::unexpected(std::move(d));
+      }
       outs.push_back(runtime::random_tensor(t, h + i, o.dims, o.int_high));
     }
     return outs;
@@ -253,7 +258,11 @@ Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& 
     std::vector<ir::Tensor> inputs = runtime::random_inputs(original, sample_seed, o.dims, o.int_high);
     OpaqueInputs opaque;
     auto ra = runtime::run(original, inputs, with_stand_in(original, sample_seed, o, &opaque, true));
-    if (!ra) return fail("the original graph does not run: " + ra.error().str());
+    if (!ra) {
+      Diag d{{}, {}, "the original graph does not run: " + ra.error().str()};
+      d.limitation = ra.error().limitation;
+      return std::unexpected(std::move(d));
+    }
     auto rb = runtime::run(refined, inputs, with_stand_in(refined, sample_seed, o, &opaque, false));
     if (!rb) return fail("the refined graph does not run: " + rb.error().str());
     ++r.samples;

@@ -17,6 +17,7 @@ file hash. Output is deterministic: two runs give byte-identical files.
 """
 
 import argparse
+import contextlib
 import hashlib
 import io
 import json
@@ -113,6 +114,196 @@ def _bert_encoder():
     return BertEncoder()
 
 
+# --------------------------------------------------------------------------
+# Transformers, exported the way people export them (docs/zoo.md): dynamic
+# batch/seq axes, the exporter's own output types (nothing pinned), with and
+# without torch.no_grad(), opsets 13 and 17. Small: hidden 64, 2 layers, seq 16.
+# --------------------------------------------------------------------------
+
+T_HIDDEN, T_HEADS, T_FFN, T_LAYERS, T_SEQ, T_VOCAB = 64, 4, 128, 2, 16, 256
+T_HEAD_DIM = T_HIDDEN // T_HEADS
+
+
+def _vit():
+    from torchvision.models.vision_transformer import VisionTransformer
+    return VisionTransformer(image_size=32, patch_size=8, num_layers=T_LAYERS, num_heads=T_HEADS,
+                             hidden_dim=T_HIDDEN, mlp_dim=T_FFN, num_classes=1000)
+
+
+def _attention(form):
+    """Multi-head self-attention over [B, S, H], scores computed as `form` says:
+    "matmul" torch.matmul(q, k.transpose(-1, -2)), "at" q @ k.transpose(-2, -1),
+    "baddbmm" torch.baddbmm over [B*heads, S, d] (GPT-2/BLOOM style), "einsum"
+    torch.einsum("bhqd,bhkd->bhqk")."""
+    import torch
+    import torch.nn as nn
+
+    class SelfAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(T_HIDDEN, 3 * T_HIDDEN)
+            self.out = nn.Linear(T_HIDDEN, T_HIDDEN)
+            self.scale = 1.0 / (T_HEAD_DIM ** 0.5)
+
+        def forward(self, x, bias=None):  # bias broadcasts to [B, heads, S, S]
+            b, s, _ = x.shape
+            q, k, v = self.qkv(x).split(T_HIDDEN, dim=-1)
+            q, k, v = (t.view(b, s, T_HEADS, T_HEAD_DIM).transpose(1, 2) for t in (q, k, v))
+            if form == "matmul":
+                scores = torch.matmul(q, k.transpose(-1, -2)) * self.scale
+            elif form == "at":
+                scores = (q @ k.transpose(-2, -1)) * self.scale
+            elif form == "einsum":
+                scores = torch.einsum("bhqd,bhkd->bhqk", q, k) * self.scale
+            elif form == "baddbmm":
+                q3 = q.reshape(b * T_HEADS, s, T_HEAD_DIM)
+                k3 = k.reshape(b * T_HEADS, s, T_HEAD_DIM)
+                zero = torch.zeros(b * T_HEADS, s, s, dtype=q.dtype)
+                scores = torch.baddbmm(zero, q3, k3.transpose(1, 2), beta=1.0, alpha=self.scale)
+                scores = scores.view(b, T_HEADS, s, s)
+            else:
+                raise ValueError(form)
+            if bias is not None:
+                scores = scores + bias
+            probs = torch.softmax(scores, dim=-1)
+            if form == "einsum":
+                ctx = torch.einsum("bhqk,bhkd->bhqd", probs, v)
+            else:
+                ctx = torch.matmul(probs, v)
+            return self.out(ctx.transpose(1, 2).reshape(b, s, T_HIDDEN))
+
+    return SelfAttention()
+
+
+def _gpt_decoder(form="at"):
+    """GPT-style pre-norm decoder: token + learned position embeddings, causal
+    mask from a buffer sliced to the sequence, GELU MLP, final LayerNorm, LM head."""
+    def build():
+        import torch
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln1 = nn.LayerNorm(T_HIDDEN)
+                self.attn = _attention(form)
+                self.ln2 = nn.LayerNorm(T_HIDDEN)
+                self.mlp = nn.Sequential(nn.Linear(T_HIDDEN, T_FFN), nn.GELU(), nn.Linear(T_FFN, T_HIDDEN))
+
+            def forward(self, x, bias):
+                x = x + self.attn(self.ln1(x), bias)
+                return x + self.mlp(self.ln2(x))
+
+        class Gpt(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.wte = nn.Embedding(T_VOCAB, T_HIDDEN)
+                self.wpe = nn.Embedding(T_SEQ * 4, T_HIDDEN)
+                self.blocks = nn.ModuleList([Block() for _ in range(T_LAYERS)])
+                self.ln_f = nn.LayerNorm(T_HIDDEN)
+                self.lm_head = nn.Linear(T_HIDDEN, T_VOCAB, bias=False)
+                causal = torch.tril(torch.ones(T_SEQ * 4, T_SEQ * 4, dtype=torch.bool))
+                self.register_buffer("causal", causal, persistent=False)
+
+            def forward(self, input_ids):
+                s = input_ids.shape[1]
+                pos = torch.arange(s, dtype=torch.int64).unsqueeze(0)
+                x = self.wte(input_ids) + self.wpe(pos)
+                bias = torch.zeros(s, s).masked_fill(~self.causal[:s, :s], float("-inf"))
+                for blk in self.blocks:
+                    x = blk(x, bias)
+                return self.lm_head(self.ln_f(x))
+
+        return Gpt()
+    return build
+
+
+def _bert_masked():
+    """BERT-style post-norm encoder with an attention_mask input (1 keeps a
+    token, 0 masks it), as Hugging Face models take it; a pooler on [CLS]."""
+    import torch
+    import torch.nn as nn
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = _attention("matmul")
+            self.ln1 = nn.LayerNorm(T_HIDDEN, eps=1e-12)
+            self.ffn = nn.Sequential(nn.Linear(T_HIDDEN, T_FFN), nn.GELU(), nn.Linear(T_FFN, T_HIDDEN))
+            self.ln2 = nn.LayerNorm(T_HIDDEN, eps=1e-12)
+
+        def forward(self, x, bias):
+            x = self.ln1(x + self.attn(x, bias))
+            return self.ln2(x + self.ffn(x))
+
+    class Bert(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.word = nn.Embedding(T_VOCAB, T_HIDDEN)
+            self.position = nn.Embedding(T_SEQ * 4, T_HIDDEN)
+            self.ln = nn.LayerNorm(T_HIDDEN, eps=1e-12)
+            self.layers = nn.ModuleList([Layer() for _ in range(T_LAYERS)])
+            self.pooler = nn.Linear(T_HIDDEN, T_HIDDEN)
+            self.register_buffer("position_ids", torch.arange(T_SEQ * 4).unsqueeze(0), persistent=False)
+
+        def forward(self, input_ids, attention_mask):
+            s = input_ids.size(1)
+            x = self.ln(self.word(input_ids) + self.position(self.position_ids[:, :s]))
+            bias = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * -10000.0
+            for layer in self.layers:
+                x = layer(x, bias)
+            return x, torch.tanh(self.pooler(x[:, 0]))
+
+    return Bert()
+
+
+def _attention_block(form):
+    """One pre-norm self-attention block over f32 [batch, seq, 64]."""
+    def build():
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln = nn.LayerNorm(T_HIDDEN)
+                self.attn = _attention(form)
+
+            def forward(self, x):
+                return x + self.attn(self.ln(x))
+
+        return Block()
+    return build
+
+
+def _attention_2d():
+    """Single-head attention over one unbatched sequence f32 [seq, 64], scores
+    written as q @ k.T."""
+    import torch
+    import torch.nn as nn
+
+    class Attention2d(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q = nn.Linear(T_HIDDEN, T_HIDDEN)
+            self.k = nn.Linear(T_HIDDEN, T_HIDDEN)
+            self.v = nn.Linear(T_HIDDEN, T_HIDDEN)
+
+        def forward(self, x):
+            q, k, v = self.q(x), self.k(x), self.v(x)
+            return torch.softmax(q @ k.T / T_HIDDEN ** 0.5, dim=-1) @ v
+
+    return Attention2d()
+
+
+def _torch_encoder(batch_first):
+    def build():
+        import torch.nn as nn
+        layer = nn.TransformerEncoderLayer(d_model=T_HIDDEN, nhead=T_HEADS, dim_feedforward=T_FFN, dropout=0.0,
+                                           batch_first=batch_first)
+        return nn.TransformerEncoder(layer, num_layers=T_LAYERS, enable_nested_tensor=False)
+    return build
+
+
 # name -> (builder, [(input name, shape, dtype)], output names, dynamic batch, expected small, note)
 MODELS = {
     "mlp": (_mlp, [("input", [1, 784], "float32")], ["output"], True, True, "784-256-128-10 ReLU MLP"),
@@ -131,6 +322,61 @@ MODELS = {
     "inception_v3": (_tv("inception_v3", init_weights=True, aux_logits=False),
                      [("input", [1, 3, 299, 299], "float32")], ["output"], False, False,
                      "torchvision inception_v3 (init_weights=True, aux_logits=False, 299x299)"),
+    # Transformers (export options in EXPORT_OPTIONS below).
+    "vit_tiny": (_vit, [("input", [1, 3, 32, 32], "float32")], ["output"], True, True,
+                 "torchvision VisionTransformer: 32x32, patch 8, hidden 64, 2 layers, 4 heads, MLP 128, 1000 classes"),
+    "vit_tiny_op13": (_vit, [("input", [1, 3, 32, 32], "float32")], ["output"], True, True,
+                      "vit_tiny at opset 13 (LayerNorm as ReduceMean/Sub/Pow/Sqrt/Div)"),
+    "gpt_decoder": (_gpt_decoder(), [("input_ids", [1, T_SEQ], "int64")], ["logits"], True, True,
+                    "GPT-style pre-norm decoder: hidden 64, 2 layers, 4 heads, vocab 256, causal mask, q @ k^T"),
+    "gpt_decoder_op13": (_gpt_decoder(), [("input_ids", [1, T_SEQ], "int64")], ["logits"], True, True,
+                         "gpt_decoder at opset 13"),
+    "bert_masked": (_bert_masked, [("input_ids", [1, T_SEQ], "int64"), ("attention_mask", [1, T_SEQ], "int64")],
+                    ["last_hidden_state", "pooler_output"], True, True,
+                    "BERT-style post-norm encoder with attention_mask: hidden 64, 2 layers, 4 heads, torch.matmul"),
+    "bert_masked_op13": (_bert_masked, [("input_ids", [1, T_SEQ], "int64"),
+                                        ("attention_mask", [1, T_SEQ], "int64")],
+                         ["last_hidden_state", "pooler_output"], True, True, "bert_masked at opset 13"),
+    "torch_encoder": (_torch_encoder(False), [("src", [T_SEQ, 2, T_HIDDEN], "float32")], ["output"], False, True,
+                      "nn.TransformerEncoder (seq-first, 2 layers, d_model 64), static, exported under no_grad"),
+    "torch_encoder_grad": (_torch_encoder(True), [("src", [2, T_SEQ, T_HIDDEN], "float32")], ["output"], True,
+                           True, "nn.TransformerEncoder (batch_first), exported without no_grad"),
+    "torch_encoder_op13": (_torch_encoder(False), [("src", [T_SEQ, 2, T_HIDDEN], "float32")], ["output"], True,
+                           True, "nn.TransformerEncoder (seq-first) at opset 13, dynamic seq and batch"),
+    "attn_matmul": (_attention_block("matmul"), [("x", [2, T_SEQ, T_HIDDEN], "float32")], ["y"], True, True,
+                    "pre-norm attention block, scores by torch.matmul(q, k.transpose(-1, -2))"),
+    "attn_baddbmm": (_attention_block("baddbmm"), [("x", [2, T_SEQ, T_HIDDEN], "float32")], ["y"], True, True,
+                     "pre-norm attention block, scores by torch.baddbmm over [batch*heads, seq, d]"),
+    "attn_einsum": (_attention_block("einsum"), [("x", [2, T_SEQ, T_HIDDEN], "float32")], ["y"], True, True,
+                    "pre-norm attention block, scores and context by torch.einsum"),
+    "attn_2d": (_attention_2d, [("x", [T_SEQ, T_HIDDEN], "float32")], ["y"], True, True,
+                "single-head attention over an unbatched [seq, 64] sequence, softmax(q @ k.T / 8) @ v"),
+}
+
+# How the transformers are exported, as people export them: opset, dynamic
+# axes (input and output name -> {axis: name}), whether under torch.no_grad()
+# (the default for every model), and no pinning of the output dims the
+# exporter left symbolic or unknown.
+_BS = {0: "batch", 1: "seq"}
+EXPORT_OPTIONS = {
+    # Under torch.no_grad() torch 1.13 takes nn.MultiheadAttention's fast path, which it cannot
+    # export (aten::_native_multi_head_attention): ViT is exported without it.
+    "vit_tiny": dict(no_grad=False, dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}}),
+    "vit_tiny_op13": dict(opset=13, no_grad=False, dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}}),
+    "gpt_decoder": dict(dynamic_axes={"input_ids": _BS, "logits": _BS}),
+    "gpt_decoder_op13": dict(opset=13, dynamic_axes={"input_ids": _BS, "logits": _BS}),
+    "bert_masked": dict(dynamic_axes={"input_ids": _BS, "attention_mask": _BS, "last_hidden_state": _BS,
+                                      "pooler_output": {0: "batch"}}),
+    "bert_masked_op13": dict(opset=13, dynamic_axes={"input_ids": _BS, "attention_mask": _BS,
+                                                     "last_hidden_state": _BS, "pooler_output": {0: "batch"}}),
+    "torch_encoder": dict(dynamic_axes={}),
+    "torch_encoder_grad": dict(no_grad=False, dynamic_axes={"src": _BS, "output": _BS}),
+    "torch_encoder_op13": dict(opset=13, dynamic_axes={"src": {0: "seq", 1: "batch"},
+                                                       "output": {0: "seq", 1: "batch"}}),
+    "attn_matmul": dict(opset=13, dynamic_axes={"x": _BS, "y": _BS}),
+    "attn_baddbmm": dict(dynamic_axes={"x": _BS, "y": _BS}),
+    "attn_einsum": dict(opset=13, dynamic_axes={"x": _BS, "y": _BS}),
+    "attn_2d": dict(dynamic_axes={"x": {0: "seq"}, "y": {0: "seq"}}),
 }
 
 # Opset overrides for models whose export fails at 17 (none so far).
@@ -276,7 +522,8 @@ def export_one(name, path):
     import onnx
 
     builder, inputs, outputs, dynamic_batch, _, _ = MODELS[name]
-    opset = OPSET_OVERRIDE.get(name, OPSET)
+    options = EXPORT_OPTIONS.get(name)
+    opset = (options or {}).get("opset", OPSET_OVERRIDE.get(name, OPSET))
     torch.manual_seed(0)
     model = builder()
     calibrate_batchnorm(model, inputs)
@@ -288,19 +535,29 @@ def export_one(name, path):
         else:
             args.append(torch.rand(shape, dtype=getattr(torch, dtype)))
     dynamic_axes = None
-    if dynamic_batch:
+    if options is not None:
+        dynamic_axes = options["dynamic_axes"] or None
+    elif dynamic_batch:
         dynamic_axes = {n: {0: "batch"} for n, _, _ in inputs}
         dynamic_axes.update({n: {0: "batch"} for n in outputs})
     buf = io.BytesIO()
     with torch.no_grad():
         ref = model(*args)
         ref = list(ref) if isinstance(ref, (tuple, list)) else [ref]
+    with torch.no_grad() if (options or {}).get("no_grad", True) else contextlib.nullcontext():
         torch.onnx.export(model, tuple(args), buf, export_params=True, opset_version=opset,
                           do_constant_folding=True, input_names=[n for n, _, _ in inputs],
                           output_names=outputs, dynamic_axes=dynamic_axes,
                           training=torch.onnx.TrainingMode.EVAL)
     data = buf.getvalue()
     m = onnx.load_from_string(data)
+    if options is not None:  # as exported: the issue is what Refinery makes of the exporter's own types
+        onnx.checker.check_model(m, full_check=True)
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        return opset
     # The exporter leaves some output dims symbolic with generated names (e.g. the
     # sequence dim after a Reshape); pin every dim that is not a dynamic axis to
     # the traced value.

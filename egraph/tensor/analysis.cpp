@@ -59,14 +59,18 @@ TensorData TensorAnalysis::make(const TensorEGraph& g, const TensorNode& node) c
   return std::move(*d);
 }
 
+// Two classes that are one value describe one tensor: the merged type is
+// the more precise of the two (ir::refine: "seq" over ?, 16 over "seq"), so
+// a rule whose right side knows less cannot lose a symbolic dim.
 DidMerge TensorAnalysis::merge(Data& a, Data&& b) const {
-  if (a.type != b.type)
-    throw TypeMismatch(fmt::format("union of e-classes with different types: {} and {}", a.type.str(), b.type.str()));
-  DidMerge did;
-  if (!a.known && b.known) { a.known = std::move(b.known); did.a_changed = true; }
-  else if (a.known && !b.known) did.b_changed = true;
-  if (!a.constant && b.constant) { a.constant = std::move(b.constant); did.a_changed = true; }
-  else if (a.constant && !b.constant) did.b_changed = true;
+  auto type = ir::refine(a.type, b.type);
+  if (!type) throw TypeMismatch(fmt::format("union of e-classes with different types: {}", type.error()));
+  TensorData m{std::move(*type), a.known ? a.known : b.known, a.constant ? a.constant : b.constant};
+  if (a.known && b.known && a.known->size() == b.known->size())
+    for (size_t i = 0; i < m.known->size(); ++i)
+      if (auto d = ir::refine((*a.known)[i], (*b.known)[i])) (*m.known)[i] = std::move(*d);
+  DidMerge did{.a_changed = !(m == a), .b_changed = !(m == b)};
+  a = std::move(m);
   return did;
 }
 

@@ -2,7 +2,8 @@
 // e-class has exactly one tensor type, computed by the op table's shape
 // rules; it also carries constant facts (the tensor of a constant leaf, and
 // the known contents of small integer tensors, as ir's shape inference does).
-// A union of classes whose types differ is a bug and throws TypeMismatch.
+// A union keeps the more precise of two compatible types (ir::refine); a
+// union of classes whose types contradict is a bug and throws TypeMismatch.
 #pragma once
 
 #include <expected>

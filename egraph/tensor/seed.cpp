@@ -85,11 +85,23 @@ Expected<Seeded> seed(const ir::Graph& g, EGraphConfig config) {
       auto data = s.egraph.analysis().infer(s.egraph, tn);
       if (!data)
         return fail(data.error(), fmt::format("node '{}'", g.node_label(ir::NodeId{static_cast<uint32_t>(n)})));
-      if (data->type != g.value(node.outputs[o]).type)
-        return fail(fmt::format("the e-graph types output {} as {}, the graph says {}", o, data->type.str(),
-                                g.value(node.outputs[o]).type.str()),
-                    fmt::format("node '{}'", g.node_label(ir::NodeId{static_cast<uint32_t>(n)})));
+      // The graph's type is a claim the model makes; the analysis's is what
+      // the op computes from its inputs. Where one knows more, that is a
+      // refinement and the class keeps the more precise (docs/ir.md).
+      const ir::TensorType& declared = g.value(node.outputs[o]).type;
+      auto type = ir::refine(data->type, declared);
+      if (!type) {
+        Diag d{{},
+               fmt::format("node '{}'", g.node_label(ir::NodeId{static_cast<uint32_t>(n)})),
+               fmt::format("the e-graph types output {} as {}, the graph says {}: {}", o, data->type.str(),
+                           declared.str(), type.error())};
+        d.limitation = true;  // the graph was imported and checked: the two inferences disagree
+        return std::unexpected(std::move(d));
+      }
       add(node.outputs[o], std::move(tn));
+      if (*type != data->type)
+        s.egraph.merge_data(value_class[ir::index(node.outputs[o])],
+                            TensorData{std::move(*type), std::nullopt, nullptr});
     }
   }
   s.egraph.rebuild();

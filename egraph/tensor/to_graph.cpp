@@ -96,9 +96,11 @@ class Builder {
       node.inputs.push_back(in == ir::kNoValue ? ir::kNoValue : survives(in) ? emit_original(in) : emit_class(class_of(in)));
     std::vector<std::string> names;
     std::vector<ir::TensorType> types;
+    // The class's type: what the graph declared, refined by the analysis
+    // (a static or symbolic dim where the graph said ?).
     for (ir::ValueId o : on.outputs) {
       names.push_back(original_.value(o).name);
-      types.push_back(original_.value(o).type);
+      types.push_back(g_[class_of(o)].data.type);
     }
     ir::NodeId id = out_.add_node(std::move(node), names, types);
     for (size_t o = 0; o < on.outputs.size(); ++o) {

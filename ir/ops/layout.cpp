@@ -34,14 +34,18 @@ Result reshape(InferContext& c) {
     return {};
   }
   bool allowzero = c.op_attrs().get_int("allowzero") != 0;
+  // Known contents hold a -1 and a size computed at run time alike, as an
+  // unknown Dim. One unknown entry is the one to infer (a run-time size
+  // there must equal the inferred one); with several (x.view(b, s, 4, 16),
+  // b and s read from a shape) none can be told apart: each stays unknown.
+  auto unknown_entries = std::count_if(target->begin(), target->end(), [](const Dim& d) { return d.is_unknown(); });
   std::vector<Dim> out;
   int infer_at = -1;
   for (size_t i = 0; i < target->size(); ++i) {
     const Dim& d = (*target)[i];
-    if (d == Dim(-1) || (d.is_static() && d.size() == -1)) {
+    if (d.is_unknown()) {
       out.push_back(Dim::unknown());
-      if (infer_at >= 0) return error("shape has more than one -1");
-      infer_at = static_cast<int>(i);
+      if (unknown_entries == 1) infer_at = static_cast<int>(i);
     } else if (d.is_static() && d.size() == 0 && !allowzero) {
       if (static_cast<int64_t>(i) >= x.rank()) return error("a 0 in the shape copies a dimension the input lacks");
       out.push_back(x[static_cast<int64_t>(i)]);

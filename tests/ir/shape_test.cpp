@@ -62,6 +62,32 @@ TEST(ShapeRules, ReshapeFromShapeArithmeticStaysSymbolic) {
             "tensor<\"batch\"x256xf32>");
 }
 
+// x.view(b, s, 4, 16) with b and s read from a shape: two unknown entries
+// are run-time sizes (known contents cannot tell them from -1), not an error.
+TEST(ShapeRules, ReshapeToSeveralRunTimeSizes) {
+  std::string body =
+      "%s = shape(%x) : tensor<*xi64>\n"
+      "%i = const dense<[0, 1]> : tensor<2xi64>\n"
+      "%bs = gather(%s, %i) {axis = 0} : tensor<*xi64>\n"
+      "%rest = const dense<[4, 16]> : tensor<2xi64>\n"
+      "%t = concat(%bs, %rest) {axis = 0} : tensor<*xi64>\n"
+      "%y = reshape(%x, %t) : tensor<*xf32>";
+  EXPECT_EQ(infer(body, "%x: tensor<?x?x64xf32>", "y"), "tensor<?x?x4x16xf32>");
+}
+
+TEST(ShapeRules, RefineKeepsTheMorePreciseAndRefusesContradictions) {
+  auto t = [](Shape s) { return TensorType{DType::f32, std::move(s)}; };
+  Dim seq = Dim::symbol("seq"), n = Dim::symbol("N");
+  EXPECT_EQ(refine(t({Dim(), seq, 4}), t({2, Dim(), Dim()}))->str(), "tensor<2x\"seq\"x4xf32>");
+  EXPECT_EQ(refine(t({seq}), t({16}))->str(), "tensor<16xf32>");
+  EXPECT_EQ(refine(t({seq}), t({n}))->str(), "tensor<\"seq\"xf32>");
+  EXPECT_EQ(refine(t(Shape::unranked()), t({n}))->str(), "tensor<\"N\"xf32>");
+  EXPECT_EQ(refine(t({3, 4}), t({3, 5})).error(), "tensor<3x4xf32> and tensor<3x5xf32> differ in dim 1");
+  EXPECT_EQ(refine(t({3}), t({3, 1})).error(), "tensor<3xf32> and tensor<3x1xf32> differ in rank");
+  EXPECT_EQ(refine(t({3}), TensorType{DType::i64, Shape({3})}).error(),
+            "tensor<3xf32> and tensor<3xi64> differ in element type");
+}
+
 TEST(ShapeRules, LayoutOps) {
   EXPECT_EQ(infer("%y = transpose(%x) {perm = [0, 2, 1]} : tensor<*xf32>", "%x: tensor<2x3x4xf32>", "y"),
             "tensor<2x4x3xf32>");

@@ -70,6 +70,64 @@ TEST(TensorBinding, UnionOfDifferentTypesFailsLoudly) {
       TypeMismatch);
 }
 
+// The graph declares "seq" where the analysis infers ?, and a static 4
+// where it infers "N": the classes keep the more precise dims, and nodes
+// built on them inherit them (docs/ir.md, "Refinement").
+TEST(TensorBinding, SeedingKeepsTheMorePreciseOfDeclaredAndInferredTypes) {
+  ir::Graph g = parse(R"(graph @main(%x: tensor<"N"x?xf32>) {
+  %a = relu(%x) : tensor<4x"seq"xf32>
+  %b = neg(%a) : tensor<?x?xf32>
+  return %b
+})");
+  auto s = seed(g);
+  ASSERT_TRUE(s.has_value()) << s.error().str();
+  auto type_of = [&](const char* v) {
+    return s->egraph[s->origin.value_class[ir::index(*g.find_value(v))]].data.type.str();
+  };
+  EXPECT_EQ(type_of("a"), "tensor<4x\"seq\"xf32>");
+  EXPECT_EQ(type_of("b"), "tensor<4x\"seq\"xf32>");
+  EXPECT_EQ(s->egraph.check_invariants(), "");
+  // Extraction writes the precise types back.
+  extract::TreeExtractor ex(s->egraph, extract::SizeCost{});
+  auto back = to_graph(s->egraph, s->roots, [&](Id c) -> const TensorNode& { return *ex.best(c); }, s->origin);
+  ASSERT_TRUE(back.has_value()) << back.error().str();
+  EXPECT_EQ(back->value(*back->find_value("b")).type.str(), "tensor<4x\"seq\"xf32>");
+}
+
+TEST(TensorBinding, AContradictionAtSeedingIsALimitationNamingTheNode) {
+  ir::Graph g = parse(R"(graph @main(%x: tensor<3x4xf32>) {
+  %a = relu(%x) : tensor<3x4xf32> loc("act")
+  return %a
+})");
+  g.value(*g.find_value("a")).type = ir::TensorType{ir::DType::f32, ir::Shape({3, 5})};
+  auto s = seed(g);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_TRUE(s.error().limitation);
+  EXPECT_EQ(s.error().where, "node 'act'");
+  EXPECT_EQ(s.error().message,
+            "the e-graph types output 0 as tensor<3x4xf32>, the graph says tensor<3x5xf32>: tensor<3x4xf32> and "
+            "tensor<3x5xf32> differ in dim 1");
+}
+
+// A union of a class typed ?x4 with one typed "N"x4 (a rule whose right side
+// knows less) keeps "N", and the parents of the class that learnt it do too.
+TEST(TensorBinding, UnionKeepsTheMorePreciseTypeAndPropagatesIt) {
+  ir::Graph g = parse(R"(graph @main(%x: tensor<"N"x4xf32>, %y: tensor<?x4xf32>) {
+  %a = relu(%y) : tensor<?x4xf32>
+  return %x, %a
+})");
+  auto s = seed(g);
+  ASSERT_TRUE(s.has_value()) << s.error().str();
+  Id x = s->origin.value_class[ir::index(*g.find_value("x"))];
+  Id y = s->origin.value_class[ir::index(*g.find_value("y"))];
+  Id a = s->origin.value_class[ir::index(*g.find_value("a"))];
+  s->egraph.merge(y, x);
+  s->egraph.rebuild();
+  EXPECT_EQ(s->egraph[y].data.type.str(), "tensor<\"N\"x4xf32>");
+  EXPECT_EQ(s->egraph[a].data.type.str(), "tensor<\"N\"x4xf32>");
+  EXPECT_EQ(s->egraph.check_invariants(), "");
+}
+
 TEST(TensorBinding, IllTypedNodeIsRefusedBeforeItIsAdded) {
   ir::Graph g = parse(kGraph);
   auto s = seed(g);
