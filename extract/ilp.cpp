@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <map>
 #include <cmath>
 #include <ctime>
 #include <memory>
@@ -155,7 +156,7 @@ class Model {
  public:
   Model(const Problem& q, const std::vector<std::uint8_t>& required, const std::vector<std::uint32_t>& comp,
         const std::vector<std::uint32_t>& comp_size, bool levels, double scale)
-      : q_(q), comp_(comp), levels_(levels), model_(Cbc_newModel()) {
+      : q_(q), comp_(comp), comp_size_(comp_size), levels_(levels), model_(Cbc_newModel()) {
     const std::size_t n = q.classes.size();
     first_x_.assign(n + 1, 0);
     for (std::size_t c = 0; c < n; ++c) first_x_[c + 1] = first_x_[c] + q.classes[c].size();
@@ -229,6 +230,51 @@ class Model {
   int x(std::uint32_t c, std::size_t i) const { return static_cast<int>(first_x_[c] + i); }
   Cbc_Model* get() { return model_.get(); }
 
+  // Use cuts of each component S of more than one class: a class c outside
+  // S whose chosen candidate needs a class of S makes S entered (a chosen
+  // candidate of S needing no class of S). One row per (S, c). Without them
+  // the relaxation computes c half from a value and half from its other
+  // layout, each half-active and entered only half, and the cost halves at
+  // every layer of the network.
+  void add_use_cuts() {
+    const std::size_t n = q_.classes.size();
+    std::map<std::uint32_t, std::vector<int>> entering;  // component -> its entering candidates
+    for (std::uint32_t c = 0; c < n; ++c) {
+      if (comp_size_[comp_[c]] < 2) continue;
+      for (std::size_t i = 0; i < q_.classes[c].size(); ++i) {
+        const auto& kids = q_.classes[c][i].kids;
+        if (std::none_of(kids.begin(), kids.end(), [&](std::uint32_t k) { return comp_[k] == comp_[c]; }))
+          entering[comp_[c]].push_back(x(c, i));
+      }
+    }
+    std::vector<std::pair<std::uint32_t, int>> uses;  // component, candidate of c
+    std::vector<int> cols;
+    std::vector<double> coefs;
+    for (std::uint32_t c = 0; c < n; ++c) {
+      uses.clear();
+      for (std::size_t i = 0; i < q_.classes[c].size(); ++i)
+        for (std::uint32_t k : q_.classes[c][i].kids)
+          if (comp_size_[comp_[k]] > 1 && comp_[k] != comp_[c]) uses.push_back({comp_[k], x(c, i)});
+      std::sort(uses.begin(), uses.end());
+      uses.erase(std::unique(uses.begin(), uses.end()), uses.end());
+      for (std::size_t b = 0; b < uses.size();) {
+        std::size_t e = b;
+        cols.clear();
+        coefs.clear();
+        for (; e < uses.size() && uses[e].first == uses[b].first; ++e) {
+          cols.push_back(uses[e].second);
+          coefs.push_back(1);
+        }
+        for (int col : entering[uses[b].first]) {
+          cols.push_back(col);
+          coefs.push_back(-1);
+        }
+        Cbc_addRow(model_.get(), "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'L', 0);
+        b = e;
+      }
+    }
+  }
+
   // Entry cuts of a set S of classes (a cycle's): a chosen sub-graph that
   // uses a class j of S enters S somewhere, through a chosen candidate of a
   // class of S that needs no class of S. Sum of those candidates >= a_j, for
@@ -284,6 +330,7 @@ class Model {
  private:
   const Problem& q_;
   const std::vector<std::uint32_t>& comp_;
+  const std::vector<std::uint32_t>& comp_size_;
   bool levels_;
   std::unique_ptr<Cbc_Model, CbcDeleter> model_;
   std::vector<std::size_t> first_x_;
@@ -401,6 +448,7 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
     if (remaining <= 0.05) break;
     Model model(q, red.required, comp, comp_size, levels_mode, reduced_cost_scale);
     for (const auto& cycle : cuts) model.forbid(cycle);
+    if (!levels_mode) model.add_use_cuts();
     if (have_incumbent) model.warm_start(incumbent);
     Cbc_Model* m = model.get();
     // Absolute gap on the scaled objective (the greedy answer costs 1e6).

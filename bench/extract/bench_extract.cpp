@@ -23,7 +23,6 @@
 #include "extract/greedy.h"
 #include "extract/ilp.h"
 #include "extract/problem.h"
-#include "extract/reduce.h"
 #include "frontends/onnx.h"
 #include "optimize/optimize.h"
 #include "rules/rules.h"
@@ -99,18 +98,6 @@ int run(const std::vector<std::string>& files, double time_limit, const std::str
              "cuts", "cpu s");
   for (const std::string& file : files) {
     extract::Problem p = read_gym(file);
-    if (const char* dump = std::getenv("BENCH_DUMP_REDUCED")) {
-      extract::Reduced red = extract::reduce(p, extract::dag_cost(p, extract::extract_greedy_dag(p).solution));
-      std::ofstream f(dump);
-      f << "{\"fixed\": " << red.fixed_cost << ", \"roots\": " << nlohmann::json(red.problem.roots).dump() << ", \"classes\": [";
-      for (std::size_t c = 0; c < red.problem.classes.size(); ++c) {
-        f << (c ? ",\n" : "\n") << "[";
-        for (std::size_t i = 0; i < red.problem.classes[c].size(); ++i)
-          f << (i ? ", " : "") << "[" << red.problem.classes[c][i].cost << ", " << nlohmann::json(red.problem.classes[c][i].kids).dump() << "]";
-        f << "]";
-      }
-      f << "]}\n";
-    }
     double tree = extract::dag_cost(p, extract::extract_greedy_tree(p));
     double t0 = cpu_now();
     double greedy = extract::dag_cost(p, extract::extract_greedy_dag(p).solution);
