@@ -401,7 +401,8 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
   // The incumbent of the reduced problem: greedy on it (always acyclic).
   Solution incumbent = extract_greedy_dag(q).solution;
   bool have_incumbent = check_solution(q, incumbent).empty();
-  if (have_incumbent) improved = take(incumbent) || improved;
+  // A greedy answer still: not counted as the solver's improvement.
+  if (have_incumbent) take(incumbent);
   const double reduced_cost_scale = r.greedy_cost > 0 ? 1e6 / r.greedy_cost : 1.0;
 
   std::vector<std::uint32_t> comp_size;
