@@ -1,15 +1,17 @@
 // Optimal extraction as a 0-1 integer program, solved with CBC (COIN-OR).
 // The problem is reduced first (reduce.h); on what is left, one binary per
-// candidate and one activity per class; a chosen candidate activates its
-// children's classes; the objective is the DAG cost (a class is paid once,
-// however many candidates use it), the same cost greedy minimises.
-// Acyclicity is needed only inside the strongly connected components of the
-// class graph: by lazily added cycle cuts (solve, forbid the cycles the
-// answer has, solve again) or by topological levels. Warm-started from the
-// greedy DAG answer and bounded in time; never returns a cyclic or
-// incomplete solution, nor one costlier than greedy's.
+// candidate and one activity per class; the candidates of a class that need
+// a class sum to at most that class's activity; the objective is the DAG
+// cost (a class is paid once, however many candidates use it), the same
+// cost greedy minimises. Cycles can only run inside a strongly connected
+// component of the class graph: acyclicity by entry cuts (every subset of a
+// small component up front, the cycles of larger ones added lazily: solve,
+// forbid the cycles the answer has, solve again) or by order variables.
+// Warm-started from the greedy DAG answer and bounded in CPU time; never
+// returns a cyclic or incomplete solution, nor one costlier than greedy's.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,7 +22,7 @@
 namespace refinery::extract {
 
 enum class Acyclicity {
-  CycleCuts,  // solve without, forbid each cycle the answer has, solve again
+  CycleCuts,  // entry cuts: small components' up front, then each cycle the answer has, and solve again
   Levels,     // an order variable per class of a cycle: t_c >= t_k + 1 where c's choice needs k
 };
 
