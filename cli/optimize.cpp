@@ -55,6 +55,22 @@ std::string counts(const std::map<std::string, std::size_t>& m, std::size_t limi
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// The extractor's answer on the DAG-cost scale; for ilp its status, bound,
+// gap and the problem reduction.
+void print_extraction(const optimize::ExtractionRecord& x) {
+  if (!x.bound) {
+    fmt::print("  extraction: {}, DAG cost {}\n", x.status, ms(x.objective));
+    return;
+  }
+  fmt::print("  extraction: ilp {}{}: DAG cost {} (greedy {}), bound {}, gap {:.3g}%, {:.2f} s CPU\n", x.status,
+             x.detail.empty() ? "" : " (" + x.detail + ")", ms(x.objective), ms(x.greedy_objective), ms(*x.bound),
+             100 * x.gap.value_or(0), x.cpu_seconds);
+  if (x.reduction.size() > 1)
+    fmt::print("              reduced from {} classes, {} candidates to {} classes, {} candidates\n",
+               x.reduction.front().classes, x.reduction.front().candidates, x.reduction.back().classes,
+               x.reduction.back().candidates);
+}
+
 void print(const Args& a, const optimize::Report& r, std::size_t num_rules) {
   const optimize::SaturationRecord& s = r.saturation;
   fmt::print("refinery optimize: {} -> {} (target {}, extractor {}, {} rules)\n", a.model, a.output, r.target,
@@ -63,6 +79,7 @@ void print(const Args& a, const optimize::Report& r, std::size_t num_rules) {
              s.egraph_classes, s.iterations(), s.stop_reason, s.strategy);
   fmt::print("  rules fired: {} rules; {}\n", s.rules_fired.size(), counts(s.rules_fired, 8));
   fmt::print("  rules used:  {}\n", counts(r.extraction.rules_used, 12));
+  print_extraction(r.extraction);
   fmt::print("  result:     {}{}\n", to_string(r.outcome), r.reason.empty() ? "" : " (" + r.reason + ")");
   fmt::print("  changed:    {} nodes -> {} nodes; {}; {} constant expressions folded\n", r.nodes_before, r.nodes_after,
              changes(r), r.constants_folded);

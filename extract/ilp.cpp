@@ -2,12 +2,27 @@
 
 #include <coin/Cbc_C_Interface.h>
 
+#include <algorithm>
+#include <bit>
 #include <chrono>
+#include <map>
+#include <cmath>
+#include <ctime>
 #include <memory>
 
 #include "extract/greedy.h"
 
 namespace refinery::extract {
+
+std::string_view to_string(IlpStatus status) {
+  switch (status) {
+    case IlpStatus::Optimal: return "optimal";
+    case IlpStatus::Feasible: return "feasible";
+    case IlpStatus::GreedyKept: return "greedy kept";
+    case IlpStatus::TooLarge: return "too large";
+  }
+  return "?";
+}
 
 namespace {
 
@@ -15,23 +30,119 @@ struct CbcDeleter {
   void operator()(Cbc_Model* m) const { Cbc_deleteModel(m); }
 };
 
-// Topological levels of a valid solution: a class sits one above its highest child.
-std::vector<double> levels(const Problem& p, const Solution& s) {
+// The process's CPU seconds: CBC's time limit is on this clock.
+double cpu_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Strongly connected components of the class graph (an edge c -> k when a
+// candidate of c needs k), iterative Tarjan. Only edges inside one
+// component can lie on a cycle.
+std::vector<std::uint32_t> components(const Problem& p, std::vector<std::uint32_t>& size) {
+  const std::size_t n = p.classes.size();
+  std::vector<std::vector<std::uint32_t>> out(n);
+  for (std::uint32_t c = 0; c < n; ++c) {
+    for (const Candidate& cand : p.classes[c]) out[c].insert(out[c].end(), cand.kids.begin(), cand.kids.end());
+    std::sort(out[c].begin(), out[c].end());
+    out[c].erase(std::unique(out[c].begin(), out[c].end()), out[c].end());
+  }
+  constexpr std::uint32_t kNone = UINT32_MAX;
+  std::vector<std::uint32_t> index(n, kNone), low(n, 0), comp(n, kNone), stack;
+  std::vector<std::pair<std::uint32_t, std::size_t>> calls;
+  std::uint32_t next_index = 0;
+  size.clear();
+  for (std::uint32_t s = 0; s < n; ++s) {
+    if (index[s] != kNone) continue;
+    calls.push_back({s, 0});
+    index[s] = low[s] = next_index++;
+    stack.push_back(s);
+    while (!calls.empty()) {
+      auto& [c, i] = calls.back();
+      if (i < out[c].size()) {
+        std::uint32_t k = out[c][i++];
+        if (index[k] == kNone) {
+          index[k] = low[k] = next_index++;
+          stack.push_back(k);
+          calls.push_back({k, 0});
+        } else if (comp[k] == kNone) {
+          low[c] = std::min(low[c], index[k]);
+        }
+        continue;
+      }
+      std::uint32_t done = c;
+      calls.pop_back();
+      if (!calls.empty()) low[calls.back().first] = std::min(low[calls.back().first], low[done]);
+      if (low[done] == index[done]) {
+        auto id = static_cast<std::uint32_t>(size.size());
+        size.push_back(0);
+        std::uint32_t m;
+        do {
+          m = stack.back();
+          stack.pop_back();
+          comp[m] = id;
+          ++size[id];
+        } while (m != done);
+      }
+    }
+  }
+  return comp;
+}
+
+// Cycles among the chosen candidates reachable from the roots: one per back
+// edge of a depth-first search (classes, first != last), at most `limit`.
+std::vector<std::vector<std::uint32_t>> chosen_cycles(const Problem& p, const Solution& s, std::size_t limit) {
+  std::vector<std::vector<std::uint32_t>> cycles;
+  std::vector<std::uint8_t> colour(p.classes.size(), 0);
+  std::vector<std::pair<std::uint32_t, std::size_t>> stack;
+  for (std::uint32_t root : p.roots) {
+    if (colour[root] || s.choice[root] == kUnchosen) continue;
+    stack.push_back({root, 0});
+    colour[root] = 1;
+    while (!stack.empty() && cycles.size() < limit) {
+      auto& [c, next] = stack.back();
+      const auto& kids = p.classes[c][static_cast<std::size_t>(s.choice[c])].kids;
+      if (next == kids.size()) {
+        colour[c] = 2;
+        stack.pop_back();
+        continue;
+      }
+      std::uint32_t k = kids[next++];
+      if (s.choice[k] == kUnchosen) continue;
+      if (colour[k] == 1) {
+        auto it = std::find_if(stack.begin(), stack.end(), [&](const auto& f) { return f.first == k; });
+        std::vector<std::uint32_t> cycle;
+        for (; it != stack.end(); ++it) cycle.push_back(it->first);
+        cycles.push_back(std::move(cycle));
+      } else if (colour[k] == 0) {
+        colour[k] = 1;
+        stack.push_back({k, 0});
+      }
+    }
+  }
+  return cycles;
+}
+
+// Levels of an acyclic solution inside each component: one above the
+// highest chosen child of the same component.
+std::vector<double> levels(const Problem& p, const Solution& s, const std::vector<std::uint32_t>& comp) {
   std::vector<double> level(p.classes.size(), -1);
   std::vector<std::pair<std::uint32_t, std::size_t>> stack;
-  for (std::uint32_t r : p.roots) {
-    if (level[r] >= 0) continue;
+  for (std::uint32_t r = 0; r < p.classes.size(); ++r) {
+    if (level[r] >= 0 || s.choice[r] == kUnchosen) continue;
     stack.push_back({r, 0});
     while (!stack.empty()) {
       auto& [c, next] = stack.back();
       const auto& kids = p.classes[c][static_cast<std::size_t>(s.choice[c])].kids;
       if (next < kids.size()) {
         std::uint32_t k = kids[next++];
-        if (level[k] < 0) stack.push_back({k, 0});
+        if (level[k] < 0 && s.choice[k] != kUnchosen && comp[k] == comp[c]) stack.push_back({k, 0});
         continue;
       }
       double l = 0;
-      for (std::uint32_t k : kids) l = std::max(l, level[k] + 1);
+      for (std::uint32_t k : kids)
+        if (comp[k] == comp[c] && s.choice[k] != kUnchosen) l = std::max(l, level[k] + 1);
       level[c] = l;
       stack.pop_back();
     }
@@ -40,117 +151,352 @@ std::vector<double> levels(const Problem& p, const Solution& s) {
   return level;
 }
 
-}  // namespace
-
-IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
-  auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  IlpResult r;
-  r.solution = extract_greedy_dag(p).solution;
-  r.greedy_cost = r.cost = dag_cost(p, r.solution);
-  const std::size_t n = p.classes.size();
-  std::size_t num_candidates = 0;
-  for (const auto& c : p.classes) num_candidates += c.size();
-  if (num_candidates > options.max_candidates) {
-    r.status = "too large";
-    r.seconds = elapsed();
-    return r;
-  }
-
-  // Columns: x (one per candidate), then a (one per class), then t (one per class).
-  std::vector<std::size_t> first_x(n + 1, 0);
-  for (std::size_t c = 0; c < n; ++c) first_x[c + 1] = first_x[c] + p.classes[c].size();
-  const int a0 = static_cast<int>(num_candidates), t0 = a0 + static_cast<int>(n);
-  std::unique_ptr<Cbc_Model, CbcDeleter> model(Cbc_newModel());
-  Cbc_Model* m = model.get();
-  Cbc_setLogLevel(m, 0);
-  // CBC 2.10 crashes in CglPreProcess::postProcess when its time limit hits
-  // during preprocessing (Debian 12 build); the problem is plain enough without.
-  Cbc_setParameter(m, "preprocess", "off");
-  const double big = static_cast<double>(n);
-  // CBC's tolerances are absolute (about 1e-6): costs in seconds would all
-  // look equal to it. Scale so that the warm start costs 1e6.
-  const double scale = r.greedy_cost > 0 ? 1e6 / r.greedy_cost : 1.0;
-  for (std::size_t c = 0; c < n; ++c)
-    for (const Candidate& cand : p.classes[c]) {
-      bool self_loop = std::find(cand.kids.begin(), cand.kids.end(), c) != cand.kids.end();
-      Cbc_addCol(m, "", 0, self_loop ? 0 : 1, cand.cost * scale, 1, 0, nullptr, nullptr);
-    }
-  std::vector<std::uint8_t> is_root(n, 0);
-  for (std::uint32_t root : p.roots) is_root[root] = 1;
-  for (std::size_t c = 0; c < n; ++c) Cbc_addCol(m, "", is_root[c] ? 1 : 0, 1, 0, 0, 0, nullptr, nullptr);
-  for (std::size_t c = 0; c < n; ++c) Cbc_addCol(m, "", 0, big, 0, 0, 0, nullptr, nullptr);
-
-  std::vector<int> cols;
-  std::vector<double> coefs;
-  for (std::size_t c = 0; c < n; ++c) {
-    // sum of the class's x = a_c
-    cols.clear();
-    coefs.clear();
-    for (std::size_t i = first_x[c]; i < first_x[c + 1]; ++i) {
-      cols.push_back(static_cast<int>(i));
-      coefs.push_back(1);
-    }
-    cols.push_back(a0 + static_cast<int>(c));
-    coefs.push_back(-1);
-    Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'E', 0);
-    for (std::size_t i = 0; i < p.classes[c].size(); ++i) {
-      int x = static_cast<int>(first_x[c] + i);
-      std::vector<std::uint32_t> kids = p.classes[c][i].kids;
-      std::sort(kids.begin(), kids.end());
-      kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
-      for (std::uint32_t k : kids) {
-        if (k == c) continue;
-        // x <= a_k
-        int cx[2] = {x, a0 + static_cast<int>(k)};
-        double vx[2] = {1, -1};
-        Cbc_addRow(m, "", 2, cx, vx, 'L', 0);
-        // t_c - t_k - big * x >= 1 - big
-        int ct[3] = {t0 + static_cast<int>(c), t0 + static_cast<int>(k), x};
-        double vt[3] = {1, -1, -big};
-        Cbc_addRow(m, "", 3, ct, vt, 'G', 1 - big);
+// One CBC model of the reduced problem with the cuts found so far.
+class Model {
+ public:
+  Model(const Problem& q, const std::vector<std::uint8_t>& required, const std::vector<std::uint32_t>& comp,
+        const std::vector<std::uint32_t>& comp_size, bool levels, double scale)
+      : q_(q), comp_(comp), comp_size_(comp_size), levels_(levels), model_(Cbc_newModel()) {
+    const std::size_t n = q.classes.size();
+    first_x_.assign(n + 1, 0);
+    for (std::size_t c = 0; c < n; ++c) first_x_[c + 1] = first_x_[c] + q.classes[c].size();
+    a0_ = static_cast<int>(first_x_[n]);
+    Cbc_Model* m = model_.get();
+    Cbc_setLogLevel(m, 0);
+    // CBC 2.10 crashes in CglPreProcess::postProcess when its time limit hits
+    // during preprocessing (Debian 12 build); reduce() does the useful part.
+    Cbc_setParameter(m, "preprocess", "off");
+    for (std::size_t c = 0; c < n; ++c)
+      for (const Candidate& cand : q.classes[c]) Cbc_addCol(m, "", 0, 1, cand.cost * scale, 1, 0, nullptr, nullptr);
+    for (std::size_t c = 0; c < n; ++c) Cbc_addCol(m, "", required[c] ? 1 : 0, 1, 0, 0, 0, nullptr, nullptr);
+    int t = a0_ + static_cast<int>(n);
+    t_.assign(n, -1);
+    if (levels)
+      for (std::size_t c = 0; c < n; ++c)
+        if (comp_size[comp[c]] > 1) {
+          t_[c] = t++;
+          Cbc_addCol(m, "", 0, comp_size[comp[c]] - 1.0, 0, 0, 0, nullptr, nullptr);
+        }
+    num_cols_ = t;
+    std::vector<int> cols;
+    std::vector<double> coefs;
+    for (std::size_t c = 0; c < n; ++c) {
+      cols.clear();
+      coefs.clear();
+      for (std::size_t i = first_x_[c]; i < first_x_[c + 1]; ++i) {
+        cols.push_back(static_cast<int>(i));
+        coefs.push_back(1);
+      }
+      cols.push_back(a0_ + static_cast<int>(c));
+      coefs.push_back(-1);
+      Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'E', 0);
+      // For each class k a candidate of c needs: the candidates of c that
+      // need k sum to at most a_k (one row per pair, not per candidate: at
+      // most one candidate of c is chosen, and the aggregate is a much
+      // tighter relaxation when c's candidates share their children).
+      std::vector<std::pair<std::uint32_t, int>> uses;  // kid, candidate column
+      for (std::size_t i = 0; i < q.classes[c].size(); ++i)
+        for (std::uint32_t k : q.classes[c][i].kids) uses.push_back({k, static_cast<int>(first_x_[c] + i)});
+      std::sort(uses.begin(), uses.end());
+      uses.erase(std::unique(uses.begin(), uses.end()), uses.end());  // add(x, x) needs x once
+      for (std::size_t b = 0; b < uses.size();) {
+        std::size_t e = b;
+        cols.clear();
+        coefs.clear();
+        for (; e < uses.size() && uses[e].first == uses[b].first; ++e) {
+          cols.push_back(uses[e].second);
+          coefs.push_back(1);
+        }
+        cols.push_back(a0_ + static_cast<int>(uses[b].first));
+        coefs.push_back(-1);
+        Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'L', 0);
+        b = e;
+      }
+      for (std::size_t i = 0; i < q.classes[c].size(); ++i) {
+        int x = static_cast<int>(first_x_[c] + i);
+        for (std::uint32_t k : q.classes[c][i].kids) {
+          if (levels && comp[k] == comp[c]) {
+            // t_c - t_k - big * x >= 1 - big
+            double big = comp_size[comp[c]];
+            int ct[3] = {t_[c], t_[k], x};
+            double vt[3] = {1, -1, -big};
+            Cbc_addRow(m, "", 3, ct, vt, 'G', 1 - big);
+          }
+        }
       }
     }
   }
 
-  // Warm start from the greedy answer.
-  std::vector<double> start_values(static_cast<std::size_t>(t0) + n, 0);
-  std::vector<double> level = levels(p, r.solution);
-  for (std::size_t c = 0; c < n; ++c) {
-    if (r.solution.choice[c] != kUnchosen) {
-      start_values[first_x[c] + static_cast<std::size_t>(r.solution.choice[c])] = 1;
-      start_values[static_cast<std::size_t>(a0) + c] = 1;
-    }
-    start_values[static_cast<std::size_t>(t0) + c] = level[c];
-  }
-  std::vector<int> idx(start_values.size());
-  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int>(i);
-  Cbc_setMIPStartI(m, static_cast<int>(idx.size()), idx.data(), start_values.data());
-  double remaining = options.time_limit_s - elapsed();
-  Cbc_setMaximumSeconds(m, std::max(0.1, remaining));
-  Cbc_solve(m);
+  int x(std::uint32_t c, std::size_t i) const { return static_cast<int>(first_x_[c] + i); }
+  Cbc_Model* get() { return model_.get(); }
 
-  const double* x = Cbc_getColSolution(m);
-  bool optimal = Cbc_isProvenOptimal(m);
-  if (x == nullptr || Cbc_getNumCols(m) != static_cast<int>(start_values.size())) {
-    r.status = "no solution (greedy kept)";
-    r.seconds = elapsed();
-    return r;
+  // Use cuts of each component S of more than one class: a class c outside
+  // S whose chosen candidate needs a class of S makes S entered (a chosen
+  // candidate of S needing no class of S). One row per (S, c). Without them
+  // the relaxation computes c half from a value and half from its other
+  // layout, each half-active and entered only half, and the cost halves at
+  // every layer of the network.
+  void add_use_cuts() {
+    const std::size_t n = q_.classes.size();
+    std::map<std::uint32_t, std::vector<int>> entering;  // component -> its entering candidates
+    for (std::uint32_t c = 0; c < n; ++c) {
+      if (comp_size_[comp_[c]] < 2) continue;
+      for (std::size_t i = 0; i < q_.classes[c].size(); ++i) {
+        const auto& kids = q_.classes[c][i].kids;
+        if (std::none_of(kids.begin(), kids.end(), [&](std::uint32_t k) { return comp_[k] == comp_[c]; }))
+          entering[comp_[c]].push_back(x(c, i));
+      }
+    }
+    std::vector<std::pair<std::uint32_t, int>> uses;  // component, candidate of c
+    std::vector<int> cols;
+    std::vector<double> coefs;
+    for (std::uint32_t c = 0; c < n; ++c) {
+      uses.clear();
+      for (std::size_t i = 0; i < q_.classes[c].size(); ++i)
+        for (std::uint32_t k : q_.classes[c][i].kids)
+          if (comp_size_[comp_[k]] > 1 && comp_[k] != comp_[c]) uses.push_back({comp_[k], x(c, i)});
+      std::sort(uses.begin(), uses.end());
+      uses.erase(std::unique(uses.begin(), uses.end()), uses.end());
+      for (std::size_t b = 0; b < uses.size();) {
+        std::size_t e = b;
+        cols.clear();
+        coefs.clear();
+        for (; e < uses.size() && uses[e].first == uses[b].first; ++e) {
+          cols.push_back(uses[e].second);
+          coefs.push_back(1);
+        }
+        for (int col : entering[uses[b].first]) {
+          cols.push_back(col);
+          coefs.push_back(-1);
+        }
+        Cbc_addRow(model_.get(), "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'L', 0);
+        b = e;
+      }
+    }
   }
-  Solution ilp{std::vector<std::int32_t>(n, kUnchosen)};
-  for (std::size_t c = 0; c < n; ++c)
-    for (std::size_t i = 0; i < p.classes[c].size(); ++i)
-      if (x[first_x[c] + i] > 0.5) ilp.choice[c] = static_cast<std::int32_t>(i);
-  ilp = prune_unreachable(p, std::move(ilp));
-  if (check_solution(p, ilp).empty() && dag_cost(p, ilp) <= r.cost + 1e-9 * std::max(1.0, r.cost)) {
-    r.solution = std::move(ilp);
+
+  // Entry cuts of a set S of classes (a cycle's): a chosen sub-graph that
+  // uses a class j of S enters S somewhere, through a chosen candidate of a
+  // class of S that needs no class of S. Sum of those candidates >= a_j, for
+  // each j in S. An integer answer with a cycle violates the cut of the
+  // cycle's classes; a fractional one where S's classes only support each
+  // other (half of A from B, half of B from A) violates it too.
+  void forbid(const std::vector<std::uint32_t>& set) {
+    std::vector<std::uint32_t> in(set);
+    std::sort(in.begin(), in.end());
+    std::vector<int> cols;
+    for (std::uint32_t c : in)
+      for (std::size_t i = 0; i < q_.classes[c].size(); ++i) {
+        const auto& kids = q_.classes[c][i].kids;
+        bool enters = std::none_of(kids.begin(), kids.end(),
+                                   [&](std::uint32_t k) { return std::binary_search(in.begin(), in.end(), k); });
+        if (enters) cols.push_back(x(c, i));
+      }
+    cols.push_back(0);
+    std::vector<double> coefs(cols.size(), 1.0);
+    coefs.back() = -1;
+    for (std::uint32_t j : in) {
+      cols.back() = a0_ + static_cast<int>(j);
+      Cbc_addRow(model_.get(), "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
+    }
+  }
+
+  void warm_start(const Solution& s) {
+    std::vector<double> values(static_cast<std::size_t>(num_cols_), 0);
+    std::vector<double> level = levels_ ? levels(q_, s, comp_) : std::vector<double>{};
+    for (std::uint32_t c = 0; c < q_.classes.size(); ++c) {
+      if (s.choice[c] != kUnchosen) {
+        values[static_cast<std::size_t>(x(c, static_cast<std::size_t>(s.choice[c])))] = 1;
+        values[static_cast<std::size_t>(a0_) + c] = 1;
+      }
+      if (levels_ && t_[c] >= 0) values[static_cast<std::size_t>(t_[c])] = level[c];
+    }
+    std::vector<int> idx(values.size());
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int>(i);
+    Cbc_setMIPStartI(model_.get(), static_cast<int>(idx.size()), idx.data(), values.data());
+  }
+
+  // The chosen candidates, or nothing when CBC has no solution.
+  std::optional<Solution> solution() {
+    const double* v = Cbc_getColSolution(model_.get());
+    if (v == nullptr || Cbc_getNumCols(model_.get()) != num_cols_) return std::nullopt;
+    Solution s{std::vector<std::int32_t>(q_.classes.size(), kUnchosen)};
+    for (std::uint32_t c = 0; c < q_.classes.size(); ++c)
+      for (std::size_t i = 0; i < q_.classes[c].size(); ++i)
+        if (v[x(c, i)] > 0.5) s.choice[c] = static_cast<std::int32_t>(i);
+    return prune_unreachable(q_, std::move(s));
+  }
+
+ private:
+  const Problem& q_;
+  const std::vector<std::uint32_t>& comp_;
+  const std::vector<std::uint32_t>& comp_size_;
+  bool levels_;
+  std::unique_ptr<Cbc_Model, CbcDeleter> model_;
+  std::vector<std::size_t> first_x_;
+  std::vector<int> t_;
+  int a0_ = 0, num_cols_ = 0;
+};
+
+}  // namespace
+
+IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  const double cpu_start = cpu_now();
+  IlpResult r;
+  auto finish = [&](IlpStatus status) {
+    r.status = status;
     r.cost = dag_cost(p, r.solution);
-    r.status = optimal ? "optimal" : (Cbc_isSecondsLimitReached(m) ? "time limit" : "feasible");
+    r.bound = std::min(r.bound, r.cost);
+    if (r.status == IlpStatus::Optimal) r.bound = r.cost;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.cpu_seconds = cpu_now() - cpu_start;
+    return r;
+  };
+  r.solution = extract_greedy_dag(p).solution;
+  r.greedy_cost = r.cost = dag_cost(p, r.solution);
+
+  Reduced red;
+  if (options.reduce) {
+    red = reduce(p, r.greedy_cost);
   } else {
-    r.status = "no better solution (greedy kept)";
+    red.problem = p;
+    red.required.assign(p.classes.size(), 0);
+    for (std::uint32_t root : p.roots) red.required[root] = 1;
+    for (std::uint32_t c = 0; c < p.classes.size(); ++c) {
+      red.original_class.push_back(c);
+      red.original_candidate.emplace_back(p.classes[c].size());
+      for (std::size_t i = 0; i < p.classes[c].size(); ++i) red.original_candidate[c][i] = static_cast<std::int32_t>(i);
+    }
+    red.steps.push_back({"input", p.classes.size(), num_candidates(p)});
   }
-  r.seconds = elapsed();
-  return r;
+  r.reduction = red.steps;
+  const Problem& q = red.problem;
+  r.bound = red.fixed_cost;  // the reduced problem's costs are >= 0
+
+  // Takes a solution of the reduced problem when it is valid and no costlier.
+  auto take = [&](const Solution& s) {
+    Solution full = red.expand(p, s);
+    if (!check_solution(p, full).empty()) return false;
+    if (dag_cost(p, full) > r.cost) return false;
+    bool cheaper = dag_cost(p, full) < r.cost;
+    r.solution = std::move(full);
+    r.cost = dag_cost(p, r.solution);
+    return cheaper;
+  };
+  bool improved = false;
+  if (q.classes.empty()) {
+    // Reduction decided every class.
+    if (take(Solution{})) improved = true;
+    if (check_solution(p, r.solution).empty() && dag_cost(p, r.solution) <= red.fixed_cost * (1 + 1e-12))
+      return finish(IlpStatus::Optimal);
+    r.detail = "the reduced problem is empty but its answer is invalid: " + check_solution(p, red.expand(p, Solution{}));
+    return finish(IlpStatus::GreedyKept);
+  }
+  if (num_candidates(q) > options.max_candidates) {
+    r.detail = "too many candidates after reduction";
+    return finish(IlpStatus::TooLarge);
+  }
+
+  // The incumbent of the reduced problem: greedy on it (always acyclic).
+  Solution incumbent = extract_greedy_dag(q).solution;
+  bool have_incumbent = check_solution(q, incumbent).empty();
+  // A greedy answer still: not counted as the solver's improvement.
+  if (have_incumbent) take(incumbent);
+  const double reduced_cost_scale = r.greedy_cost > 0 ? 1e6 / r.greedy_cost : 1.0;
+
+  std::vector<std::uint32_t> comp_size;
+  std::vector<std::uint32_t> comp = components(q, comp_size);
+  std::vector<std::vector<std::uint32_t>> cuts;
+  if (options.acyclicity == Acyclicity::CycleCuts) {
+    // Components of the class graph are small in tensor e-graphs (a value
+    // and its layouts): every subset of a small one gets its entry cuts up
+    // front, which is the whole acyclicity constraint there; larger ones get
+    // the cuts of their two-class cycles, and the rest lazily.
+    std::vector<std::vector<std::uint32_t>> members(comp_size.size());
+    for (std::uint32_t c = 0; c < q.classes.size(); ++c) members[comp[c]].push_back(c);
+    for (const auto& group : members) {
+      if (group.size() < 2) continue;
+      if (group.size() <= options.max_enumerated_component) {
+        for (std::uint32_t bits = 1; bits < (1u << group.size()); ++bits) {
+          if (std::popcount(bits) < 2) continue;
+          std::vector<std::uint32_t> set;
+          for (std::size_t b = 0; b < group.size(); ++b)
+            if (bits & (1u << b)) set.push_back(group[b]);
+          cuts.push_back(std::move(set));
+        }
+        continue;
+      }
+      for (std::uint32_t c : group)
+        for (const Candidate& cand : q.classes[c])
+          for (std::uint32_t k : cand.kids) {
+            if (k <= c || comp[k] != comp[c]) continue;
+            bool back = std::any_of(q.classes[k].begin(), q.classes[k].end(), [&](const Candidate& other) {
+              return std::binary_search(other.kids.begin(), other.kids.end(), c);
+            });
+            if (back) cuts.push_back({c, k});
+          }
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  }
+
+  bool proven = false;
+  double best_bound_q = 0;
+  const bool levels_mode = options.acyclicity == Acyclicity::Levels;
+  while (true) {
+    double remaining = options.time_limit_s - (cpu_now() - cpu_start);
+    if (remaining <= 0.05) break;
+    Model model(q, red.required, comp, comp_size, levels_mode, reduced_cost_scale);
+    for (const auto& cycle : cuts) model.forbid(cycle);
+    if (!levels_mode) model.add_use_cuts();
+    if (have_incumbent) model.warm_start(incumbent);
+    Cbc_Model* m = model.get();
+    // Absolute gap on the scaled objective (the greedy answer costs 1e6).
+    Cbc_setAllowableGap(m, std::max(1e-6, options.relative_gap * 1e6));
+    Cbc_setMaximumSeconds(m, remaining);
+    Cbc_solve(m);
+    ++r.rounds;
+    double bound_q = Cbc_getBestPossibleObjValue(m) / reduced_cost_scale;
+    if (std::isfinite(bound_q) && std::abs(bound_q) < 1e40) best_bound_q = std::max(best_bound_q, bound_q);
+    std::optional<Solution> s = model.solution();
+    if (!s) {
+      if (r.detail.empty()) r.detail = "CBC returned no solution";
+      break;
+    }
+    auto cycles = levels_mode ? std::vector<std::vector<std::uint32_t>>{} : chosen_cycles(q, *s, 1000);
+    if (levels_mode && !check_solution(q, *s).empty()) {
+      r.detail = "CBC's answer is invalid: " + check_solution(q, *s);
+      break;
+    }
+    if (cycles.empty()) {
+      if (check_solution(q, *s).empty()) {
+        improved = take(*s) || improved;
+        if (dag_cost(q, *s) < dag_cost(q, incumbent) || !have_incumbent) {
+          incumbent = *s;
+          have_incumbent = true;
+        }
+      }
+      // Proved optimal (within the allowed gap), and the answer kept is no
+      // costlier than CBC's.
+      proven = Cbc_isProvenOptimal(m) != 0 &&
+               r.cost <= red.fixed_cost + (Cbc_getObjValue(m) / reduced_cost_scale) * (1 + 1e-9) + 1e-300;
+      break;
+    }
+    // The answer has cycles: its bound holds (a relaxation), its choice does not.
+    for (auto& cycle : cycles) cuts.push_back(std::move(cycle));
+    r.cuts = cuts.size();
+  }
+  r.cuts = cuts.size();
+  r.bound = red.fixed_cost + best_bound_q;
+  double cost = dag_cost(p, r.solution);
+  // Optimal when the bound meets the answer: CBC proved its answer (its
+  // bound is then its objective) and the answer kept is no costlier.
+  if (proven || (cost > 0 ? (cost - r.bound) / cost <= options.relative_gap : true))
+    return finish(IlpStatus::Optimal);
+  if (improved) return finish(IlpStatus::Feasible);
+  if (r.detail.empty()) r.detail = "no better answer within the time limit";
+  return finish(IlpStatus::GreedyKept);
 }
 
 }  // namespace refinery::extract

@@ -1,31 +1,66 @@
 // Optimal extraction as a 0-1 integer program, solved with CBC (COIN-OR).
-// One binary per candidate, one activity per class; a chosen candidate
-// activates its children's classes; acyclicity by topological levels (a
-// chosen candidate's class sits above each of its children's). Warm-started
-// from the greedy DAG answer and bounded in time: when CBC finds nothing
-// better in time, the warm start is the answer. Never returns a cyclic or
-// incomplete solution.
+// The problem is reduced first (reduce.h); on what is left, one binary per
+// candidate and one activity per class; the candidates of a class that need
+// a class sum to at most that class's activity; the objective is the DAG
+// cost (a class is paid once, however many candidates use it), the same
+// cost greedy minimises. Cycles can only run inside a strongly connected
+// component of the class graph: acyclicity by entry cuts (every subset of a
+// small component up front, the cycles of larger ones added lazily: solve,
+// forbid the cycles the answer has, solve again) or by order variables.
+// Warm-started from the greedy DAG answer and bounded in CPU time; never
+// returns a cyclic or incomplete solution, nor one costlier than greedy's.
 #pragma once
 
+#include <algorithm>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "extract/problem.h"
+#include "extract/reduce.h"
 
 namespace refinery::extract {
 
+enum class Acyclicity {
+  CycleCuts,  // entry cuts: small components' up front, then each cycle the answer has, and solve again
+  Levels,     // an order variable per class of a cycle: t_c >= t_k + 1 where c's choice needs k
+};
+
 struct IlpOptions {
-  double time_limit_s = 10;
-  // Problems with more candidates than this are not given to CBC (the greedy
-  // answer is returned, status "too large").
+  double time_limit_s = 10;  // CPU seconds in CBC (its clock), all rounds together
+  Acyclicity acyclicity = Acyclicity::CycleCuts;
+  bool reduce = true;  // reduce.h before the solver
+  // CycleCuts: components of the class graph up to this many classes get
+  // the entry cuts of all their subsets up front.
+  std::size_t max_enumerated_component = 8;
+  // Stop when the answer is proved within this fraction of the optimum.
+  double relative_gap = 1e-6;
+  // Problems with more candidates than this (after reduction) are not given
+  // to CBC (the greedy answer is returned, status TooLarge).
   std::size_t max_candidates = 200'000;
 };
 
+enum class IlpStatus {
+  Optimal,     // the answer is proved optimal (within relative_gap)
+  Feasible,    // the best answer found, with a gap to the best bound
+  GreedyKept,  // the solver gave nothing usable in time: the greedy answer
+  TooLarge,    // not given to the solver: the greedy answer
+};
+std::string_view to_string(IlpStatus status);  // "optimal", "feasible", "greedy kept", "too large"
+
 struct IlpResult {
   Solution solution;
-  double cost = 0;
-  double greedy_cost = 0;   // the warm start's cost
-  std::string status;       // "optimal", "time limit", "too large", "no solution (greedy kept)", ...
-  double seconds = 0;
+  IlpStatus status = IlpStatus::GreedyKept;
+  std::string detail;       // why greedy was kept, when it was
+  double cost = 0;          // dag_cost of solution
+  double greedy_cost = 0;   // the greedy DAG answer's cost
+  double bound = 0;         // a lower bound on the optimum (same unit)
+  double gap() const { return cost > 0 ? std::max(0.0, (cost - bound) / cost) : 0.0; }
+  std::vector<ReductionStep> reduction;  // sizes: "input", each step, and what CBC got last
+  std::size_t rounds = 0;                // solver calls (cycle cuts: one per round)
+  std::size_t cuts = 0;                  // cycle cuts added
+  double seconds = 0;                    // wall clock
+  double cpu_seconds = 0;                // the process's CPU time (CBC's own clock)
 };
 
 IlpResult extract_ilp(const Problem& p, const IlpOptions& options = {});

@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <functional>
+#include <span>
 #include <vector>
 
+#include "egraph/dump.h"
 #include "egraph/tensor/convert.h"
 #include "extract/greedy.h"
 #include "extract/ilp.h"
@@ -47,30 +50,61 @@ struct Extracted {
   extract::Solution solution;
 };
 
-// Chooses one node per needed class, the cheapest DAG under the target's
-// model; on a tie the original's own node wins (a rewrite must pay for
-// itself): a node that saturation added (its id is past the seeded ones)
-// costs 1e-12 s more.
-Expected<Extracted> extract_for(const TensorEGraph& g, const Seeded& seeded, std::size_t seeded_ids,
-                                const targets::Target& target, const OptimizeOptions& o, ExtractionRecord& rec) {
+// The saturation stage: the rule set's rewrites under the schedule.
+Expected<SaturationRecord> saturate_with(TensorRunner& runner, const rules::RuleSet& rules, const OptimizeOptions& o) {
+  std::vector<TensorRewrite> rewrites = rules.rewrites();
+  std::vector<rules::RuleKind> kinds;
+  for (const rules::Rule& r : rules.rules()) kinds.push_back(r.kind);
+  try {
+    return saturate(runner, rewrites, kinds, o.saturation);
+  } catch (const egraph::tensor::TypeMismatch& e) {
+    return fail(fmt::format("saturation broke the type system (a rule is wrong): {}", e.what()));
+  }
+}
+
+// On a tie the original's own node wins (a rewrite must pay for itself): a
+// node that saturation added (its id is past the seeded ones) costs 1e-12 s
+// more.
+double new_node_bias(const TensorEGraph& g, const TensorNode& n, std::size_t seeded_ids) {
+  auto id = g.memo_owner(n);
+  return id && egraph::index(*id) >= seeded_ids ? 1e-12 : 0.0;
+}
+
+// The flat problem for the target: one class per needed e-class, each node
+// priced by the target's model plus new_node_bias.
+Problem problem_for(const TensorEGraph& g, const Seeded& seeded, std::size_t seeded_ids,
+                    const targets::Target& target) {
   std::vector<egraph::Id> roots;
   for (egraph::Id r : seeded.roots) roots.push_back(g.find(r));
   TensorCost cost(g, *target.model);
-  auto biased = [&](egraph::Id c, const TensorNode& n) {
-    auto id = g.memo_owner(n);
-    return cost(c, n) + (id && egraph::index(*id) >= seeded_ids ? 1e-12 : 0.0);
-  };
-  Extracted out{extract::make_problem(g, roots, biased), {}};
+  auto biased = [&](egraph::Id c, const TensorNode& n) { return cost(c, n) + new_node_bias(g, n, seeded_ids); };
+  return extract::make_problem(g, roots, biased);
+}
+
+// Chooses one node per needed class, the cheapest DAG under the target's
+// model (problem_for).
+Expected<Extracted> extract_for(const TensorEGraph& g, const Seeded& seeded, std::size_t seeded_ids,
+                                const targets::Target& target, const OptimizeOptions& o, ExtractionRecord& rec) {
+  Extracted out{problem_for(g, seeded, seeded_ids, target), {}};
   rec.extractor = std::string(to_string(o.extractor));
   if (o.extractor == ExtractorKind::Ilp) {
     auto r = extract::extract_ilp(out.problem.problem,
                                   {.time_limit_s = o.ilp_time_limit_s.value_or(o.saturation.time_limit_s)});
     out.solution = std::move(r.solution);
-    rec.status = fmt::format("{} (cost {:.6g} s, greedy {:.6g} s, {:.2f} s)", r.status, r.cost, r.greedy_cost, r.seconds);
+    rec.status = std::string(to_string(r.status));
+    rec.detail = r.detail;
+    rec.objective = r.cost;
+    rec.greedy_objective = r.greedy_cost;
+    rec.bound = r.bound;
+    rec.gap = r.gap();
+    rec.seconds = r.seconds;
+    rec.cpu_seconds = r.cpu_seconds;
+    rec.reduction = r.reduction;
   } else {
     auto r = extract::extract_greedy_dag(out.problem.problem);
     out.solution = std::move(r.solution);
     rec.status = r.fell_back_to_tree ? "greedy (tree answer)" : "greedy (dag)";
+    rec.objective = rec.greedy_objective = extract::dag_cost(out.problem.problem, out.solution);
   }
   if (auto bad = extract::check_solution(out.problem.problem, out.solution); !bad.empty())
     return fail("extraction returned an invalid choice: " + bad);
@@ -148,14 +182,9 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   TensorRunner runner({}, std::move(seeded->egraph));
   clock.done("seed");
 
-  std::vector<TensorRewrite> rewrites = rules.rewrites();
-  std::vector<rules::RuleKind> kinds;
-  for (const rules::Rule& r : rules.rules()) kinds.push_back(r.kind);
-  try {
-    rep.saturation = saturate(runner, rewrites, kinds, o.saturation);
-  } catch (const egraph::tensor::TypeMismatch& e) {
-    return fail(fmt::format("saturation broke the type system (a rule is wrong): {}", e.what()));
-  }
+  auto sat = saturate_with(runner, rules, o);
+  if (!sat) return std::unexpected(sat.error());
+  rep.saturation = std::move(*sat);
   const TensorEGraph& g = runner.egraph;
   clock.done("saturate");
 
@@ -190,6 +219,30 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
     clock.done("validate");
   }
   clock.total();
+  return out;
+}
+
+Expected<ExtractionInput> extraction_input(const ir::Graph& original, const rules::RuleSet& rules,
+                                           const targets::Target& target, const OptimizeOptions& o) {
+  auto seeded = egraph::tensor::seed(original, {.explanations = true});
+  if (!seeded) return std::unexpected(seeded.error());
+  const std::size_t seeded_ids = seeded->egraph.num_ids();
+  TensorRunner runner({}, std::move(seeded->egraph));
+  auto sat = saturate_with(runner, rules, o);
+  if (!sat) return std::unexpected(sat.error());
+  const TensorEGraph& g = runner.egraph;
+  ExtractionInput out;
+  out.saturation = std::move(*sat);
+  out.problem = problem_for(g, *seeded, seeded_ids, target).problem;
+  // The same prices, per e-node of the whole e-graph (classes no root needs
+  // included, as the format has them).
+  TensorCost cost(g, *target.model);
+  std::function<double(const TensorNode&)> price = [&](const TensorNode& n) {
+    return cost(g.find(*g.lookup(n)), n) + new_node_bias(g, n, seeded_ids);
+  };
+  std::vector<egraph::Id> roots;
+  for (egraph::Id r : seeded->roots) roots.push_back(g.find(r));
+  out.gym_json = egraph::to_extraction_gym_json(g, std::span<const egraph::Id>(roots), price);
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include <optional>
 
+#include "extract/problem.h"
 #include "ir/diag.h"
 #include "ir/graph.h"
 #include "optimize/report.h"
@@ -45,5 +46,16 @@ struct OptimizeResult {
 // rule that breaks the type system, an extraction that cannot be rebuilt.
 Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSet& rules,
                                   const targets::Target& target, const OptimizeOptions& options);
+
+// What extraction gets for `target` once `graph` is saturated as optimize()
+// saturates it: the flat problem (the same costs) and the whole e-graph in
+// the extraction-gym JSON format (egraph/dump.h), for bench/extract.
+struct ExtractionInput {
+  extract::Problem problem;
+  std::string gym_json;
+  SaturationRecord saturation;
+};
+Expected<ExtractionInput> extraction_input(const ir::Graph& graph, const rules::RuleSet& rules,
+                                           const targets::Target& target, const OptimizeOptions& options);
 
 }  // namespace refinery::optimize

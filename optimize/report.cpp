@@ -61,7 +61,21 @@ std::string to_json(const Report& r) {
   ordered_json expl = ordered_json::array();
   for (const auto& e : r.extraction.explanations) expl.push_back({{"value", e.value}, {"steps", e.steps}});
   j["explanations"] = expl;
-  j["extraction"] = {{"extractor", r.extraction.extractor}, {"status", r.extraction.status}};
+  const ExtractionRecord& x = r.extraction;
+  ordered_json reduction = ordered_json::array();
+  for (const auto& step : x.reduction)
+    reduction.push_back({{"step", step.name}, {"classes", step.classes}, {"candidates", step.candidates}});
+  auto optional = [](const std::optional<double>& v) { return v ? number(*v) : ordered_json(nullptr); };
+  j["extraction"] = {{"extractor", x.extractor},
+                     {"status", x.status},
+                     {"detail", x.detail},
+                     {"objective", x.objective},
+                     {"greedy_objective", x.greedy_objective},
+                     {"bound", optional(x.bound)},
+                     {"gap", optional(x.gap)},
+                     {"seconds", x.seconds},
+                     {"cpu_seconds", x.cpu_seconds},
+                     {"reduction", reduction}};
   j["cost"] = {{"model", r.target},
                {"unit", "seconds"},
                {"before", r.cost_before},

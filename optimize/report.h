@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "egraph/stop_reason.h"
+#include "extract/reduce.h"
 #include "verify/validate.h"
 
 namespace refinery::optimize {
@@ -57,7 +58,17 @@ struct ValueExplanation {
 
 struct ExtractionRecord {
   std::string extractor;  // "greedy" or "ilp"
+  // greedy: "greedy (dag)" or "greedy (tree answer)"; ilp: extract::IlpStatus
+  // as text ("optimal", "feasible", "greedy kept", "too large").
   std::string status;
+  std::string detail;  // ilp: why the greedy answer was kept
+  // The chosen answer's DAG cost (seconds under the target's model, a
+  // shared sub-graph counted once), the greedy answer's on the same scale,
+  // and, for ilp, the best lower bound and the relative gap between them.
+  double objective = 0, greedy_objective = 0;
+  std::optional<double> bound, gap;
+  double seconds = 0, cpu_seconds = 0;  // ilp: the solver's wall and CPU time (CBC's limit is CPU time)
+  std::vector<extract::ReductionStep> reduction;  // ilp: problem size before and after each reduction
   // rule -> chosen e-nodes whose explanation (from the nodes of the original
   // values they compute, or the first node of a class rules made) uses it.
   std::map<std::string, std::size_t> rules_used;
@@ -65,7 +76,7 @@ struct ExtractionRecord {
 };
 
 struct Report {
-  static constexpr int kVersion = 2;
+  static constexpr int kVersion = 3;
   std::string model, output, target;
   Outcome outcome = Outcome::KeptOriginal;
   std::string reason;  // why the original was kept, or why validation failed

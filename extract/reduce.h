@@ -1,0 +1,57 @@
+// Problem reduction before an exact solver: a smaller Problem with the same
+// optimum (minus a fixed cost), and the way back to the original's solution.
+// Tensor e-graphs have thousands of classes, most with one candidate or a
+// free one; what is decided without search is taken out:
+//   reachable   classes the roots reach through candidates that can be
+//               computed at all (no class with no candidate below them);
+//   dominated   a candidate no cheaper than another of its class whose
+//               children are a superset of the other's (DAG cost: the other
+//               is never worse and makes no cycle the first does not);
+//   collapsed   a class left with one candidate is folded into its parents
+//               (they need its children instead) when that is exact under
+//               DAG cost: it is free, or needed by every solution (its cost
+//               is then fixed), or only one candidate uses it (its cost moves
+//               there);
+//   bounded     a candidate whose own cost plus the fixed cost exceeds an
+//               upper bound (the greedy answer) is dropped.
+// The steps repeat until nothing changes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "extract/problem.h"
+
+namespace refinery::extract {
+
+// Size of a problem after one reduction step.
+struct ReductionStep {
+  std::string name;  // "input", "reachable", "dominated", "collapsed", "bounded"
+  std::size_t classes = 0, candidates = 0;
+};
+
+struct Reduced {
+  Problem problem;
+  double fixed_cost = 0;  // cost every solution pays for the collapsed classes it needs
+  // A reduced class's original class, and each reduced candidate's index in it.
+  std::vector<std::uint32_t> original_class;
+  std::vector<std::vector<std::int32_t>> original_candidate;
+  // Original classes folded away, with the one candidate they were left with.
+  std::vector<std::pair<std::uint32_t, std::int32_t>> forced;
+  // Reduced classes every solution needs (the solver can fix their activity).
+  std::vector<std::uint8_t> required;
+  std::vector<ReductionStep> steps;  // "input" first, then each step's cumulative effect, in order
+
+  // The original problem's solution: the reduced choices, the forced ones,
+  // pruned to what the roots need. Its DAG cost is the reduced one plus
+  // fixed_cost.
+  Solution expand(const Problem& original, const Solution& reduced) const;
+};
+
+// `upper_bound`: the cost of a known solution of `p` (infinite: none).
+Reduced reduce(const Problem& p, double upper_bound = kInfiniteCost);
+
+std::size_t num_candidates(const Problem& p);
+
+}  // namespace refinery::extract

@@ -1,0 +1,91 @@
+// Problem reduction: each step removes what it claims, and the reduced
+// problem's answer, expanded, is a valid answer of the original at the same
+// cost (the optimum is kept: ilp_test compares with and without reduction).
+#include <gtest/gtest.h>
+
+#include "extract/greedy.h"
+#include "extract/reduce.h"
+#include "tests/extract/problems.h"
+
+namespace refinery::extract {
+namespace {
+
+using namespace testing;
+
+std::size_t size_after(const Reduced& r, std::string_view step) {
+  for (const ReductionStep& s : r.steps)
+    if (s.name == step) return s.candidates;
+  return SIZE_MAX;
+}
+
+TEST(Reduce, DropsUnreachableClassesAndDominatedCandidates) {
+  Problem p;
+  // root 0: a(1) cost 2 | b(1, 2) cost 3 (dominated: costlier, needs more);
+  // class 3 is unreachable.
+  p.classes = {{node(2, {1}), node(3, {1, 2})}, {leaf(1), leaf(4)}, {leaf(1)}, {leaf(7)}};
+  p.roots = {0};
+  Reduced r = reduce(p);
+  EXPECT_EQ(r.steps.front().classes, 4u);
+  EXPECT_EQ(r.steps.front().candidates, 6u);
+  EXPECT_EQ(size_after(r, "reachable"), 5u);
+  EXPECT_EQ(size_after(r, "dominated"), 3u);  // b and the leaf of cost 4
+  // What is left has one candidate per class: everything is decided.
+  EXPECT_TRUE(r.problem.classes.empty());
+  EXPECT_DOUBLE_EQ(r.fixed_cost, 3);
+  Solution s = r.expand(p, Solution{});
+  EXPECT_EQ(check_solution(p, s), "");
+  EXPECT_EQ(s.choice, (std::vector<std::int32_t>{0, 0, kUnchosen, kUnchosen}));
+}
+
+TEST(Reduce, FoldsAFreeClassIntoItsParentsAndKeepsASharedCostlyOne) {
+  // Two roots share S (cost 5, one candidate, used twice: kept, it is paid
+  // once); F is free and single: its child T moves up into the roots.
+  Problem p;
+  p.classes = {{node(1, {2, 3}), leaf(20)}, {node(1, {2, 3}), leaf(20)}, {leaf(5)}, {node(0, {4})}, {leaf(1), leaf(2)}};
+  p.roots = {0, 1};
+  Reduced r = reduce(p);
+  EXPECT_EQ(r.fixed_cost, 0);
+  // Classes 0 and 1 need S and T directly; F is gone; T keeps its cheaper
+  // leaf only, and stays a class: its cost, moved into F, would be paid by
+  // both roots.
+  ASSERT_EQ(r.problem.classes.size(), 4u);
+  Solution greedy = extract_greedy_dag(r.problem).solution;
+  ASSERT_EQ(check_solution(r.problem, greedy), "");
+  Solution full = r.expand(p, greedy);
+  EXPECT_EQ(check_solution(p, full), "");
+  EXPECT_DOUBLE_EQ(dag_cost(p, full), dag_cost(r.problem, greedy) + r.fixed_cost);
+  EXPECT_DOUBLE_EQ(dag_cost(p, full), 1 + 1 + 5 + 0 + 1);
+}
+
+TEST(Reduce, DropsACandidateThatCanOnlyCloseACycle) {
+  // Class 0 = {h(1) free, x 10}; class 1 = {k(0) free}: class 1 can only be
+  // computed through class 0, so h(1) would close a cycle.
+  Problem p;
+  p.classes = {{node(0, {1}), leaf(10)}, {node(0, {0})}};
+  p.roots = {0};
+  Reduced r = reduce(p);
+  EXPECT_EQ(size_after(r, "acyclic"), 2u);  // x, and k(0)
+  Solution s = r.expand(p, Solution{std::vector<std::int32_t>(r.problem.classes.size(), 0)});
+  EXPECT_EQ(check_solution(p, s), "");
+  EXPECT_DOUBLE_EQ(dag_cost(p, s), 10);
+}
+
+TEST(Reduce, ExpandedGreedyAnswersAreValidAndPricedWithTheFixedCost) {
+  std::mt19937 rng(23);
+  for (int i = 0; i < 300; ++i) {
+    Problem p = random_problem(rng, 2 + static_cast<std::uint32_t>(i % 40));
+    double greedy = dag_cost(p, extract_greedy_dag(p).solution);
+    Reduced r = reduce(p, greedy);
+    ASSERT_LE(r.steps.back().candidates, r.steps.front().candidates);
+    Solution s = extract_greedy_dag(r.problem).solution;
+    if (!r.problem.classes.empty()) {
+      ASSERT_EQ(check_solution(r.problem, s), "") << "problem " << i;
+    }
+    Solution full = r.expand(p, s);
+    ASSERT_EQ(check_solution(p, full), "") << "problem " << i;
+    EXPECT_NEAR(dag_cost(p, full), dag_cost(r.problem, s) + r.fixed_cost, 1e-9) << "problem " << i;
+  }
+}
+
+}  // namespace
+}  // namespace refinery::extract
