@@ -20,13 +20,13 @@ struct Command {
 Command add_inspect(CLI::App& app);
 Command add_convert(CLI::App& app);
 Command add_run(CLI::App& app);
-Command add_rules(CLI::App& app);  // cli/rules.cpp
+Command add_rules(CLI::App& app);     // cli/rules.cpp
 Command add_optimize(CLI::App& app);  // cli/optimize.cpp
 
 // Exit codes: 0 success, 1 a check failed (e.g. validation), 2 bad input, 3 a
 // limitation of Refinery on a valid model, or a bug.
 inline constexpr int kExitBadInput = 2;
-inline constexpr int kExitInternal = 3;  // an exception no library turned into a Diag (a bug)
+inline constexpr int kExitInternal = 3;    // an exception no library turned into a Diag (a bug)
 inline constexpr int kExitLimitation = 3;  // a valid model Refinery cannot handle (Diag::limitation)
 
 // Prints "refinery: error: <diag>" to stderr and returns kExitBadInput, or

@@ -12,8 +12,12 @@ namespace {
 std::string human(double v, const char* unit) {
   const char* prefixes[] = {"", " K", " M", " G", " T"};
   int i = 0;
-  while (v >= 1000 && i < 4) { v /= 1000; ++i; }
-  return i == 0 ? fmt::format("{:.0f}{}{}", v, *unit ? " " : "", unit) : fmt::format("{:.2f}{}{}", v, prefixes[i], unit);
+  while (v >= 1000 && i < 4) {
+    v /= 1000;
+    ++i;
+  }
+  return i == 0 ? fmt::format("{:.0f}{}{}", v, *unit ? " " : "", unit)
+                : fmt::format("{:.2f}{}{}", v, prefixes[i], unit);
 }
 
 // What the model is: its ONNX opsets, or for a graph from NIR (no opsets) the
@@ -28,7 +32,8 @@ std::string origin(const ir::Graph& g) {
   bool nir = g.info.producer_name == "nir" || !nir_version.empty();
   std::string out = !opsets.empty() ? "opsets " + opsets
                     : nir           ? "NIR graph" + (nir_version.empty() ? "" : ", NIR version " + nir_version)
-                    : ir::is_spiking_graph(g) ? std::string("spiking graph, no opsets") : std::string("no opsets");
+                    : ir::is_spiking_graph(g) ? std::string("spiking graph, no opsets")
+                                              : std::string("no opsets");
   if (!g.info.producer_name.empty() && g.info.producer_name != "nir")
     out += fmt::format(", producer {}{}", g.info.producer_name,
                        g.info.producer_version.empty() ? "" : " " + g.info.producer_version);
@@ -51,15 +56,17 @@ int inspect(const std::string& file) {
   fmt::print("outputs:\n");
   for (ir::ValueId v : g->outputs()) fmt::print("  {}: {}\n", g->value(v).name, g->value(v).type.str());
   fmt::print("nodes: {}\n", s.num_nodes);
-  fmt::print("parameters: {} ({}) in {} constants\n", s.num_parameters, human(static_cast<double>(s.parameter_bytes), "B"),
-             g->constants().size());
+  fmt::print("parameters: {} ({}) in {} constants\n", s.num_parameters,
+             human(static_cast<double>(s.parameter_bytes), "B"), g->constants().size());
   // A spiking graph runs once per time step: its figures are per step.
   fmt::print("FLOPs: {} ({}){}{}\n", s.flops, human(static_cast<double>(s.flops), ""), spiking ? " per step" : "",
-             s.nodes_without_flops ? fmt::format(", {} nodes not counted (dynamic shapes or opaque ops)", s.nodes_without_flops) : "");
+             s.nodes_without_flops
+                 ? fmt::format(", {} nodes not counted (dynamic shapes or opaque ops)", s.nodes_without_flops)
+                 : "");
   if (spiking) {
     ir::SpikingStats sp = ir::spiking_stats(*g);
-    fmt::print("spiking: {} layers, {} neurons, {} synapses, {} parameters, {} recurrent edges\n", sp.layers, sp.neurons,
-               sp.synapses, sp.parameters, sp.recurrent_edges);
+    fmt::print("spiking: {} layers, {} neurons, {} synapses, {} parameters, {} recurrent edges\n", sp.layers,
+               sp.neurons, sp.synapses, sp.parameters, sp.recurrent_edges);
     fmt::print("synaptic operations: {}{} multiply-adds per step\n", sp.synapses,
                sp.synapses >= 1000 ? fmt::format(" ({})", human(static_cast<double>(sp.synapses), "")) : "");
   }

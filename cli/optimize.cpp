@@ -50,7 +50,8 @@ std::string counts(const std::map<std::string, std::size_t>& m, std::size_t limi
   for (const auto& [k, n] : m) v.emplace_back(n, k);
   std::sort(v.rbegin(), v.rend());
   std::vector<std::string> parts;
-  for (std::size_t i = 0; i < v.size() && i < limit; ++i) parts.push_back(fmt::format("{} ({})", v[i].second, v[i].first));
+  for (std::size_t i = 0; i < v.size() && i < limit; ++i)
+    parts.push_back(fmt::format("{} ({})", v[i].second, v[i].first));
   if (v.size() > limit) parts.push_back(fmt::format("and {} more (all in --report)", v.size() - limit));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
@@ -134,15 +135,15 @@ int run(Args& a) {
 Command add_optimize(CLI::App& app) {
   auto args = std::make_shared<Args>();
   optimize::OptimizeOptions& o = args->options;
-  CLI::App* sub = app.add_subcommand("optimize", "Saturate, extract for a target, validate and write the refined model");
+  CLI::App* sub =
+      app.add_subcommand("optimize", "Saturate, extract for a target, validate and write the refined model");
   sub->add_option("model", args->model, "Model file (.onnx or .ir)")->required();
   sub->add_option("-o,--output", args->output, "Output model (.onnx or .ir)")->required();
   sub->add_option("--target", args->target, "cpu, gpu (h100), tpu (tpu_v4), h200, tpu_v5e, or a spec .json")
       ->capture_default_str();
   sub->add_option_no_stream("--extractor", o.extractor, "greedy (DAG cost) or ilp (CBC, optimal within the time limit)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, optimize::ExtractorKind>{{"greedy", optimize::ExtractorKind::Greedy},
-                                                         {"ilp", optimize::ExtractorKind::Ilp}}))
+      ->transform(CLI::CheckedTransformer(std::map<std::string, optimize::ExtractorKind>{
+          {"greedy", optimize::ExtractorKind::Greedy}, {"ilp", optimize::ExtractorKind::Ilp}}))
       ->default_str(std::string(to_string(o.extractor)));
   sub->add_option("--time-limit", o.saturation.time_limit_s, "Seconds for saturation (and again for ILP extraction)")
       ->capture_default_str();
@@ -154,7 +155,8 @@ Command add_optimize(CLI::App& app) {
   sub->add_option("--report", args->report, "Write the JSON report here (docs/report.md)");
   sub->add_option("--rules", args->rule_files, "Rule files (default: the library, rules/lib/*.rules)");
   sub->add_flag("--no-rules", args->no_rules, "Use no rules (extraction and folding only)");
-  sub->add_option_no_stream("--strategy", o.saturation.strategy, "Saturation strategy: phased or flat (docs/optimize.md)")
+  sub->add_option_no_stream("--strategy", o.saturation.strategy,
+                            "Saturation strategy: phased or flat (docs/optimize.md)")
       ->transform(CLI::CheckedTransformer(std::map<std::string, optimize::Strategy>{
           {"phased", optimize::Strategy::Phased}, {"flat", optimize::Strategy::Flat}}))
       ->default_str(std::string(to_string(o.saturation.strategy)));

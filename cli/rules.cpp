@@ -40,13 +40,15 @@ Command add_rules(CLI::App& app) {
   verify->add_option("--rule", flags->names, "Only this rule (repeatable)");
   verify->add_option("--json", flags->json, "Write the JSON report here");
   verify->add_option("--instances", flags->verify.instances, "Concrete shapes per rule")->capture_default_str();
-  verify->add_option("--timeout-ms", flags->verify.timeout_ms, "Z3 timeout per query over the reals")->capture_default_str();
+  verify->add_option("--timeout-ms", flags->verify.timeout_ms, "Z3 timeout per query over the reals")
+      ->capture_default_str();
   verify->add_option("--threads", flags->verify.threads, "Rules verified in parallel")->capture_default_str();
   verify->add_flag("--no-fp32{false}", flags->verify.fp32, "Skip the binary32 exactness check");
   verify->add_flag("--no-numeric{false}", flags->verify.numeric, "Skip the interpreter cross-check");
   verify->add_flag("--quiet", flags->quiet, "Print only the summary line");
-  verify->footer("Example: refinery rules verify --family elementwise --json report.json\n"
-                 "Exit code 1 when a rule is not proved or the interpreter disagrees with a proof.");
+  verify->footer(
+      "Example: refinery rules verify --family elementwise --json report.json\n"
+      "Exit code 1 when a rule is not proved or the interpreter disagrees with a proof.");
   return Command{cmd, [flags, list, verify]() -> int {
                    auto set = load(*flags);
                    if (!set) return report(set.error());

@@ -21,8 +21,8 @@ struct Args {
   std::vector<std::string> inputs;  // TensorProto .pb files, one per graph input
   std::vector<std::string> dims;    // name=value
   int64_t int_high = runtime::kIntHigh;
-  runtime::SimOptions sim;          // spiking graphs (docs/spiking.md)
-  double rate = 0.2;                // input spike probability per step
+  runtime::SimOptions sim;  // spiking graphs (docs/spiking.md)
+  double rate = 0.2;        // input spike probability per step
 };
 
 std::string summary(const ir::Tensor& t);
@@ -47,7 +47,10 @@ std::string summary(const ir::Tensor& t) {
   int64_t nans = 0;
   for (int64_t i = 0; i < t.numel(); ++i) {
     double v = t.as_double(i);
-    if (std::isnan(v)) { ++nans; continue; }
+    if (std::isnan(v)) {
+      ++nans;
+      continue;
+    }
     lo = std::min(lo, v);
     hi = std::max(hi, v);
     sum += v;
@@ -72,7 +75,8 @@ int run(const Args& a) {
     inputs = runtime::random_inputs(*g, a.seed, dims, a.int_high);
   } else {
     if (a.inputs.size() != g->inputs().size())
-      return report(Diag{a.model, {}, fmt::format("the model has {} inputs, {} given", g->inputs().size(), a.inputs.size())});
+      return report(
+          Diag{a.model, {}, fmt::format("the model has {} inputs, {} given", g->inputs().size(), a.inputs.size())});
     for (const auto& f : a.inputs) {
       auto t = frontends::read_tensor_proto(f);
       if (!t) return report(t.error());
@@ -81,8 +85,7 @@ int run(const Args& a) {
   }
   auto out = runtime::run(*g, inputs);
   if (!out) return report(Diag{a.model, out.error().where, out.error().message});
-  for (size_t i = 0; i < out->size(); ++i)
-    fmt::print("{}: {}\n", g->value(g->outputs()[i]).name, summary((*out)[i]));
+  for (size_t i = 0; i < out->size(); ++i) fmt::print("{}: {}\n", g->value(g->outputs()[i]).name, summary((*out)[i]));
   return 0;
 }
 
@@ -107,9 +110,10 @@ Command add_run(CLI::App& app) {
           {"zero", runtime::Reset::ToValue}, {"subtract", runtime::Reset::Subtract}}))
       ->default_str(std::string(runtime::reset_name(a->sim.reset)));
   sub->add_option("--rate", a->rate, "spiking graphs: input spike probability per step")->capture_default_str();
-  sub->footer("Example:\n  refinery run examples/tiny_cnn.onnx --seed 7\n"
-              "  refinery run bert_encoder.onnx --dim batch=2 --int-high 1000\n"
-              "  refinery run model.nir --steps 200 --dt 1e-4 --discretisation exact --reset subtract");
+  sub->footer(
+      "Example:\n  refinery run examples/tiny_cnn.onnx --seed 7\n"
+      "  refinery run bert_encoder.onnx --dim batch=2 --int-high 1000\n"
+      "  refinery run model.nir --steps 200 --dt 1e-4 --discretisation exact --reset subtract");
   return {sub, [a] { return run(*a); }};
 }
 

@@ -33,6 +33,8 @@ struct NoAnalysis {
 };
 
 template <class A, class G>
-concept HasModify = requires(const A& a, G& g, Id id) { a.modify(g, id); };
+concept HasModify = requires(const A& a, G& g, Id id) {
+  a.modify(g, id);
+};
 
 }  // namespace refinery::egraph

@@ -218,9 +218,7 @@ class EGraph {
     return changed;
   }
 
-  std::optional<Id> memo_find(const N& node, std::uint64_t h) const {
-    return memo_.find(node, h);
-  }
+  std::optional<Id> memo_find(const N& node, std::uint64_t h) const { return memo_.find(node, h); }
 
   // A node absent from the hashcons (children canonical) becomes a class.
   Id add_new(const N& node, std::uint64_t h, const N& raw) {
@@ -305,9 +303,9 @@ class EGraph {
 
   A analysis_;
   UnionFind uf_;
-  std::vector<N> nodes_;           // per id: the canonical form it was last stored under
+  std::vector<N> nodes_;            // per id: the canonical form it was last stored under
   std::vector<std::uint8_t> dead_;  // per id: a congruent duplicate owning no hashcons entry
-  std::vector<Class> classes_;     // per id: live only for canonical class ids
+  std::vector<Class> classes_;      // per id: live only for canonical class ids
   Hashcons<N> memo_;
   std::vector<Id> pending_;           // node ids whose children changed class
   std::vector<Id> analysis_pending_;  // node ids whose class data must be recomputed

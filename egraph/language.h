@@ -23,14 +23,13 @@ namespace refinery::egraph {
 //  - ==, <=>: total order over whole nodes (used to sort and dedup classes);
 //  - op_string(): the operator as text (dumps, printing).
 template <class N>
-concept ENode = std::regular<N> && std::totally_ordered<N> &&
-                requires(N n, const N cn) {
-                  { n.children() } -> std::convertible_to<std::span<Id>>;
-                  { cn.children() } -> std::convertible_to<std::span<const Id>>;
-                  { cn.op_key() } -> std::convertible_to<std::uint32_t>;
-                  { cn.same_op(cn) } -> std::convertible_to<bool>;
-                  { cn.hash() } -> std::convertible_to<std::uint64_t>;
-                  { cn.op_string() } -> std::convertible_to<std::string>;
-                };
+concept ENode = std::regular<N> && std::totally_ordered<N> && requires(N n, const N cn) {
+  { n.children() } -> std::convertible_to<std::span<Id>>;
+  { cn.children() } -> std::convertible_to<std::span<const Id>>;
+  { cn.op_key() } -> std::convertible_to<std::uint32_t>;
+  { cn.same_op(cn) } -> std::convertible_to<bool>;
+  { cn.hash() } -> std::convertible_to<std::uint64_t>;
+  { cn.op_string() } -> std::convertible_to<std::string>;
+};
 
 }  // namespace refinery::egraph

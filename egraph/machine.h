@@ -28,7 +28,9 @@ namespace refinery::egraph {
 // otherwise it is `same_op`.
 template <ENode N>
 bool matches_template(const N& node, const N& tmpl) {
-  if constexpr (requires { { node.matches_template(tmpl) } -> std::convertible_to<bool>; }) {
+  if constexpr (requires {
+                  { node.matches_template(tmpl) } -> std::convertible_to<bool>;
+                }) {
     return node.matches_template(tmpl);
   } else {
     return node.same_op(tmpl);
@@ -98,17 +100,14 @@ class Program {
           if (!run(g, 0, regs.data(), grounds.data(), y, c)) return false;
         }
         return true;
-      case RootKind::Ground:
-        regs[0] = grounds[0];
-        return run(g, 0, regs.data(), grounds.data(), y, grounds[0]);
+      case RootKind::Ground: regs[0] = grounds[0]; return run(g, 0, regs.data(), grounds.data(), y, grounds[0]);
       case RootKind::Node:
         for (Id c : g.classes_with_op(root_op_)) {
           regs[0] = c;
           if (!run(g, 0, regs.data(), grounds.data(), y, c)) return false;
         }
         return true;
-      case RootKind::Multi:
-        return run(g, 0, regs.data(), grounds.data(), y, kInvalidId);
+      case RootKind::Multi: return run(g, 0, regs.data(), grounds.data(), y, kInvalidId);
     }
     return true;
   }

@@ -18,7 +18,7 @@ namespace refinery::egraph {
 
 template <ENode N>
 struct ProofStep {
-  RecExpr<N> term;  // the whole term after this step
+  RecExpr<N> term;   // the whole term after this step
   std::string rule;  // empty for the starting term
   bool forward = true;
   std::vector<std::uint32_t> position;

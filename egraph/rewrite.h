@@ -47,9 +47,8 @@ class Rewrite {
   using Rooted = std::pair<Var, PatternAst<N>>;
 
   // `lhs => rhs` with single patterns.
-  static std::expected<Rewrite, ParseError> make(std::string name, std::string_view lhs, std::string_view rhs)
-    requires ParsableNode<N>
-  {
+  static std::expected<Rewrite, ParseError> make(std::string name, std::string_view lhs,
+                                                 std::string_view rhs) requires ParsableNode<N> {
     Rewrite rw(std::move(name));
     auto l = parse_pattern<N>(lhs, rw.vars_);
     if (!l) return std::unexpected(l.error());
@@ -65,9 +64,8 @@ class Rewrite {
   // Multi-pattern searcher and applier: each rhs pattern's instance is
   // unioned with the class bound to its root variable.
   static std::expected<Rewrite, ParseError> make_multi(std::string name, std::initializer_list<RootedPatternText> lhs,
-                                                       std::initializer_list<RootedPatternText> rhs)
-    requires ParsableNode<N>
-  {
+                                                       std::initializer_list<RootedPatternText> rhs) requires
+      ParsableNode<N> {
     Rewrite rw(std::move(name));
     for (const auto& p : lhs) {
       auto pat = parse_pattern<N>(p.pattern, rw.vars_);
@@ -86,9 +84,7 @@ class Rewrite {
 
   // A pattern searcher with a C++ applier.
   static std::expected<Rewrite, ParseError> make_custom(std::string name, std::string_view lhs,
-                                                        CustomApplier<N, A> applier)
-    requires ParsableNode<N>
-  {
+                                                        CustomApplier<N, A> applier) requires ParsableNode<N> {
     Rewrite rw(std::move(name));
     auto l = parse_pattern<N>(lhs, rw.vars_);
     if (!l) return std::unexpected(l.error());
@@ -108,7 +104,8 @@ class Rewrite {
     rw.vars_ = std::move(vars);
     rw.lhs_ = std::move(lhs);
     if (rw.lhs_.empty() || (!multi && rw.lhs_.size() != 1))
-      return std::unexpected(ParseError{{}, "rule '" + rw.name_ + "': expected one pattern, or roots for a multi-pattern"});
+      return std::unexpected(
+          ParseError{{}, "rule '" + rw.name_ + "': expected one pattern, or roots for a multi-pattern"});
     rw.multi_ = multi;
     rw.applier_ = ApplierKind::Custom;
     rw.custom_ = std::move(applier);
@@ -258,8 +255,9 @@ class Rewrite {
       if (multi_) used.push_back(root_var);
       for (Var v : used)
         if (std::find(bound.begin(), bound.end(), v) == bound.end())
-          return std::unexpected(ParseError{{}, "rule '" + name_ + "': variable " + vars_.name(v) +
-                                                    " on the right side is not bound by the left side"});
+          return std::unexpected(ParseError{
+              {},
+              "rule '" + name_ + "': variable " + vars_.name(v) + " on the right side is not bound by the left side"});
     }
     if (multi_) {
       program_ = Program<N>::compile_multi(lhs_, vars_.size());

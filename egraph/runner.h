@@ -131,8 +131,8 @@ class Runner {
     return fmt::format(
         "Runner report\n  Stop reason: {}\n  Iterations: {}\n  Egraph size: {} nodes, {} classes\n"
         "  Total time: {:.6f}\n    Search:  {:.6f}\n    Apply:   {:.6f}\n    Rebuild: {:.6f}\n",
-        stop_reason ? stop_reason->to_string() : "running", iterations.size(), egraph.num_nodes(),
-        egraph.num_classes(), total_seconds(), search, apply, rebuild);
+        stop_reason ? stop_reason->to_string() : "running", iterations.size(), egraph.num_nodes(), egraph.num_classes(),
+        total_seconds(), search, apply, rebuild);
   }
 
   Graph egraph;

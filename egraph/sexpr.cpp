@@ -43,7 +43,9 @@ class Reader {
     }
   }
 
-  std::unexpected<ParseError> error(std::string message) const { return std::unexpected(ParseError{pos_, std::move(message)}); }
+  std::unexpected<ParseError> error(std::string message) const {
+    return std::unexpected(ParseError{pos_, std::move(message)});
+  }
 
   std::expected<SExpr, ParseError> read() {
     SExpr out;
@@ -74,7 +76,8 @@ class Reader {
       out.items.push_back(std::move(*item));
     }
     if (out.items.empty()) return std::unexpected(ParseError{out.pos, "empty list '()'"});
-    if (!out.items.front().is_atom) return std::unexpected(ParseError{out.items.front().pos, "operator must be an atom"});
+    if (!out.items.front().is_atom)
+      return std::unexpected(ParseError{out.items.front().pos, "operator must be an atom"});
     return out;
   }
 

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
-#include <map>
 #include <cmath>
 #include <ctime>
+#include <map>
 #include <memory>
 
 #include "extract/greedy.h"
@@ -390,7 +390,8 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
     if (take(Solution{})) improved = true;
     if (check_solution(p, r.solution).empty() && dag_cost(p, r.solution) <= red.fixed_cost * (1 + 1e-12))
       return finish(IlpStatus::Optimal);
-    r.detail = "the reduced problem is empty but its answer is invalid: " + check_solution(p, red.expand(p, Solution{}));
+    r.detail =
+        "the reduced problem is empty but its answer is invalid: " + check_solution(p, red.expand(p, Solution{}));
     return finish(IlpStatus::GreedyKept);
   }
   if (num_candidates(q) > options.max_candidates) {
@@ -492,8 +493,7 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
   double cost = dag_cost(p, r.solution);
   // Optimal when the bound meets the answer: CBC proved its answer (its
   // bound is then its objective) and the answer kept is no costlier.
-  if (proven || (cost > 0 ? (cost - r.bound) / cost <= options.relative_gap : true))
-    return finish(IlpStatus::Optimal);
+  if (proven || (cost > 0 ? (cost - r.bound) / cost <= options.relative_gap : true)) return finish(IlpStatus::Optimal);
   if (improved) return finish(IlpStatus::Feasible);
   if (r.detail.empty()) r.detail = "no better answer within the time limit";
   return finish(IlpStatus::GreedyKept);

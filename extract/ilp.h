@@ -51,10 +51,10 @@ std::string_view to_string(IlpStatus status);  // "optimal", "feasible", "greedy
 struct IlpResult {
   Solution solution;
   IlpStatus status = IlpStatus::GreedyKept;
-  std::string detail;       // why greedy was kept, when it was
-  double cost = 0;          // dag_cost of solution
-  double greedy_cost = 0;   // the greedy DAG answer's cost
-  double bound = 0;         // a lower bound on the optimum (same unit)
+  std::string detail;      // why greedy was kept, when it was
+  double cost = 0;         // dag_cost of solution
+  double greedy_cost = 0;  // the greedy DAG answer's cost
+  double bound = 0;        // a lower bound on the optimum (same unit)
   double gap() const { return cost > 0 ? std::max(0.0, (cost - bound) / cost) : 0.0; }
   std::vector<ReductionStep> reduction;  // sizes: "input", each step, and what CBC got last
   std::size_t rounds = 0;                // solver calls (cycle cuts: one per round)

@@ -19,7 +19,7 @@ namespace refinery::extract {
 inline constexpr double kInfiniteCost = std::numeric_limits<double>::infinity();
 
 struct Candidate {
-  double cost = 0;                // its own cost (finite, >= 0); infinite: never chosen
+  double cost = 0;                  // its own cost (finite, >= 0); infinite: never chosen
   std::vector<std::uint32_t> kids;  // class indices it needs
 };
 

@@ -207,8 +207,7 @@ bool drop_cyclic(Work& w) {
         cands = std::move(kept);
         w.original_candidate[without] = std::move(idx);
         missing[without].assign(cands.size(), 0);
-        for (std::uint32_t c : group)
-          std::erase_if(users[c], [&](const auto& u) { return u.first == without; });
+        for (std::uint32_t c : group) std::erase_if(users[c], [&](const auto& u) { return u.first == without; });
         for (std::uint32_t i = 0; i < cands.size(); ++i)
           for (std::uint32_t k : cands[i].kids)
             if (comp[k] == comp[without]) users[k].push_back({without, i});
@@ -295,9 +294,12 @@ bool collapse(Work& w, double& fixed_cost, std::vector<std::pair<std::uint32_t, 
   for (std::uint32_t c = 0; c < n; ++c) {
     if (w.classes[c].size() != 1) continue;
     double cost = w.classes[c][0].cost;
-    if (req[c]) kind[c] = Fixed;
-    else if (cost == 0) kind[c] = Free;
-    else if (uses[c] == 1 && !is_root[c]) kind[c] = Moved;
+    if (req[c])
+      kind[c] = Fixed;
+    else if (cost == 0)
+      kind[c] = Free;
+    else if (uses[c] == 1 && !is_root[c])
+      kind[c] = Moved;
   }
   // A moved cost must land in one place: not under a free class that
   // several candidates use (each would pay it).
@@ -372,8 +374,10 @@ bool collapse(Work& w, double& fixed_cost, std::vector<std::pair<std::uint32_t, 
   }
   std::vector<std::uint32_t> roots;
   for (std::uint32_t r : w.roots) {
-    if (kind[r] == Kept) roots.push_back(r);
-    else roots.insert(roots.end(), stands_for[r].begin(), stands_for[r].end());
+    if (kind[r] == Kept)
+      roots.push_back(r);
+    else
+      roots.insert(roots.end(), stands_for[r].begin(), stands_for[r].end());
   }
   normalise(roots);
   w.roots = std::move(roots);

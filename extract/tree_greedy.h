@@ -54,7 +54,9 @@ class TreeExtractor {
 // Every node costs 1: the smallest term.
 struct SizeCost {
   template <class N>
-  double operator()(const N&) const { return 1.0; }
+  double operator()(const N&) const {
+    return 1.0;
+  }
 };
 
 }  // namespace refinery::extract

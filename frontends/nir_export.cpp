@@ -85,7 +85,8 @@ struct Exporter {
     if (val.kind == ir::ValueKind::Constant) return fail(fmt::format("constant '{}' feeds a NIR input", val.name));
     if (val.kind == ir::ValueKind::Input) return std::vector<std::string>{val.name};
     const ir::Node& n = g.node(val.producer);
-    if (!junction(n) || ports[index(val.producer)] != Port::None || depth > 64) return std::vector<std::string>{val.name};
+    if (!junction(n) || ports[index(val.producer)] != Port::None || depth > 64)
+      return std::vector<std::string>{val.name};
     std::vector<std::string> out;
     for (ir::ValueId in : n.inputs) {
       auto s = sources(in, depth + 1);
@@ -141,8 +142,10 @@ struct Exporter {
     for (const auto& src : *s) {
       auto [src_graph, source] = end_of(src, Port::Output);
       if (src_graph != graph)
-        return fail(fmt::format("edge '{}' -> '{}' crosses the boundary of a nested graph other than through its "
-                                "Input or Output node", src, to));
+        return fail(
+            fmt::format("edge '{}' -> '{}' crosses the boundary of a nested graph other than through its "
+                        "Input or Output node",
+                        src, to));
       graphs.at(graph).edges.emplace_back(source, target);
     }
     return {};
@@ -164,8 +167,9 @@ struct Exporter {
     const ir::Node& n = g.node(id);
     std::string type(nir::type_of_op(n.op));
     if (type.empty())
-      return fail(fmt::format("op '{}' has no NIR primitive", n.op == Op::Opaque ? n.op_type : std::string(ir::op_name(n.op))),
-                  label(id));
+      return fail(
+          fmt::format("op '{}' has no NIR primitive", n.op == Op::Opaque ? n.op_type : std::string(ir::op_name(n.op))),
+          label(id));
     std::string name = g.value(n.outputs[0]).name;
     auto grp = node_group(name, type);
     if (!grp) return fail(grp.error().message, label(id));
@@ -265,10 +269,16 @@ Expected<void> export_nir(const ir::Graph& graph, const std::filesystem::path& f
     for (auto& [path, gg] : ex.graphs) {
       std::string where = path.empty() ? "top-level graph" : fmt::format("graph '{}'", path);
       if (gg.inputs > 1 || gg.outputs > 1)
-        return fail(fmt::format("would have {} Input and {} Output nodes; edges into and out of a nested graph need one "
-                                "of each", gg.inputs, gg.outputs), where);
+        return fail(
+            fmt::format("would have {} Input and {} Output nodes; edges into and out of a nested graph need one "
+                        "of each",
+                        gg.inputs, gg.outputs),
+            where);
       std::vector<std::string> flat;
-      for (const auto& [a, b] : gg.edges) { flat.push_back(a); flat.push_back(b); }
+      for (const auto& [a, b] : gg.edges) {
+        flat.push_back(a);
+        flat.push_back(b);
+      }
       if (auto ok = h5::write_strings(gg.group.get(), "edges", flat, {static_cast<hsize_t>(gg.edges.size()), 2}); !ok)
         return ok;
     }

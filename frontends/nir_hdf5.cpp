@@ -154,7 +154,8 @@ Expected<Data> read(hid_t group, const std::string& name, const std::string& whe
       std::vector<char> buf(size * *count + 1, '\0');
       if (*count > 0 && H5Dread(ds.get(), mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
         return fail(fmt::format("cannot read strings of dataset '{}'", name), where);
-      for (size_t i = 0; i < *count; ++i) out[i] = std::string(buf.data() + i * size, strnlen(buf.data() + i * size, size));
+      for (size_t i = 0; i < *count; ++i)
+        out[i] = std::string(buf.data() + i * size, strnlen(buf.data() + i * size, size));
     }
     if (rank == 0) d.text = out.empty() ? std::string() : out[0];
     d.strings = std::move(out);
@@ -225,7 +226,8 @@ Expected<void> write_tensor(hid_t group, const std::string& name, const ir::Tens
 }
 
 Expected<void> write_ints(hid_t group, const std::string& name, const std::vector<int64_t>& values, bool scalar) {
-  if (scalar) return write_tensor(group, name, ir::Tensor::from_values<int64_t>(ir::DType::i64, {}, {values.at(0)}), false);
+  if (scalar)
+    return write_tensor(group, name, ir::Tensor::from_values<int64_t>(ir::DType::i64, {}, {values.at(0)}), false);
   return write_tensor(group, name, ir::Tensor::vector_i64(values), false);
 }
 

@@ -23,7 +23,10 @@ class Handle {
   Handle& operator=(const Handle&) = delete;
   Handle(Handle&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)) {}
   Handle& operator=(Handle&& o) noexcept {
-    if (this != &o) { close(); id_ = std::exchange(o.id_, H5I_INVALID_HID); }
+    if (this != &o) {
+      close();
+      id_ = std::exchange(o.id_, H5I_INVALID_HID);
+    }
     return *this;
   }
   ~Handle() { close(); }

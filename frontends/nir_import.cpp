@@ -31,11 +31,21 @@ namespace nir {
 
 namespace {
 constexpr std::array<std::pair<std::string_view, ir::Op>, 16> kTypes{{
-    {"Affine", ir::Op::Affine},       {"Linear", ir::Op::Linear},       {"Scale", ir::Op::Scale},
-    {"Conv1d", ir::Op::NirConv1d},    {"Conv2d", ir::Op::NirConv2d},    {"SumPool2d", ir::Op::SumPool2d},
-    {"AvgPool2d", ir::Op::AvgPool2d}, {"Flatten", ir::Op::NirFlatten},  {"Delay", ir::Op::Delay},
-    {"Threshold", ir::Op::Threshold}, {"I", ir::Op::Integrator},        {"IF", ir::Op::IF},
-    {"LI", ir::Op::LI},               {"LIF", ir::Op::LIF},             {"CubaLI", ir::Op::CubaLI},
+    {"Affine", ir::Op::Affine},
+    {"Linear", ir::Op::Linear},
+    {"Scale", ir::Op::Scale},
+    {"Conv1d", ir::Op::NirConv1d},
+    {"Conv2d", ir::Op::NirConv2d},
+    {"SumPool2d", ir::Op::SumPool2d},
+    {"AvgPool2d", ir::Op::AvgPool2d},
+    {"Flatten", ir::Op::NirFlatten},
+    {"Delay", ir::Op::Delay},
+    {"Threshold", ir::Op::Threshold},
+    {"I", ir::Op::Integrator},
+    {"IF", ir::Op::IF},
+    {"LI", ir::Op::LI},
+    {"LIF", ir::Op::LIF},
+    {"CubaLI", ir::Op::CubaLI},
     {"CubaLIF", ir::Op::CubaLIF},
 }};
 }  // namespace
@@ -80,7 +90,8 @@ struct Reader {
   // Reads graph `group` (qualified prefix `prefix`); returns its Input and
   // Output primitives (for edges that name the graph from outside).
   Expected<std::pair<std::vector<size_t>, std::vector<size_t>>> read_graph(hid_t group, const std::string& prefix) {
-    std::string where = prefix.empty() ? "top-level graph" : fmt::format("graph '{}'", prefix.substr(0, prefix.size() - 1));
+    std::string where =
+        prefix.empty() ? "top-level graph" : fmt::format("graph '{}'", prefix.substr(0, prefix.size() - 1));
     if (h5::kind_of(group, "edges") != h5::Kind::Dataset)
       return error(where, "has no 'edges' dataset (a graph lists its edges as an E x 2 table of node names)");
     if (h5::kind_of(group, "nodes") != h5::Kind::Group) return error(where, "has no 'nodes' group");
@@ -120,7 +131,8 @@ struct Reader {
     bool table = edges->dims.size() == 2 && edges->dims[1] == 2;
     bool empty = !edges->dims.empty() && edges->dims[0] == 0;
     if (edges->tensor || (!table && !empty))
-      return error(where, fmt::format("'edges' must be an E x 2 table of node names, got shape [{}]", fmt::join(edges->dims, ", ")));
+      return error(where, fmt::format("'edges' must be an E x 2 table of node names, got shape [{}]",
+                                      fmt::join(edges->dims, ", ")));
     if (edges->strings.empty()) return error(where, "has no edges");
     for (size_t e = 0; e + 1 < edges->strings.size(); e += 2) {
       const std::string &from = edges->strings[e], &to = edges->strings[e + 1];
@@ -130,8 +142,10 @@ struct Reader {
       if (dst == ports.end()) return error(ewhere, fmt::format("names no node '{}'", to));
       // A nested graph is entered through its Input and left through its Output.
       auto outs = src->second.second, ins = dst->second.first;
-      if (outs.size() != 1) return error(ewhere, fmt::format("graph '{}' has {} Output nodes, expected one", from, outs.size()));
-      if (ins.size() != 1) return error(ewhere, fmt::format("graph '{}' has {} Input nodes, expected one", to, ins.size()));
+      if (outs.size() != 1)
+        return error(ewhere, fmt::format("graph '{}' has {} Output nodes, expected one", from, outs.size()));
+      if (ins.size() != 1)
+        return error(ewhere, fmt::format("graph '{}' has {} Input nodes, expected one", to, ins.size()));
       if (prims[ins[0]].type == "Input" && prims[ins[0]].top_level)
         return error(ewhere, fmt::format("'{}' is an Input node and takes no edges", to));
       prims[ins[0]].preds.push_back(outs[0]);
@@ -163,13 +177,21 @@ std::vector<std::vector<size_t>> components(const std::vector<std::vector<size_t
     on[v] = true;
     for (size_t w : succ[v]) {
       if (!in[w]) continue;
-      if (idx[w] == SIZE_MAX) { visit(w); low[v] = std::min(low[v], low[w]); }
-      else if (on[w]) low[v] = std::min(low[v], idx[w]);
+      if (idx[w] == SIZE_MAX) {
+        visit(w);
+        low[v] = std::min(low[v], low[w]);
+      } else if (on[w])
+        low[v] = std::min(low[v], idx[w]);
     }
     if (low[v] == idx[v]) {
       std::vector<size_t> c;
       size_t w;
-      do { w = stack.back(); stack.pop_back(); on[w] = false; c.push_back(w); } while (w != v);
+      do {
+        w = stack.back();
+        stack.pop_back();
+        on[w] = false;
+        c.push_back(w);
+      } while (w != v);
       out.push_back(std::move(c));
     }
   };
@@ -205,8 +227,10 @@ Expected<std::vector<size_t>> evaluation_order(const Reader& r) {
   std::vector<bool> done(n, false), remaining(n, false);
   std::vector<size_t> order;
   for (size_t v = 0; v < n; ++v) {
-    if (prims[v].type == "Input" && prims[v].top_level) done[v] = true;
-    else remaining[v] = true;
+    if (prims[v].type == "Input" && prims[v].top_level)
+      done[v] = true;
+    else
+      remaining[v] = true;
   }
   auto by_name = [&](size_t a, size_t b) { return prims[a].name < prims[b].name; };
   while (static_cast<size_t>(std::count(done.begin(), done.end(), true)) < n) {
@@ -262,7 +286,7 @@ Expected<std::vector<int64_t>> per_dim(const Prim& p, const std::string& key, si
 struct Builder {
   Reader& r;
   ir::Graph g;
-  std::vector<ir::ValueId> value_of;          // prims index -> value (kNoValue until built)
+  std::vector<ir::ValueId> value_of;                   // prims index -> value (kNoValue until built)
   std::vector<std::optional<ir::TensorType>> type_of;  // known types, for recurrent inputs
 
   std::unexpected<Diag> error(const Prim& p, const std::string& msg) const {
@@ -309,11 +333,14 @@ struct Builder {
     std::optional<ir::TensorType> type;
     for (size_t s : srcs) {
       auto t = type_of[s];
-      if (!t) return error(p, fmt::format("the type of its recurrent input from '{}' is unknown (give that node "
-                                          "population-shaped parameters)", r.prims[s].name));
+      if (!t)
+        return error(p, fmt::format("the type of its recurrent input from '{}' is unknown (give that node "
+                                    "population-shaped parameters)",
+                                    r.prims[s].name));
       if (type && t->shape != type->shape)
-        return error(p, fmt::format("sums inputs of different shapes: {} from '{}' and {} from '{}'", shape_text(type->shape),
-                                    r.prims[srcs[0]].name, shape_text(t->shape), r.prims[s].name));
+        return error(
+            p, fmt::format("sums inputs of different shapes: {} from '{}' and {} from '{}'", shape_text(type->shape),
+                           r.prims[srcs[0]].name, shape_text(t->shape), r.prims[s].name));
       type = t;
       vals.push_back(value_of[s]);
       if (value_of[s] == ir::kNoValue) later.push_back(s);
@@ -343,19 +370,24 @@ struct Builder {
     auto names = ir::operand_names(op);
     size_t first_param = 1;
     auto add_param = [&](std::string_view key, ir::Tensor t) {
-      node.inputs.push_back(g.add_constant(fmt::format("{}.{}", p.name, key), std::make_shared<ir::Tensor>(std::move(t))));
+      node.inputs.push_back(
+          g.add_constant(fmt::format("{}.{}", p.name, key), std::make_shared<ir::Tensor>(std::move(t))));
     };
     for (size_t i = first_param; i < names.size(); ++i) {
       std::string key(names[i]);
       const ir::Tensor* t = tensor(p, key);
-      if (t) { add_param(key, *t); continue; }
+      if (t) {
+        add_param(key, *t);
+        continue;
+      }
       if (key == "bias" && (op == Op::NirConv1d || op == Op::NirConv2d)) continue;  // optional
       // Defaults of older files: no v_reset means 0, no w_in means 1.
       const ir::Tensor* like = tensor(p, "v_threshold") ? tensor(p, "v_threshold") : tensor(p, "v_leak");
       if ((key == "v_reset" || key == "w_in") && like) {
         std::vector<double> fill(static_cast<size_t>(like->numel()), key == "w_in" ? 1.0 : 0.0);
         if (like->dtype() == ir::DType::f32)
-          add_param(key, ir::Tensor::from_values<float>(ir::DType::f32, like->dims(), std::vector<float>(fill.begin(), fill.end())));
+          add_param(key, ir::Tensor::from_values<float>(ir::DType::f32, like->dims(),
+                                                        std::vector<float>(fill.begin(), fill.end())));
         else
           add_param(key, ir::Tensor::from_values<double>(ir::DType::f64, like->dims(), fill));
         continue;
@@ -366,7 +398,8 @@ struct Builder {
     if (op == Op::NirConv1d || op == Op::NirConv2d) {
       size_t spatial = op == Op::NirConv1d ? 1 : 2;
       const ir::Tensor* w = tensor(p, "weight");
-      if (!w || w->dims().size() != spatial + 2) return error(p, fmt::format("{} weight must have rank {}", p.type, spatial + 2));
+      if (!w || w->dims().size() != spatial + 2)
+        return error(p, fmt::format("{} weight must have rank {}", p.type, spatial + 2));
       auto stride = per_dim(p, "stride", spatial, 1, where);
       auto dil = per_dim(p, "dilation", spatial, 1, where);
       if (!stride) return std::unexpected(stride.error());
@@ -464,8 +497,9 @@ struct Builder {
         int64_t declared = 1;
         for (int64_t d : ints_of(*it->second.tensor)) declared *= d;
         if (declared != type_of[v]->shape.num_elements().value_or(declared))
-          return error(p, fmt::format("Output declares shape [{}] but receives {} from {}",
-                                      fmt::join(ints_of(*it->second.tensor), ", "), shape_text(type_of[v]->shape), sources(p)));
+          return error(
+              p, fmt::format("Output declares shape [{}] but receives {} from {}",
+                             fmt::join(ints_of(*it->second.tensor), ", "), shape_text(type_of[v]->shape), sources(p)));
       }
     }
     return {};
@@ -508,8 +542,8 @@ Expected<ir::Graph> import_nir(const std::filesystem::path& file) {
   if (pid == 0) {
     ::close(fds[0]);
     auto g = import_nir_named(file);
-    std::string out = g ? "G" + ir::print_graph(*g)
-                        : "E" + g.error().file + '\0' + g.error().where + '\0' + g.error().message;
+    std::string out =
+        g ? "G" + ir::print_graph(*g) : "E" + g.error().file + '\0' + g.error().where + '\0' + g.error().message;
     for (size_t done = 0; done < out.size();) {
       ssize_t n = ::write(fds[1], out.data() + done, out.size() - done);
       if (n <= 0) ::_exit(1);
@@ -522,8 +556,8 @@ Expected<ir::Graph> import_nir(const std::filesystem::path& file) {
   // plus 1 s per 10 MB of file, then it is stopped.
   std::error_code ec;
   const auto size = std::filesystem::file_size(file, ec);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10) +
-                        std::chrono::milliseconds(ec ? 0 : size / 10'000);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(10) + std::chrono::milliseconds(ec ? 0 : size / 10'000);
   std::string in;
   bool timed_out = false;
   char buf[1 << 16];
@@ -544,15 +578,15 @@ Expected<ir::Graph> import_nir(const std::filesystem::path& file) {
   ::close(fds[0]);
   if (timed_out) ::kill(pid, SIGKILL);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   const std::string path = file.string();
   if (timed_out)
-    return fail("the reader did not finish with this file in time (libhdf5 loops on some corrupt HDF5 structures)",
-                {}, path);
+    return fail("the reader did not finish with this file in time (libhdf5 loops on some corrupt HDF5 structures)", {},
+                path);
   if (WIFSIGNALED(status))
     return fail(fmt::format("the reader crashed on this file (signal {}; libhdf5 does on some corrupt HDF5 structures)",
-                            WTERMSIG(status)), {}, path);
+                            WTERMSIG(status)),
+                {}, path);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || in.empty())
     return fail("the NIR reader did not finish", {}, path);
   if (in[0] == 'E') {
@@ -594,7 +628,11 @@ Expected<ir::Graph> import_nir_file(const std::filesystem::path& file) {
   auto order = evaluation_order(r);
   if (!order) return std::unexpected(order.error());
 
-  Builder b{r, {}, std::vector<ir::ValueId>(r.prims.size(), ir::kNoValue), std::vector<std::optional<ir::TensorType>>(r.prims.size()), {}};
+  Builder b{r,
+            {},
+            std::vector<ir::ValueId>(r.prims.size(), ir::kNoValue),
+            std::vector<std::optional<ir::TensorType>>(r.prims.size()),
+            {}};
   b.g.info.producer_name = "nir";
   b.g.info.opsets.clear();
   b.g.info.metadata.emplace_back(nir::kVersionKey, *version->text);
@@ -636,7 +674,8 @@ Expected<ir::Graph> import_nir_file(const std::filesystem::path& file) {
   for (size_t i = 0; i < check.num_values(); ++i)
     if (check.values()[i].type != b.g.values()[i].type)
       return fail(fmt::format("'{}' is {} but its recurrent uses read {}", check.values()[i].name,
-                              check.values()[i].type.str(), b.g.values()[i].type.str()), {}, path);
+                              check.values()[i].type.str(), b.g.values()[i].type.str()),
+                  {}, path);
   return std::move(b.g);
 }
 

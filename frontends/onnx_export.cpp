@@ -33,8 +33,10 @@ std::vector<std::string> value_names(const ir::Graph& g) {
   std::vector<size_t> unnamed;
   for (size_t i = 0; i < g.num_values(); ++i) {
     const std::string& name = g.values()[i].name;
-    if (!name.empty() && taken.insert(name).second) names[i] = name;
-    else if (!name.empty() || uses[i] > 0 || g.values()[i].kind != ir::ValueKind::NodeResult) unnamed.push_back(i);
+    if (!name.empty() && taken.insert(name).second)
+      names[i] = name;
+    else if (!name.empty() || uses[i] > 0 || g.values()[i].kind != ir::ValueKind::NodeResult)
+      unnamed.push_back(i);
   }
   for (size_t i : unnamed) {
     std::string name = fmt::format("_v{}", i);
@@ -82,7 +84,8 @@ Expected<void> build_model(const ir::Graph& g, onnx::ModelProto& m, ExternalWrit
     p->set_value(value);
   }
   for (const std::string& f : info.onnx_functions)
-    if (!parse_nested(f, m.add_functions())) return std::unexpected(Diag{file, "", "a model-local function does not parse"});
+    if (!parse_nested(f, m.add_functions()))
+      return std::unexpected(Diag{file, "", "a model-local function does not parse"});
 
   const auto names = value_names(g);
   auto name_of = [&](ir::ValueId v) { return v == ir::kNoValue ? std::string() : names[ir::index(v)]; };
@@ -136,8 +139,8 @@ Expected<void> build_model(const ir::Graph& g, onnx::ModelProto& m, ExternalWrit
 Expected<void> write_file(const std::filesystem::path& path, const std::string& bytes, const std::string& file) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) return fail(fmt::format("cannot create '{}': {}", path.string(), std::strerror(errno)), {}, file);
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
-            fsync(fileno(f)) == 0;
+  bool ok =
+      std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 && fsync(fileno(f)) == 0;
   int err = errno;
   ok = std::fclose(f) == 0 && ok;
   if (!ok) return fail(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)), {}, file);
@@ -146,7 +149,8 @@ Expected<void> write_file(const std::filesystem::path& path, const std::string& 
 
 }  // namespace
 
-Expected<void> export_onnx(const ir::Graph& graph, const std::filesystem::path& file, const OnnxExportOptions& options) {
+Expected<void> export_onnx(const ir::Graph& graph, const std::filesystem::path& file,
+                           const OnnxExportOptions& options) {
   const std::string name = file.string();
   std::filesystem::path dir = file.parent_path();
   if (dir.empty()) dir = ".";

@@ -64,23 +64,24 @@ std::expected<std::filesystem::path, std::string> ExternalFiles::resolve(const s
           fmt::format("external data location '{}' contains '..'; it must stay inside the model's folder", location));
   std::error_code ec;
   const fs::path dir = fs::weakly_canonical(dir_.empty() ? fs::path(".") : dir_, ec);
-  if (ec) return std::unexpected(fmt::format("cannot resolve the model's folder '{}': {}", dir_.string(), ec.message()));
+  if (ec)
+    return std::unexpected(fmt::format("cannot resolve the model's folder '{}': {}", dir_.string(), ec.message()));
   const fs::path path = fs::weakly_canonical(dir / rel, ec);
   if (ec) return std::unexpected(fmt::format("cannot resolve external data '{}': {}", location, ec.message()));
   if (!inside(path, dir))
     return std::unexpected(fmt::format(
-        "external data location '{}' resolves to '{}' (through a symbolic link), outside the model's folder",
-        location, path.string()));
-  struct stat st{};
+        "external data location '{}' resolves to '{}' (through a symbolic link), outside the model's folder", location,
+        path.string()));
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     return std::unexpected(fmt::format("cannot open external data '{}': {}", location, std::strerror(errno)));
   if (!S_ISREG(st.st_mode))
-    return std::unexpected(fmt::format("external data '{}' is {}, not a regular file", location, file_kind(st.st_mode)));
+    return std::unexpected(
+        fmt::format("external data '{}' is {}, not a regular file", location, file_kind(st.st_mode)));
   return path;
 }
 
-std::expected<ExternalFiles::Slice, std::string> ExternalFiles::map(const std::string& location,
-                                                                    uint64_t offset,
+std::expected<ExternalFiles::Slice, std::string> ExternalFiles::map(const std::string& location, uint64_t offset,
                                                                     std::optional<uint64_t> length) {
   auto it = maps_.find(location);
   if (it == maps_.end()) {
@@ -92,7 +93,7 @@ std::expected<ExternalFiles::Slice, std::string> ExternalFiles::map(const std::s
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0)
       return std::unexpected(fmt::format("cannot open external data '{}': {}", location, std::strerror(errno)));
-    struct stat st{};
+    struct stat st {};
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       int err = errno;
       ::close(fd);
@@ -168,8 +169,7 @@ ExternalWriter::~ExternalWriter() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
-std::expected<void, std::string> ExternalWriter::write(std::span<const std::byte> bytes,
-                                                       onnx::TensorProto* proto) {
+std::expected<void, std::string> ExternalWriter::write(std::span<const std::byte> bytes, onnx::TensorProto* proto) {
   if (file_ == nullptr) {
     file_ = std::fopen(temp_path_.c_str(), "wb");
     if (file_ == nullptr)

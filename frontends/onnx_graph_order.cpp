@@ -57,8 +57,8 @@ Expected<std::optional<Diag>> sort_nodes(onnx::GraphProto* graph, const std::str
       if (out.empty()) continue;
       auto [it, fresh] = producer.emplace(out, i);
       if (!fresh) {
-        std::string other = it->second == kOutside ? "a graph input or initializer"
-                                                   : node_where(graph->node(it->second), it->second);
+        std::string other =
+            it->second == kOutside ? "a graph input or initializer" : node_where(graph->node(it->second), it->second);
         return fail(fmt::format("value '{}' is defined twice (also by {})", out, other), node_where(node, i), file);
       }
     }
@@ -91,8 +91,8 @@ Expected<std::optional<Diag>> sort_nodes(onnx::GraphProto* graph, const std::str
   }
   for (const auto& out : graph->output())
     if (!producer.contains(out.name()))
-      return fail(fmt::format("graph output '{}' is not defined by any node, graph input or initializer",
-                              out.name()), {}, file);
+      return fail(fmt::format("graph output '{}' is not defined by any node, graph input or initializer", out.name()),
+                  {}, file);
 
   // Kahn's algorithm, always taking the earliest ready node, so a graph that
   // is already sorted keeps its order exactly.
@@ -151,7 +151,8 @@ Expected<std::optional<Diag>> sort_nodes(onnx::GraphProto* graph, const std::str
       if (p > i) {
         note = Diag{file, node_where(graph->node(i), i),
                     fmt::format("nodes are not in topological order (this node reads '{}' before {} defines it); "
-                                "sorted", name, node_where(graph->node(p), p))};
+                                "sorted",
+                                name, node_where(graph->node(p), p))};
         break;
       }
   std::vector<onnx::NodeProto> nodes(static_cast<size_t>(n));

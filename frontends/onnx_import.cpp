@@ -43,8 +43,7 @@ Expected<std::shared_ptr<onnx::ModelProto>> read_model(const std::filesystem::pa
     // Protobuf gives no reason; the one worth telling apart is nesting.
     std::ifstream again(file, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
-    if (graph_nesting(bytes) > kMaxGraphDepth)
-      return std::unexpected(nesting_limit({}, name));
+    if (graph_nesting(bytes) > kMaxGraphDepth) return std::unexpected(nesting_limit({}, name));
   }
   if (!parsed || !model->has_graph())
     return fail("not an ONNX model (the protobuf does not parse: truncated or corrupt file?)", {}, name);
@@ -62,8 +61,8 @@ Expected<void> upgrade_opset(std::shared_ptr<onnx::ModelProto>& model, const std
     model = std::move(converted);
   } catch (const std::exception& e) {
     std::string what = e.what();
-    return fail(fmt::format("cannot convert opset {} to {}: {}", *opset, kMinOpset, what.substr(0, what.find('\n'))), {},
-                name);
+    return fail(fmt::format("cannot convert opset {} to {}: {}", *opset, kMinOpset, what.substr(0, what.find('\n'))),
+                {}, name);
   }
   return {};
 }
@@ -75,7 +74,8 @@ Expected<void> check_opset(const onnx::ModelProto& model, const std::string& nam
   if (!opset) return fail("the model imports no default-domain (ai.onnx) opset", {}, name);
   if (*opset < kMinOpset || *opset > kMaxOpset)
     return fail(fmt::format("default-domain opset {} is not supported (Refinery reads opsets {} to {})", *opset,
-                            kMinOpset, kMaxOpset), {}, name);
+                            kMinOpset, kMaxOpset),
+                {}, name);
   return {};
 }
 
@@ -104,7 +104,8 @@ bool fits_op_table(const ir::Node& node, size_t num_outputs) {
   for (int i = 0; i < info.min_inputs; ++i)
     if (node.inputs[static_cast<size_t>(i)] == ir::kNoValue) return false;
   for (const auto& [name, value] : node.attrs.entries()) {
-    auto spec = std::find_if(info.attrs.begin(), info.attrs.end(), [&](const ir::AttrSpec& s) { return s.name == name; });
+    auto spec =
+        std::find_if(info.attrs.begin(), info.attrs.end(), [&](const ir::AttrSpec& s) { return s.name == name; });
     if (spec == info.attrs.end() || spec->kind != ir::attr_kind(value)) return false;
   }
   for (const auto& s : info.attrs)
@@ -114,7 +115,8 @@ bool fits_op_table(const ir::Node& node, size_t num_outputs) {
 
 // A graph output keeps the type the model declares where it says more than
 // inference (a symbolic batch stays symbolic); static sizes must agree.
-std::expected<ir::TensorType, std::string> merge_declared(const ir::TensorType& declared, const ir::TensorType& inferred) {
+std::expected<ir::TensorType, std::string> merge_declared(const ir::TensorType& declared,
+                                                          const ir::TensorType& inferred) {
   if (!inferred.shape.ranked()) return declared;
   auto mismatch = [&] {
     return std::unexpected(fmt::format("is declared {} but shape inference gives {}", declared.str(), inferred.str()));
@@ -147,7 +149,8 @@ class Importer {
     auto check_declared = [&](const char* what, const auto& values) -> Expected<void> {
       for (const auto& vi : values)
         if (auto bad = shape_error(vi.type()))
-          return std::unexpected(Diag{file_, {}, fmt::format("{} '{}' {}", what, vi.name(), bad->message), bad->limitation});
+          return std::unexpected(
+              Diag{file_, {}, fmt::format("{} '{}' {}", what, vi.name(), bad->message), bad->limitation});
       return {};
     };
     for (auto ok : {check_declared("graph input", g.input()), check_declared("graph output", g.output()),

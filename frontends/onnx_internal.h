@@ -34,15 +34,13 @@ class ExternalFiles {
     std::shared_ptr<const void> owner;
     std::span<const std::byte> bytes;
   };
-  std::expected<Slice, std::string> map(const std::string& location, uint64_t offset,
-                                        std::optional<uint64_t> length);
+  std::expected<Slice, std::string> map(const std::string& location, uint64_t offset, std::optional<uint64_t> length);
   // The file `location` names, refused unless it is a regular file inside
   // the model's folder: not absolute, no "..", no link that leads out, not a
   // directory, device or FIFO (ONNX's CVE-2022-25882). Nothing is opened.
   std::expected<std::filesystem::path, std::string> resolve(const std::string& location) const;
 
  private:
-
   struct Mapping;
   std::filesystem::path dir_;
   std::map<std::string, std::shared_ptr<const Mapping>> maps_;
@@ -124,8 +122,7 @@ std::expected<std::optional<ir::AttrValue>, std::string> attr_from_proto(const o
 // Keeps the serialized attribute, for opaque nodes.
 ir::OpaqueAttr opaque_attr(const onnx::AttributeProto& proto);
 std::expected<void, std::string> attr_to_proto(const std::string& name, const ir::AttrValue& value,
-                                               onnx::AttributeProto* proto,
-                                               ExternalWriter* external = nullptr);
+                                               onnx::AttributeProto* proto, ExternalWriter* external = nullptr);
 
 // --- checks (onnx_check.cpp) ------------------------------------------------
 

@@ -41,7 +41,7 @@ std::expected<std::vector<std::byte>, std::string> typed_bytes(const TP& p, ir::
     case DType::i8: return pack<int8_t>(p.int32_data());
     case DType::u8: return pack<uint8_t>(p.int32_data());
     case DType::u16: return pack<uint16_t>(p.int32_data());
-    case DType::f16: return pack<uint16_t>(p.int32_data());   // the bits of each half
+    case DType::f16: return pack<uint16_t>(p.int32_data());  // the bits of each half
     case DType::bf16: return pack<uint16_t>(p.int32_data());
     case DType::boolean: return pack<uint8_t>(p.int32_data());
     case DType::u32: return pack<uint32_t>(p.uint64_data());
@@ -54,14 +54,15 @@ std::expected<std::vector<std::byte>, std::string> typed_bytes(const TP& p, ir::
 
 std::expected<int64_t, ShapeError> element_count(std::span<const int64_t> dims) {
   for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] < 0) return std::unexpected(ShapeError{fmt::format("has a negative dimension {} (axis {})", dims[i], i)});
+    if (dims[i] < 0)
+      return std::unexpected(ShapeError{fmt::format("has a negative dimension {} (axis {})", dims[i], i)});
   if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return 0;
   int64_t n = 1;
   bool past_limit = false;
   for (int64_t d : dims) {
     if (n > INT64_MAX / d)
-      return std::unexpected(ShapeError{fmt::format("has dims [{}], whose element count overflows int64",
-                                                    fmt::join(dims, ", "))});
+      return std::unexpected(
+          ShapeError{fmt::format("has dims [{}], whose element count overflows int64", fmt::join(dims, ", "))});
     n *= d;
     past_limit = past_limit || n > kMaxElements;
   }
@@ -71,8 +72,7 @@ std::expected<int64_t, ShapeError> element_count(std::span<const int64_t> dims) 
   return n;
 }
 
-std::expected<ir::TensorRef, std::string> tensor_from_proto(const TP& proto,
-                                                            std::shared_ptr<const void> keep_alive,
+std::expected<ir::TensorRef, std::string> tensor_from_proto(const TP& proto, std::shared_ptr<const void> keep_alive,
                                                             ExternalFiles& files) {
   auto dtype = ir::dtype_from_onnx(proto.data_type());
   if (!dtype)
@@ -90,25 +90,26 @@ std::expected<ir::TensorRef, std::string> tensor_from_proto(const TP& proto,
     std::optional<uint64_t> length;
     for (const auto& entry : proto.external_data()) {
       try {
-        if (entry.key() == "location") location = entry.value();
-        else if (entry.key() == "offset") offset = std::stoull(entry.value());
-        else if (entry.key() == "length") length = std::stoull(entry.value());
+        if (entry.key() == "location")
+          location = entry.value();
+        else if (entry.key() == "offset")
+          offset = std::stoull(entry.value());
+        else if (entry.key() == "length")
+          length = std::stoull(entry.value());
       } catch (const std::exception&) {
-        return std::unexpected(fmt::format("external data key '{}' has a bad value '{}'", entry.key(),
-                                           entry.value()));
+        return std::unexpected(fmt::format("external data key '{}' has a bad value '{}'", entry.key(), entry.value()));
       }
     }
     if (location.empty()) return std::unexpected("external data without a location");
     if (length && *length != expected)
-      return std::unexpected(fmt::format("external data length {} disagrees with the tensor's {} bytes", *length,
-                                         expected));
+      return std::unexpected(
+          fmt::format("external data length {} disagrees with the tensor's {} bytes", *length, expected));
     auto slice = files.map(location, offset, expected);
     if (!slice) return std::unexpected(slice.error());
     if (slice->bytes.size() != expected)
-      return std::unexpected(fmt::format("external data holds {} bytes, the tensor needs {}",
-                                         slice->bytes.size(), expected));
-    return std::make_shared<const ir::Tensor>(*dtype, std::move(dims), std::move(slice->owner),
-                                              slice->bytes);
+      return std::unexpected(
+          fmt::format("external data holds {} bytes, the tensor needs {}", slice->bytes.size(), expected));
+    return std::make_shared<const ir::Tensor>(*dtype, std::move(dims), std::move(slice->owner), slice->bytes);
   }
 
   if (proto.has_raw_data()) {
@@ -125,16 +126,16 @@ std::expected<ir::TensorRef, std::string> tensor_from_proto(const TP& proto,
   auto bytes = typed_bytes(proto, *dtype);
   if (!bytes) return std::unexpected(bytes.error());
   if (bytes->size() != expected)
-    return std::unexpected(fmt::format("holds {} elements, its dims need {}",
-                                       bytes->size() / ir::dtype_size(*dtype), *count));
+    return std::unexpected(
+        fmt::format("holds {} elements, its dims need {}", bytes->size() / ir::dtype_size(*dtype), *count));
   return std::make_shared<const ir::Tensor>(*dtype, std::move(dims), std::move(*bytes));
 }
 
-std::expected<void, std::string> tensor_to_proto(const ir::Tensor& tensor, TP* proto,
-                                                 ExternalWriter* external) {
+std::expected<void, std::string> tensor_to_proto(const ir::Tensor& tensor, TP* proto, ExternalWriter* external) {
   proto->set_data_type(ir::dtype_to_onnx(tensor.dtype()));
   for (int64_t d : tensor.dims()) proto->add_dims(d);
-  if (external != nullptr && tensor.bytes().size() >= external->threshold()) return external->write(tensor.bytes(), proto);
+  if (external != nullptr && tensor.bytes().size() >= external->threshold())
+    return external->write(tensor.bytes(), proto);
   proto->set_raw_data(tensor.data(), tensor.bytes().size());
   return {};
 }

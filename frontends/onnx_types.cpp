@@ -34,9 +34,12 @@ std::expected<ir::TensorType, std::string> type_from_proto(const onnx::TypeProto
   if (auto bad = shape_error(type)) return std::unexpected(bad->message);
   std::vector<ir::Dim> dims;
   for (const auto& d : t.shape().dim()) {
-    if (d.has_dim_value()) dims.emplace_back(d.dim_value());
-    else if (d.has_dim_param() && !d.dim_param().empty()) dims.push_back(ir::Dim::symbol(d.dim_param()));
-    else dims.emplace_back();
+    if (d.has_dim_value())
+      dims.emplace_back(d.dim_value());
+    else if (d.has_dim_param() && !d.dim_param().empty())
+      dims.push_back(ir::Dim::symbol(d.dim_param()));
+    else
+      dims.emplace_back();
   }
   return ir::TensorType{*dtype, ir::Shape(std::move(dims))};
 }
@@ -48,14 +51,16 @@ void type_to_proto(const ir::TensorType& type, onnx::TypeProto* proto) {
   auto* shape = t->mutable_shape();
   for (const ir::Dim& d : type.shape.dims()) {
     auto* dim = shape->add_dim();
-    if (d.is_static()) dim->set_dim_value(d.size());
-    else if (d.is_symbol()) dim->set_dim_param(d.name());
+    if (d.is_static())
+      dim->set_dim_value(d.size());
+    else if (d.is_symbol())
+      dim->set_dim_param(d.name());
   }
 }
 
 std::expected<std::optional<ir::AttrValue>, std::string> attr_from_proto(const AP& p,
-                                                                          std::shared_ptr<const void> keep_alive,
-                                                                          ExternalFiles& files) {
+                                                                         std::shared_ptr<const void> keep_alive,
+                                                                         ExternalFiles& files) {
   if (!p.ref_attr_name().empty()) return std::nullopt;  // a function's attribute reference
   switch (p.type()) {
     case AP::INT: return ir::AttrValue(p.i());
@@ -84,8 +89,16 @@ std::expected<void, std::string> attr_to_proto(const std::string& name, const ir
   struct Visitor {
     AP* p;
     ExternalWriter* external;
-    std::expected<void, std::string> operator()(int64_t v) { p->set_type(AP::INT); p->set_i(v); return {}; }
-    std::expected<void, std::string> operator()(float v) { p->set_type(AP::FLOAT); p->set_f(v); return {}; }
+    std::expected<void, std::string> operator()(int64_t v) {
+      p->set_type(AP::INT);
+      p->set_i(v);
+      return {};
+    }
+    std::expected<void, std::string> operator()(float v) {
+      p->set_type(AP::FLOAT);
+      p->set_f(v);
+      return {};
+    }
     std::expected<void, std::string> operator()(const std::string& v) {
       p->set_type(AP::STRING);
       p->set_s(v);

@@ -84,8 +84,7 @@ std::string Attributes::get_string(std::string_view name, std::string fallback) 
   return fallback;
 }
 
-std::vector<int64_t> Attributes::get_ints(std::string_view name,
-                                          std::vector<int64_t> fallback) const {
+std::vector<int64_t> Attributes::get_ints(std::string_view name, std::vector<int64_t> fallback) const {
   return maybe_ints(name).value_or(std::move(fallback));
 }
 

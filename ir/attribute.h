@@ -21,9 +21,8 @@ struct OpaqueAttr {
   friend bool operator==(const OpaqueAttr&, const OpaqueAttr&) = default;
 };
 
-using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>,
-                               std::vector<float>, std::vector<std::string>, TensorRef,
-                               OpaqueAttr>;
+using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
+                               std::vector<std::string>, TensorRef, OpaqueAttr>;
 
 enum class AttrKind : uint8_t { Int, Float, String, Ints, Floats, Strings, Tensor, Opaque };
 

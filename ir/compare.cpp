@@ -41,7 +41,8 @@ std::string graph_difference(const Graph& a, const Graph& b) {
     for (size_t i = 0; i < x.outputs.size(); ++i) {
       const Value &u = a.value(x.outputs[i]), &w = b.value(y.outputs[i]);
       if (u.name != w.name || u.type != w.type)
-        return fmt::format("node {}: output {} is {} {} vs {} {}", label, i, u.name, u.type.str(), w.name, w.type.str());
+        return fmt::format("node {}: output {} is {} {} vs {} {}", label, i, u.name, u.type.str(), w.name,
+                           w.type.str());
     }
   }
   if (a.outputs().size() != b.outputs().size()) return "output count differs";

@@ -54,16 +54,19 @@ Expected<fs::path> data_dir(DataKind kind) {
 
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return fail(fmt::format("cannot find Refinery's data: $REFINERY_DATA is not set and /proc/self/exe "
-                                  "cannot be read ({}); set REFINERY_DATA to an installed share/refinery",
-                                  ec.message()));
+  if (ec)
+    return fail(
+        fmt::format("cannot find Refinery's data: $REFINERY_DATA is not set and /proc/self/exe "
+                    "cannot be read ({}); set REFINERY_DATA to an installed share/refinery",
+                    ec.message()));
   const fs::path installed = (exe.parent_path() / REFINERY_DATA_FROM_BIN).lexically_normal();
   if (fs::is_directory(installed, ec)) return installed / names.installed;
 
   if (is_inside(exe, REFINERY_DATA_BUILD_DIR)) return fs::path(REFINERY_DATA_SOURCE_DIR) / names.source;
-  return fail(fmt::format("cannot find Refinery's data: $REFINERY_DATA is not set and {} does not exist "
-                          "(set REFINERY_DATA to an installed share/refinery)",
-                          installed.string()));
+  return fail(
+      fmt::format("cannot find Refinery's data: $REFINERY_DATA is not set and {} does not exist "
+                  "(set REFINERY_DATA to an installed share/refinery)",
+                  installed.string()));
 }
 
 }  // namespace refinery::ir

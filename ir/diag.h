@@ -8,8 +8,8 @@
 namespace refinery {
 
 struct Diag {
-  std::string file;     // may be empty
-  std::string where;    // "line:col", a node name, or empty
+  std::string file;   // may be empty
+  std::string where;  // "line:col", a node name, or empty
   std::string message;
   // The input is valid (ONNX's checker and runtimes accept it) but Refinery
   // cannot handle it: past a documented limit (subgraphs nested deeper than
@@ -24,8 +24,7 @@ struct Diag {
 template <class T>
 using Expected = std::expected<T, Diag>;
 
-inline std::unexpected<Diag> fail(std::string message, std::string where = {},
-                                  std::string file = {}) {
+inline std::unexpected<Diag> fail(std::string message, std::string where = {}, std::string file = {}) {
   return std::unexpected(Diag{std::move(file), std::move(where), std::move(message)});
 }
 

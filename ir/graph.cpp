@@ -16,8 +16,7 @@ ValueId Graph::add_input(std::string name, TensorType type) {
 ValueId Graph::add_constant(std::string name, TensorRef tensor) {
   ValueId id{static_cast<uint32_t>(values_.size())};
   TensorType type{tensor->dtype(), Shape::of(tensor->dims())};
-  values_.push_back(Value{std::move(name), std::move(type), ValueKind::Constant, kNoNode,
-                          std::move(tensor)});
+  values_.push_back(Value{std::move(name), std::move(type), ValueKind::Constant, kNoNode, std::move(tensor)});
   known_.emplace_back();
   constants_.push_back(id);
   return id;
@@ -55,7 +54,7 @@ namespace {
 
 // Successors along edges that point forward in node order (the same-step edges).
 std::vector<std::vector<uint32_t>> same_step_successors(const std::vector<Node>& nodes,
-                                                       const std::vector<Value>& values) {
+                                                        const std::vector<Value>& values) {
   std::vector<std::vector<uint32_t>> succ(nodes.size());
   for (size_t n = 0; n < nodes.size(); ++n)
     for (ValueId in : nodes[n].inputs) {
@@ -132,16 +131,19 @@ Expected<void> Graph::verify() const {
       int nin = static_cast<int>(node.inputs.size());
       if (nin < info.min_inputs || (info.max_inputs >= 0 && nin > info.max_inputs))
         return fail(fmt::format("{} takes {}{} inputs, got {}", info.name, info.min_inputs,
-                                info.max_inputs < 0 ? " or more"
+                                info.max_inputs < 0                  ? " or more"
                                 : info.max_inputs == info.min_inputs ? ""
-                                : fmt::format(" to {}", info.max_inputs), nin), where());
+                                                                     : fmt::format(" to {}", info.max_inputs),
+                                nin),
+                    where());
       for (int i = 0; i < info.min_inputs; ++i)
         if (node.inputs[static_cast<size_t>(i)] == kNoValue)
           return fail(fmt::format("required input {} of {} is missing", i, info.name), where());
       int nout = static_cast<int>(node.outputs.size());
       if (nout < info.min_outputs || (info.max_outputs >= 0 && nout > info.max_outputs))
-        return fail(fmt::format("{} has {} outputs, expected {}..{}", info.name, nout, info.min_outputs,
-                                info.max_outputs), where());
+        return fail(
+            fmt::format("{} has {} outputs, expected {}..{}", info.name, nout, info.min_outputs, info.max_outputs),
+            where());
       for (const auto& [name, value] : node.attrs.entries()) {
         const AttrSpec* spec = nullptr;
         for (const auto& s : info.attrs)
@@ -149,20 +151,21 @@ Expected<void> Graph::verify() const {
         if (spec == nullptr) return fail(fmt::format("{} has no attribute '{}'", info.name, name), where());
         if (attr_kind(value) != spec->kind)
           return fail(fmt::format("attribute '{}' of {} must be {}, got {}", name, info.name,
-                                  attr_kind_name(spec->kind), attr_kind_name(attr_kind(value))), where());
+                                  attr_kind_name(spec->kind), attr_kind_name(attr_kind(value))),
+                      where());
       }
       for (const auto& s : info.attrs)
         if (s.use == AttrUse::Required && !node.attrs.has(s.name))
           return fail(fmt::format("{} requires attribute '{}'", info.name, s.name), where());
     }
     for (ValueId out : node.outputs) {
-      if (defined[index(out)]) return fail(fmt::format("value '{}' is defined twice", values_[index(out)].name), where());
+      if (defined[index(out)])
+        return fail(fmt::format("value '{}' is defined twice", values_[index(out)].name), where());
       defined[index(out)] = true;
     }
   }
   for (ValueId out : outputs_)
-    if (!defined[index(out)])
-      return fail(fmt::format("graph output '{}' is never defined", values_[index(out)].name));
+    if (!defined[index(out)]) return fail(fmt::format("graph output '{}' is never defined", values_[index(out)].name));
   return {};
 }
 

@@ -29,18 +29,18 @@ struct Value {
   std::string name;
   TensorType type;
   ValueKind kind = ValueKind::NodeResult;
-  NodeId producer = kNoNode;        // for node results
-  TensorRef constant;               // for constants
+  NodeId producer = kNoNode;  // for node results
+  TensorRef constant;         // for constants
 };
 
 struct Node {
   Op op = Op::Opaque;
-  std::string name;                 // ONNX node name, may be empty
-  std::vector<ValueId> inputs;      // kNoValue marks an absent optional input
+  std::string name;             // ONNX node name, may be empty
+  std::vector<ValueId> inputs;  // kNoValue marks an absent optional input
   std::vector<ValueId> outputs;
   Attributes attrs;
-  std::string domain;               // for opaque ops: ONNX domain ("" is ai.onnx)
-  std::string op_type;              // for opaque ops: ONNX op_type
+  std::string domain;   // for opaque ops: ONNX domain ("" is ai.onnx)
+  std::string op_type;  // for opaque ops: ONNX op_type
 };
 
 // Facts about the model a graph came from, kept so export can round-trip.

@@ -9,8 +9,7 @@
 
 namespace refinery::ir {
 
-Expected<void> write_files_atomic(
-    const std::vector<std::pair<std::filesystem::path, std::string_view>>& files) {
+Expected<void> write_files_atomic(const std::vector<std::pair<std::filesystem::path, std::string_view>>& files) {
   std::vector<std::filesystem::path> temps;
   auto cleanup = [&] {
     std::error_code ec;

@@ -32,8 +32,12 @@ ops::Table build_table() {
   ops::register_layout(t);
   ops::register_shape_ops(t);
   ops::register_spiking(t);
-  ops::define(t, OpInfo{.op = Op::Opaque, .min_inputs = 0, .max_inputs = -1, .min_outputs = 0,
-                        .max_outputs = -1, .infer = infer_opaque});
+  ops::define(t, OpInfo{.op = Op::Opaque,
+                        .min_inputs = 0,
+                        .max_inputs = -1,
+                        .min_outputs = 0,
+                        .max_outputs = -1,
+                        .infer = infer_opaque});
   return t;
 }
 
@@ -202,8 +206,7 @@ std::optional<std::vector<int64_t>> InferContext::ints(size_t i) const {
 std::optional<std::vector<Dim>> InferContext::dims_value(size_t i) const {
   if (!has_input(i)) return std::nullopt;
   if (inputs[i].known != nullptr) return *inputs[i].known;
-  if (inputs[i].constant != nullptr && is_integer(inputs[i].constant->dtype()) &&
-      inputs[i].constant->numel() <= 64) {
+  if (inputs[i].constant != nullptr && is_integer(inputs[i].constant->dtype()) && inputs[i].constant->numel() <= 64) {
     std::vector<Dim> out;
     for (int64_t v : inputs[i].constant->to_int_vector()) out.emplace_back(v);
     return out;

@@ -27,11 +27,11 @@ inline constexpr int kNumOps = static_cast<int>(Op::Opaque) + 1;
 
 // What a shape rule knows about one input.
 struct InferInput {
-  const TensorType* type = nullptr;        // nullptr: an optional input that is absent
-  const Tensor* constant = nullptr;        // its value, when it is a constant
-  const std::vector<Dim>* known = nullptr; // its contents, when it is a small integer
-                                           // tensor whose entries are known as dims
-                                           // (ONNX "data propagation": Shape -> Gather -> Concat)
+  const TensorType* type = nullptr;         // nullptr: an optional input that is absent
+  const Tensor* constant = nullptr;         // its value, when it is a constant
+  const std::vector<Dim>* known = nullptr;  // its contents, when it is a small integer
+                                            // tensor whose entries are known as dims
+                                            // (ONNX "data propagation": Shape -> Gather -> Concat)
 };
 
 class OpAttrs;
@@ -42,8 +42,8 @@ struct InferContext {
   std::span<const InferInput> inputs;
   const Attributes* attrs = nullptr;
   int num_outputs = 1;
-  std::vector<TensorType> outputs;                      // to fill, one per output
-  std::vector<std::optional<std::vector<Dim>>> known;   // optional propagated contents
+  std::vector<TensorType> outputs;                     // to fill, one per output
+  std::vector<std::optional<std::vector<Dim>>> known;  // optional propagated contents
 
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i].type != nullptr; }
   const TensorType& in(size_t i) const { return *inputs[i].type; }
@@ -97,15 +97,15 @@ struct OpInfo {
   std::string_view name;       // IR name: "relu"
   std::string_view onnx_name;  // ONNX op_type: "Relu"
   int min_inputs = 0;
-  int max_inputs = 0;          // -1: variadic
+  int max_inputs = 0;  // -1: variadic
   int min_outputs = 1;
-  int max_outputs = 1;         // -1: variadic
+  int max_outputs = 1;  // -1: variadic
   std::vector<AttrSpec> attrs;
   std::vector<int> int_inputs;  // inputs that take an integer constant (shapes, axes, pads, sizes)
   InferFn infer = nullptr;
-  bool stateful = false;       // carries state across time steps (spiking ops)
-  bool elementwise = false;    // maps elements one to one with broadcasting
-  bool commutative = false;    // binary op with f(a, b) == f(b, a)
+  bool stateful = false;     // carries state across time steps (spiking ops)
+  bool elementwise = false;  // maps elements one to one with broadcasting
+  bool commutative = false;  // binary op with f(a, b) == f(b, a)
 
   const AttrSpec* attr(std::string_view attr_name) const;
   bool takes_int_input(size_t i) const;
@@ -127,8 +127,7 @@ std::optional<AttrValue> attr_default(Op op, std::string_view name, int64_t inpu
 // interpreter and the cost count read attributes that have defaults.
 class OpAttrs {
  public:
-  OpAttrs(Op op, const Attributes& attrs, int64_t input_rank = -1)
-      : op_(op), attrs_(attrs), input_rank_(input_rank) {}
+  OpAttrs(Op op, const Attributes& attrs, int64_t input_rank = -1) : op_(op), attrs_(attrs), input_rank_(input_rank) {}
 
   // The value as set, else the default; nullopt when neither exists.
   std::optional<AttrValue> get(std::string_view name) const;

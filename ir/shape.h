@@ -14,9 +14,13 @@ namespace refinery::ir {
 
 class Dim {
  public:
-  Dim() = default;                       // unknown
-  Dim(int64_t size) : size_(size) {}     // static (implicit: shapes read like {1, 3, 224})
-  static Dim symbol(std::string name) { Dim d; d.symbol_ = std::move(name); return d; }
+  Dim() = default;                    // unknown
+  Dim(int64_t size) : size_(size) {}  // static (implicit: shapes read like {1, 3, 224})
+  static Dim symbol(std::string name) {
+    Dim d;
+    d.symbol_ = std::move(name);
+    return d;
+  }
   static Dim unknown() { return Dim(); }
 
   bool is_static() const { return size_ >= 0; }
@@ -38,7 +42,11 @@ class Shape {
   Shape() = default;  // rank 0 (a scalar)
   Shape(std::vector<Dim> dims) : dims_(std::move(dims)) {}
   Shape(std::initializer_list<Dim> dims) : dims_(dims) {}
-  static Shape unranked() { Shape s; s.ranked_ = false; return s; }
+  static Shape unranked() {
+    Shape s;
+    s.ranked_ = false;
+    return s;
+  }
   static Shape of(const std::vector<int64_t>& sizes);
 
   bool ranked() const { return ranked_; }
@@ -48,9 +56,9 @@ class Shape {
   const Dim& operator[](int64_t i) const { return dims_[static_cast<size_t>(i)]; }
   Dim& operator[](int64_t i) { return dims_[static_cast<size_t>(i)]; }
 
-  bool is_static() const;                         // ranked and every dim static
-  std::optional<int64_t> num_elements() const;    // when static
-  std::vector<int64_t> sizes() const;             // static sizes (-1 where not)
+  bool is_static() const;                       // ranked and every dim static
+  std::optional<int64_t> num_elements() const;  // when static
+  std::vector<int64_t> sizes() const;           // static sizes (-1 where not)
 
   friend bool operator==(const Shape&, const Shape&) = default;
   std::string str() const;  // "1x3x224x224", "\"N\"x128", "*" (unranked), "" (scalar)

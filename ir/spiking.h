@@ -24,10 +24,10 @@ std::optional<size_t> operand_index(Op op, std::string_view name);
 bool is_spiking_graph(const Graph& graph);
 
 struct SpikingStats {
-  int64_t layers = 0;      // NIR op nodes
-  int64_t neurons = 0;     // elements of stateful neuron ops' outputs (not Delay)
-  int64_t synapses = 0;    // connections of Affine, Linear and convolutions
-  int64_t parameters = 0;  // elements of constants
+  int64_t layers = 0;           // NIR op nodes
+  int64_t neurons = 0;          // elements of stateful neuron ops' outputs (not Delay)
+  int64_t synapses = 0;         // connections of Affine, Linear and convolutions
+  int64_t parameters = 0;       // elements of constants
   int64_t recurrent_edges = 0;  // operands that read the previous time step
 };
 SpikingStats spiking_stats(const Graph& graph);

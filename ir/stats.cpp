@@ -17,8 +17,10 @@ GraphStats compute_stats(const Graph& g) {
     ++s.op_histogram[n.op == Op::Opaque ? (n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type)
                                         : std::string(op_info(n.op).onnx_name)];
     Work w = node_work(g, n);
-    if (!w.exact) ++s.nodes_without_flops;
-    else s.flops += std::llround(w.flops);
+    if (!w.exact)
+      ++s.nodes_without_flops;
+    else
+      s.flops += std::llround(w.flops);
   }
   return s;
 }

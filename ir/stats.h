@@ -12,10 +12,10 @@ namespace refinery::ir {
 struct GraphStats {
   std::map<std::string, int64_t> op_histogram;  // op name (ONNX type for opaque ops) -> count
   int64_t num_nodes = 0;
-  int64_t num_parameters = 0;      // elements of constants
+  int64_t num_parameters = 0;  // elements of constants
   int64_t parameter_bytes = 0;
-  int64_t flops = 0;               // ir::node_work's, summed; static shapes only
-  int64_t nodes_without_flops = 0; // nodes whose FLOPs are unknown (dynamic shapes, opaque)
+  int64_t flops = 0;                // ir::node_work's, summed; static shapes only
+  int64_t nodes_without_flops = 0;  // nodes whose FLOPs are unknown (dynamic shapes, opaque)
 };
 
 GraphStats compute_stats(const Graph& graph);

@@ -106,7 +106,10 @@ float half_to_float(uint16_t h) {
       bits = sign;
     } else {  // subnormal: renormalise
       int e = -1;
-      do { ++e; man <<= 1; } while ((man & 0x400u) == 0);
+      do {
+        ++e;
+        man <<= 1;
+      } while ((man & 0x400u) == 0);
       bits = sign | (static_cast<uint32_t>(127 - 15 - e) << 23) | ((man & 0x3ffu) << 13);
     }
   } else if (exp == 0x1f) {
@@ -123,7 +126,7 @@ uint16_t float_to_half(float f) {  // round to nearest even
   uint32_t absx = x & 0x7fffffffu;
   if (absx >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0));
   if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow to inf
-  if (absx < 0x38800000u) {  // subnormal or zero in half
+  if (absx < 0x38800000u) {                                               // subnormal or zero in half
     float a = std::bit_cast<float>(absx);
     float scaled = a * 16777216.0f;  // 2^24: half subnormal unit
     uint32_t m = static_cast<uint32_t>(scaled);

@@ -3,8 +3,8 @@
 // (ARCHITECTURE.md, decision 5). Storage may be owned memory or a mapped file.
 #pragma once
 #include <cstddef>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -20,8 +20,7 @@ class Tensor {
   // Takes ownership of `bytes`; its size must be numel(dims) * dtype_size(dtype).
   Tensor(DType dtype, std::vector<int64_t> dims, std::vector<std::byte> bytes);
   // Refers to memory kept alive by `owner` (e.g. a mapped external-data file).
-  Tensor(DType dtype, std::vector<int64_t> dims, std::shared_ptr<const void> owner,
-         std::span<const std::byte> bytes);
+  Tensor(DType dtype, std::vector<int64_t> dims, std::shared_ptr<const void> owner, std::span<const std::byte> bytes);
 
   template <class T>
   static Tensor from_values(DType dtype, std::vector<int64_t> dims, const std::vector<T>& values);

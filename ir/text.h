@@ -25,9 +25,9 @@ namespace refinery::ir {
 inline constexpr int64_t kInlineElements = 16;
 
 enum class WeightsMode {
-  Hex,     // large constants inline as hex<"..."> (self-contained text)
-  Blob,    // large constants in a sidecar file, referenced as blob<offset>
-  Elide,   // large constants printed as elided<...> (for display; does not parse)
+  Hex,    // large constants inline as hex<"..."> (self-contained text)
+  Blob,   // large constants in a sidecar file, referenced as blob<offset>
+  Elide,  // large constants printed as elided<...> (for display; does not parse)
 };
 
 struct PrintOptions {

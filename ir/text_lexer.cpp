@@ -75,19 +75,24 @@ Expected<std::string> TextReader::string_literal() {
     if (pos_ >= text_.size() || text_[pos_] == '\n') return error_at(start, "unterminated string");
     char c = text_[pos_++];
     if (c == '"') break;
-    if (c != '\\') { out += c; continue; }
+    if (c != '\\') {
+      out += c;
+      continue;
+    }
     if (pos_ >= text_.size()) return error_at(start, "unterminated string");
     char e = text_[pos_++];
-    if (e == 'n') out += '\n';
+    if (e == 'n')
+      out += '\n';
     else if (e == 'x') {
       unsigned v = 0;
       const char* at = text_.data() + pos_;
       auto [p, ec] = pos_ + 2 <= text_.size() ? std::from_chars(at, at + 2, v, 16)
-                                               : std::from_chars_result{at, std::errc::invalid_argument};
+                                              : std::from_chars_result{at, std::errc::invalid_argument};
       if (ec != std::errc() || p != at + 2) return error_at(pos_ - 2, "\\x must be followed by two hex digits");
       out += static_cast<char>(v);
       pos_ += 2;
-    } else out += e;
+    } else
+      out += e;
   }
   return out;
 }
@@ -110,8 +115,10 @@ std::string TextReader::number_token() {
   while (pos_ < text_.size()) {
     char c = text_[pos_];
     bool exp_sign = (c == '-' || c == '+') && pos_ > start && (text_[pos_ - 1] == 'e' || text_[pos_ - 1] == 'E');
-    if ((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || exp_sign) ++pos_;
-    else break;
+    if ((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || exp_sign)
+      ++pos_;
+    else
+      break;
   }
   return std::string(text_.substr(start, pos_ - start));
 }
@@ -119,7 +126,12 @@ std::string TextReader::number_token() {
 std::string TextReader::where() const {
   size_t line = 1, col = 1;
   for (size_t i = 0; i < pos_ && i < text_.size(); ++i) {
-    if (text_[i] == '\n') { ++line; col = 1; } else { ++col; }
+    if (text_[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
   }
   return fmt::format("{}:{}", line, col);
 }

@@ -17,17 +17,23 @@ class TextReader {
  public:
   TextReader(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {}
 
-  void skip_space();                 // whitespace and // comments
-  bool at_end() { skip_space(); return pos_ >= text_.size(); }
-  char peek() { skip_space(); return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  void skip_space();  // whitespace and // comments
+  bool at_end() {
+    skip_space();
+    return pos_ >= text_.size();
+  }
+  char peek() {
+    skip_space();
+    return pos_ < text_.size() ? text_[pos_] : '\0';
+  }
   char peek_raw() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
-  bool accept(char c);               // skips space, consumes c if next
+  bool accept(char c);                   // skips space, consumes c if next
   bool accept_word(std::string_view w);  // a keyword followed by a non-name char
   Expected<void> expect(char c, std::string_view what = {});
   Expected<void> expect_word(std::string_view w);
 
-  std::string bare_name();           // [A-Za-z0-9_.]*, may be empty
-  Expected<std::string> string_literal();  // "..." with escapes
+  std::string bare_name();                   // [A-Za-z0-9_.]*, may be empty
+  Expected<std::string> string_literal();    // "..." with escapes
   Expected<std::string> name_after_sigil();  // bare or quoted, after % or @
   // A number token: digits, sign, '.', exponent, or nan / inf.
   std::string number_token();

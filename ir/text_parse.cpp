@@ -105,7 +105,10 @@ Expected<TensorType> Parser::type() {
     } else if (c >= '0' && c <= '9') {
       size_t start = r_.pos();
       std::string digits;
-      while (r_.peek_raw() >= '0' && r_.peek_raw() <= '9') { digits += r_.peek_raw(); r_.advance(); }
+      while (r_.peek_raw() >= '0' && r_.peek_raw() <= '9') {
+        digits += r_.peek_raw();
+        r_.advance();
+      }
       if (digits.size() > 18) return r_.error_at(start, "dimension is too large");
       dims.emplace_back(std::stoll(digits));
     } else if (c == '?') {
@@ -140,8 +143,10 @@ Expected<Literal> Parser::literal() {
     if (auto ok = r_.expect('['); !ok) return std::unexpected(ok.error());
     if (!r_.accept(']')) {
       do {
-        if (r_.accept_word("true")) lit.elements.push_back("1");
-        else if (r_.accept_word("false")) lit.elements.push_back("0");
+        if (r_.accept_word("true"))
+          lit.elements.push_back("1");
+        else if (r_.accept_word("false"))
+          lit.elements.push_back("0");
         else {
           std::string tok = r_.number_token();
           if (tok.empty() || tok == "-" || tok == "+") return r_.error("expected a number");
@@ -190,7 +195,8 @@ Expected<TensorRef> Parser::build_tensor(const Literal& lit, const TensorType& t
     std::memcpy(bytes.data(), sidecar_->data() + lit.offset, nbytes);
   } else if (lit.kind == Literal::Hex) {
     if (lit.hex.size() != 2 * nbytes)
-      return r_.error_at(lit.pos, fmt::format("hex literal has {} bytes, the type needs {}", lit.hex.size() / 2, nbytes));
+      return r_.error_at(lit.pos,
+                         fmt::format("hex literal has {} bytes, the type needs {}", lit.hex.size() / 2, nbytes));
     std::string decoded;
     if (!decode_hex(lit.hex, decoded)) return r_.error_at(lit.pos, "bad hex digit");
     std::memcpy(bytes.data(), decoded.data(), nbytes);
@@ -201,9 +207,12 @@ Expected<TensorRef> Parser::build_tensor(const Literal& lit, const TensorType& t
       const std::string& tok = lit.elements[i];
       if (is_float(t.dtype)) {
         double v;
-        if (tok == "nan" || tok == "-nan") v = std::nan("");
-        else if (tok == "inf") v = INFINITY;
-        else if (tok == "-inf") v = -INFINITY;
+        if (tok == "nan" || tok == "-nan")
+          v = std::nan("");
+        else if (tok == "inf")
+          v = INFINITY;
+        else if (tok == "-inf")
+          v = -INFINITY;
         else {
           auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
           if (ec != std::errc() || p != tok.data() + tok.size())
@@ -250,9 +259,21 @@ Expected<AttrValue> Parser::attr_value() {
     if (!s) return std::unexpected(s.error());
     return AttrValue(*s);
   }
-  if (r_.accept_word("ints")) { if (auto ok = r_.expect('['); !ok) return std::unexpected(ok.error()); if (auto ok = r_.expect(']'); !ok) return std::unexpected(ok.error()); return AttrValue(std::vector<int64_t>{}); }
-  if (r_.accept_word("floats")) { if (auto ok = r_.expect('['); !ok) return std::unexpected(ok.error()); if (auto ok = r_.expect(']'); !ok) return std::unexpected(ok.error()); return AttrValue(std::vector<float>{}); }
-  if (r_.accept_word("strings")) { if (auto ok = r_.expect('['); !ok) return std::unexpected(ok.error()); if (auto ok = r_.expect(']'); !ok) return std::unexpected(ok.error()); return AttrValue(std::vector<std::string>{}); }
+  if (r_.accept_word("ints")) {
+    if (auto ok = r_.expect('['); !ok) return std::unexpected(ok.error());
+    if (auto ok = r_.expect(']'); !ok) return std::unexpected(ok.error());
+    return AttrValue(std::vector<int64_t>{});
+  }
+  if (r_.accept_word("floats")) {
+    if (auto ok = r_.expect('['); !ok) return std::unexpected(ok.error());
+    if (auto ok = r_.expect(']'); !ok) return std::unexpected(ok.error());
+    return AttrValue(std::vector<float>{});
+  }
+  if (r_.accept_word("strings")) {
+    if (auto ok = r_.expect('['); !ok) return std::unexpected(ok.error());
+    if (auto ok = r_.expect(']'); !ok) return std::unexpected(ok.error());
+    return AttrValue(std::vector<std::string>{});
+  }
   if (r_.accept_word("opaque")) {
     if (auto ok = r_.expect('<'); !ok) return std::unexpected(ok.error());
     std::string kind = r_.number_token();
@@ -315,7 +336,8 @@ Expected<AttrValue> Parser::attr_value() {
     for (const auto& v : items) any_float |= std::holds_alternative<float>(v);
     if (any_float) {
       std::vector<float> out;
-      for (const auto& v : items) out.push_back(std::holds_alternative<float>(v) ? std::get<float>(v) : static_cast<float>(std::get<int64_t>(v)));
+      for (const auto& v : items)
+        out.push_back(std::holds_alternative<float>(v) ? std::get<float>(v) : static_cast<float>(std::get<int64_t>(v)));
       return AttrValue(std::move(out));
     }
     std::vector<int64_t> out;
@@ -410,11 +432,16 @@ Expected<void> Parser::header(ModelInfo& info) {
     } else {
       auto v = r_.string_literal();
       if (!v) return std::unexpected(v.error());
-      if (key == "producer_name") info.producer_name = *v;
-      else if (key == "producer_version") info.producer_version = *v;
-      else if (key == "domain") info.domain = *v;
-      else if (key == "doc_string") info.doc_string = *v;
-      else return r_.error_at(pos, fmt::format("unknown graph attribute '{}'", key));
+      if (key == "producer_name")
+        info.producer_name = *v;
+      else if (key == "producer_version")
+        info.producer_version = *v;
+      else if (key == "domain")
+        info.domain = *v;
+      else if (key == "doc_string")
+        info.doc_string = *v;
+      else
+        return r_.error_at(pos, fmt::format("unknown graph attribute '{}'", key));
     }
   } while (r_.accept(','));
   return r_.expect('}');
@@ -452,20 +479,30 @@ Expected<void> Parser::statement(Graph& g) {
     auto s = r_.string_literal();
     if (!s) return std::unexpected(s.error());
     auto sep = s->rfind("::");
-    if (sep == std::string::npos) node.op_type = *s;
-    else { node.domain = s->substr(0, sep); node.op_type = s->substr(sep + 2); }
+    if (sep == std::string::npos)
+      node.op_type = *s;
+    else {
+      node.domain = s->substr(0, sep);
+      node.op_type = s->substr(sep + 2);
+    }
     node.op = Op::Opaque;
   } else {
     std::string name = r_.bare_name();
     if (name.empty()) return r_.error("expected an op name");
     auto op = op_from_name(name);
-    if (!op) return r_.error_at(op_pos, fmt::format("unknown op '{}' (an op Refinery does not know is written quoted, as \"Domain::Type\")", name));
+    if (!op)
+      return r_.error_at(
+          op_pos,
+          fmt::format("unknown op '{}' (an op Refinery does not know is written quoted, as \"Domain::Type\")", name));
     node.op = *op;
   }
   if (auto ok = r_.expect('(', "to open the operands"); !ok) return ok;
   if (!r_.accept(')')) {
     do {
-      if (r_.accept_word("none")) { node.inputs.push_back(kNoValue); continue; }
+      if (r_.accept_word("none")) {
+        node.inputs.push_back(kNoValue);
+        continue;
+      }
       size_t pos = (r_.skip_space(), r_.pos());
       auto name = ref();
       if (!name) return std::unexpected(name.error());
@@ -572,20 +609,20 @@ Expected<Graph> Parser::parse() {
   }
 
   // Arity, attributes, then types: each error points at the node's line.
-  auto at_node = [&](size_t n, const std::string& msg) {
-    return r_.error_at(node_pos_[n], msg);
-  };
+  auto at_node = [&](size_t n, const std::string& msg) { return r_.error_at(node_pos_[n], msg); };
   if (auto ok = g.verify(); !ok) {
     // verify() names the node; find its position.
     for (size_t n = 0; n < g.num_nodes(); ++n)
-      if (ok.error().where.find(fmt::format("'{}'", g.node_label(NodeId{static_cast<uint32_t>(n)}))) != std::string::npos)
+      if (ok.error().where.find(fmt::format("'{}'", g.node_label(NodeId{static_cast<uint32_t>(n)}))) !=
+          std::string::npos)
         return at_node(n, ok.error().message);
     return std::unexpected(Diag{r_.file(), ok.error().where, ok.error().message});
   }
   Graph inferred = g;
   if (auto ok = inferred.infer_shapes(); !ok) {
     for (size_t n = 0; n < g.num_nodes(); ++n)
-      if (ok.error().where.find(fmt::format("'{}'", g.node_label(NodeId{static_cast<uint32_t>(n)}))) != std::string::npos)
+      if (ok.error().where.find(fmt::format("'{}'", g.node_label(NodeId{static_cast<uint32_t>(n)}))) !=
+          std::string::npos)
         return at_node(n, ok.error().message);
     return std::unexpected(Diag{r_.file(), ok.error().where, ok.error().message});
   }

@@ -13,10 +13,15 @@ namespace {
 std::string quote_text(std::string_view s) {
   std::string out = "\"";
   for (char ch : s) {
-    if (ch == '"' || ch == '\\') { out += '\\'; out += ch; }
-    else if (ch == '\n') out += "\\n";
-    else if (static_cast<unsigned char>(ch) < 0x20) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(ch));
-    else out += ch;
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (ch == '\n')
+      out += "\\n";
+    else if (static_cast<unsigned char>(ch) < 0x20)
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(ch));
+    else
+      out += ch;
   }
   return out + "\"";
 }
@@ -30,8 +35,8 @@ std::string float_text(double v, bool single) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
-  auto r = single ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v))
-                  : std::to_chars(buf, buf + sizeof buf, v);
+  auto r =
+      single ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v)) : std::to_chars(buf, buf + sizeof buf, v);
   std::string s(buf, r.ptr);
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s;
@@ -62,10 +67,14 @@ std::string tensor_literal(const Tensor& t, const PrintOptions& opt, std::string
     std::string out = "dense<[";
     for (int64_t i = 0; i < t.numel(); ++i) {
       if (i) out += ", ";
-      if (t.dtype() == DType::boolean) out += t.as_int(i) ? "true" : "false";
-      else if (is_float(t.dtype())) out += float_text(t.as_double(i), t.dtype() != DType::f64);
-      else if (t.dtype() == DType::u64) out += std::to_string(static_cast<uint64_t>(t.as_int(i)));
-      else out += std::to_string(t.as_int(i));
+      if (t.dtype() == DType::boolean)
+        out += t.as_int(i) ? "true" : "false";
+      else if (is_float(t.dtype()))
+        out += float_text(t.as_double(i), t.dtype() != DType::f64);
+      else if (t.dtype() == DType::u64)
+        out += std::to_string(static_cast<uint64_t>(t.as_int(i)));
+      else
+        out += std::to_string(t.as_int(i));
     }
     return out + "]>";
   }
@@ -86,9 +95,12 @@ std::string attr_text(const AttrValue& v, const PrintOptions& opt, std::string* 
   return std::visit(
       [&](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, int64_t>) return std::to_string(x);
-        else if constexpr (std::is_same_v<T, float>) return float_text(x, true);
-        else if constexpr (std::is_same_v<T, std::string>) return quote_text(x);
+        if constexpr (std::is_same_v<T, int64_t>)
+          return std::to_string(x);
+        else if constexpr (std::is_same_v<T, float>)
+          return float_text(x, true);
+        else if constexpr (std::is_same_v<T, std::string>)
+          return quote_text(x);
         else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
           return x.empty() ? "ints[]" : fmt::format("[{}]", fmt::join(x, ", "));
         else if constexpr (std::is_same_v<T, std::vector<float>>) {
@@ -123,7 +135,8 @@ std::string header_attrs(const ModelInfo& info) {
   std::vector<std::string> parts;
   parts.push_back(fmt::format("ir_version = {}", info.ir_version));
   std::vector<std::string> opsets;
-  for (const auto& [domain, version] : info.opsets) opsets.push_back(fmt::format("{} = {}", quote_text(domain), version));
+  for (const auto& [domain, version] : info.opsets)
+    opsets.push_back(fmt::format("{} = {}", quote_text(domain), version));
   parts.push_back(fmt::format("opsets = {{{}}}", fmt::join(opsets, ", ")));
   auto text = [&](std::string_view key, const std::string& v) {
     if (!v.empty()) parts.push_back(fmt::format("{} = {}", key, quote_text(v)));
@@ -167,9 +180,8 @@ std::string print_graph(const Graph& g, const PrintOptions& opt, std::string* bl
       types.push_back(g.value(v).type.str());
     }
     for (ValueId v : n.inputs) args.push_back(v == kNoValue ? "none" : value_ref(g.value(v).name));
-    std::string op = n.op == Op::Opaque
-                         ? quote_text(n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type)
-                         : std::string(op_name(n.op));
+    std::string op = n.op == Op::Opaque ? quote_text(n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type)
+                                        : std::string(op_name(n.op));
     std::string lhs = outs.empty() ? "" : fmt::format("{} = ", fmt::join(outs, ", "));
     out += fmt::format("  {}{}({}){} : {}", lhs, op, fmt::join(args, ", "), attrs_text(n.attrs, opt, blob),
                        types.empty() ? "()" : fmt::format("{}", fmt::join(types, ", ")));

@@ -26,7 +26,8 @@ struct DimReader {
   double product(const TensorType* t, int64_t from) {
     if (!t->shape.is_static()) exact = false;
     double n = 1;
-    for (int64_t i = from; i < t->shape.rank(); ++i) n *= t->shape[i].is_static() ? static_cast<double>(t->shape[i].size()) : 1.0;
+    for (int64_t i = from; i < t->shape.rank(); ++i)
+      n *= t->shape[i].is_static() ? static_cast<double>(t->shape[i].size()) : 1.0;
     return n;
   }
   double dim(const TensorType* t, int64_t i) {
@@ -46,16 +47,13 @@ double kernel_elements(const OpAttrs& a) {
 // The FLOPs of a matrix op's multiply-adds, without its bias.
 double matrix_flops(Op op, const OpAttrs& a, std::span<const TensorType* const> in, double out, DimReader& r) {
   switch (op) {
-    case Op::MatMul:
-      return 2 * out * r.dim(in[0], -1);
-    case Op::Gemm:
-      return 2 * out * r.dim(in[0], a.get_int("transA") != 0 ? 0 : 1);
+    case Op::MatMul: return 2 * out * r.dim(in[0], -1);
+    case Op::Gemm: return 2 * out * r.dim(in[0], a.get_int("transA") != 0 ? 0 : 1);
     case Op::Conv:  // per output: C/group * kernel multiply-adds
       return 2 * out * r.product(in[1], 1);
     case Op::ConvTranspose:  // per input element: its C_out/group * kernel contributions
       return 2 * r.elements(in[0]) * r.product(in[1], 1);
-    default:
-      return 0;
+    default: return 0;
   }
 }
 
@@ -64,40 +62,50 @@ double flops(Op op, const OpAttrs& a, std::span<const TensorType* const> in, con
   double out = r.elements(&output);
   switch (op) {
     case Op::MaxPool:
-    case Op::AveragePool:
-      return out * kernel_elements(a);
-    case Op::Softmax: case Op::LogSoftmax: case Op::LayerNormalization:
-      return 5 * r.elements(input(0));
-    case Op::GlobalAveragePool: case Op::GlobalMaxPool: case Op::Hardmax:
-    case Op::ReduceSum: case Op::ReduceMean: case Op::ReduceMax: case Op::ReduceMin:
-    case Op::ReduceProd: case Op::ReduceL1: case Op::ReduceL2: case Op::ReduceLogSum:
-    case Op::ReduceLogSumExp: case Op::ReduceSumSquare: case Op::ArgMax: case Op::ArgMin:
-    case Op::BatchNormalization: case Op::InstanceNormalization: case Op::LRN:
-      return 2 * r.elements(input(0));
+    case Op::AveragePool: return out * kernel_elements(a);
+    case Op::Softmax:
+    case Op::LogSoftmax:
+    case Op::LayerNormalization: return 5 * r.elements(input(0));
+    case Op::GlobalAveragePool:
+    case Op::GlobalMaxPool:
+    case Op::Hardmax:
+    case Op::ReduceSum:
+    case Op::ReduceMean:
+    case Op::ReduceMax:
+    case Op::ReduceMin:
+    case Op::ReduceProd:
+    case Op::ReduceL1:
+    case Op::ReduceL2:
+    case Op::ReduceLogSum:
+    case Op::ReduceLogSumExp:
+    case Op::ReduceSumSquare:
+    case Op::ArgMax:
+    case Op::ArgMin:
+    case Op::BatchNormalization:
+    case Op::InstanceNormalization:
+    case Op::LRN: return 2 * r.elements(input(0));
     case Op::Identity:
       return 0;  // a copy
     // NIR ops: the work of one time step. A synapse (a weight of an affine,
     // linear or convolution) is one multiply-add; a neuron counts the
     // arithmetic of its euler update and threshold (docs/spiking.md).
     case Op::Affine:
-    case Op::Linear:
-      return 2 * r.elements(input(1));
+    case Op::Linear: return 2 * r.elements(input(1));
     case Op::NirConv1d:
-    case Op::NirConv2d:
-      return 2 * out * r.product(input(1), 1);
+    case Op::NirConv2d: return 2 * out * r.product(input(1), 1);
     case Op::SumPool2d:
-    case Op::AvgPool2d:
-      return out * kernel_elements(a);
-    case Op::Scale: case Op::Threshold: return out;
-    case Op::NirFlatten: case Op::Delay: return 0;
+    case Op::AvgPool2d: return out * kernel_elements(a);
+    case Op::Scale:
+    case Op::Threshold: return out;
+    case Op::NirFlatten:
+    case Op::Delay: return 0;
     case Op::Integrator: return 3 * out;  // v + dt (r I)
     case Op::IF: return 4 * out;          // and v > v_threshold
     case Op::LI: return 5 * out;          // v + k ((v_leak - v) + r I)
     case Op::LIF: return 6 * out;
-    case Op::CubaLI: return 9 * out;      // i + k_syn (w_in I - i), then as LI
+    case Op::CubaLI: return 9 * out;  // i + k_syn (w_in I - i), then as LI
     case Op::CubaLIF: return 10 * out;
-    default:
-      return op_info(op).elementwise ? out : 0;  // layout and shape ops move data, no arithmetic
+    default: return op_info(op).elementwise ? out : 0;  // layout and shape ops move data, no arithmetic
   }
 }
 

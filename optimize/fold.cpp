@@ -11,7 +11,7 @@ namespace {
 
 // The names and types of a node's results, to add a copy of it elsewhere.
 std::pair<std::vector<std::string>, std::vector<ir::TensorType>> output_signature(const ir::Graph& g,
-                                                                                   const ir::Node& n) {
+                                                                                  const ir::Node& n) {
   std::pair<std::vector<std::string>, std::vector<ir::TensorType>> sig;
   for (ir::ValueId o : n.outputs) {
     sig.first.push_back(g.value(o).name);
@@ -36,8 +36,10 @@ Expected<Folded> fold_constants(const ir::Graph& g) {
     double in_bytes = 0, out_bytes = 0;
     for (ir::ValueId v : n.inputs) {
       if (v == ir::kNoValue) continue;
-      if (!value[ir::index(v)]) all_const = false;
-      else in_bytes += targets::bytes(g.value(v).type);
+      if (!value[ir::index(v)])
+        all_const = false;
+      else
+        in_bytes += targets::bytes(g.value(v).type);
     }
     bool any_output = false, static_out = true;
     for (ir::ValueId o : n.outputs) {
@@ -87,8 +89,10 @@ Expected<Folded> fold_constants(const ir::Graph& g) {
   std::vector<ir::ValueId> map(g.num_values(), ir::kNoValue);
   for (ir::ValueId v : g.inputs()) map[ir::index(v)] = ng.add_input(g.value(v).name, g.value(v).type);
   for (ir::ValueId v : g.constants()) {
-    if (live[ir::index(v)]) map[ir::index(v)] = ng.add_constant(g.value(v).name, g.value(v).constant);
-    else ++out.constants_dropped;
+    if (live[ir::index(v)])
+      map[ir::index(v)] = ng.add_constant(g.value(v).name, g.value(v).constant);
+    else
+      ++out.constants_dropped;
   }
   for (std::size_t i = 0; i < g.num_nodes(); ++i) {
     const ir::Node& n = g.nodes()[i];

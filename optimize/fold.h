@@ -12,7 +12,7 @@ namespace refinery::optimize {
 
 struct Folded {
   ir::Graph graph;
-  std::size_t folded = 0;           // nodes evaluated into initializers
+  std::size_t folded = 0;  // nodes evaluated into initializers
   std::size_t constants_dropped = 0;
 };
 

@@ -152,8 +152,8 @@ void keep_original(OptimizeResult& out, const ir::Graph& original, std::string r
 
 std::string_view to_string(ExtractorKind kind) { return kind == ExtractorKind::Ilp ? "ilp" : "greedy"; }
 
-Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSet& rules,
-                                  const targets::Target& target, const OptimizeOptions& o) {
+Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSet& rules, const targets::Target& target,
+                                  const OptimizeOptions& o) {
   OptimizeResult out;
   Report& rep = out.report;
   rep.target = target.name;

@@ -44,8 +44,8 @@ struct OptimizeResult {
 
 // Fails (a Diag) only on internal errors: a graph that cannot be seeded, a
 // rule that breaks the type system, an extraction that cannot be rebuilt.
-Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSet& rules,
-                                  const targets::Target& target, const OptimizeOptions& options);
+Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSet& rules, const targets::Target& target,
+                                  const OptimizeOptions& options);
 
 // What extraction gets for `target` once `graph` is saturated as optimize()
 // saturates it: the flat problem (the same costs) and the whole e-graph in

@@ -67,7 +67,7 @@ struct ExtractionRecord {
   // and, for ilp, the best lower bound and the relative gap between them.
   double objective = 0, greedy_objective = 0;
   std::optional<double> bound, gap;
-  double seconds = 0, cpu_seconds = 0;  // ilp: the solver's wall and CPU time (CBC's limit is CPU time)
+  double seconds = 0, cpu_seconds = 0;            // ilp: the solver's wall and CPU time (CBC's limit is CPU time)
   std::vector<extract::ReductionStep> reduction;  // ilp: problem size before and after each reduction
   // rule -> chosen e-nodes whose explanation (from the nodes of the original
   // values they compute, or the first node of a class rules made) uses it.
@@ -79,7 +79,7 @@ struct Report {
   static constexpr int kVersion = 3;
   std::string model, output, target;
   Outcome outcome = Outcome::KeptOriginal;
-  std::string reason;  // why the original was kept, or why validation failed
+  std::string reason;                                         // why the original was kept, or why validation failed
   std::vector<std::pair<std::string, double>> stage_seconds;  // in order, then "total"
   SaturationRecord saturation;
   ExtractionRecord extraction;

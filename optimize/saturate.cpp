@@ -50,8 +50,8 @@ struct Phase {
 
 std::string_view to_string(Strategy strategy) { return strategy == Strategy::Flat ? "flat" : "phased"; }
 
-SaturationRecord saturate(TensorRunner& runner, std::span<const TensorRewrite> rules,
-                          std::span<const RuleKind> kinds, const SaturationOptions& o) {
+SaturationRecord saturate(TensorRunner& runner, std::span<const TensorRewrite> rules, std::span<const RuleKind> kinds,
+                          const SaturationOptions& o) {
   std::vector<std::size_t> all, simple;
   for (std::size_t r = 0; r < rules.size(); ++r) {
     all.push_back(r);

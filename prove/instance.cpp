@@ -16,7 +16,6 @@ namespace {
 
 using Sizes = std::vector<int64_t>;
 
-
 struct Info {
   ir::TensorType type;
   std::optional<std::vector<int64_t>> ints;
@@ -61,7 +60,8 @@ class Generator {
       ValueCond vc = ValueCond::None;
       for (const Cond& c : body_.conds) {
         const CondDef* def = find_condition(c.name);
-        if (def->value != ValueCond::None && !c.args.empty() && c.args[0].is_var && c.args[0].var == name) vc = vc | def->value;
+        if (def->value != ValueCond::None && !c.args.empty() && c.args[0].is_var && c.args[0].var == name)
+          vc = vc | def->value;
       }
       inst.input_conds.push_back(vc);
       inst.elements += facts_[name].type.shape.num_elements().value_or(0);
@@ -80,8 +80,10 @@ class Generator {
     for (const auto& name : order_) {
       if (is_root(name)) continue;
       const Info& f = facts_[name];
-      if (f.ints) parts.push_back(fmt::format("{}=[{}]", name, fmt::join(*f.ints, " ")));
-      else parts.push_back(fmt::format("{}:{}", name, f.type.shape.rank() == 0 ? "scalar" : f.type.shape.str()));
+      if (f.ints)
+        parts.push_back(fmt::format("{}=[{}]", name, fmt::join(*f.ints, " ")));
+      else
+        parts.push_back(fmt::format("{}:{}", name, f.type.shape.rank() == 0 ? "scalar" : f.type.shape.str()));
     }
     for (const auto& [v, a] : attrs_) parts.push_back(fmt::format("{}={}", v, a ? literal_str(*a) : "absent"));
     for (const auto& [v, r] : rests_)
@@ -109,7 +111,8 @@ class Generator {
 
   void find_int_vars(const Pat& p) {
     for (size_t i = 0; i < p.kids.size(); ++i) {
-      if (p.kind == Pat::Kind::Op && p.kids[i].kind == Pat::Kind::Var && int_position(p.op, i)) int_vars_.insert(p.kids[i].var);
+      if (p.kind == Pat::Kind::Op && p.kids[i].kind == Pat::Kind::Var && int_position(p.op, i))
+        int_vars_.insert(p.kids[i].var);
       find_int_vars(p.kids[i]);
     }
   }
@@ -509,14 +512,17 @@ class Generator {
             return vals[p.var] = g.add_constant(p.var.substr(1), t);
           }
           if (auto c = computed_.find(p.var); c != computed_.end())
-            return vals[p.var] = g.add_constant(p.var.substr(1), std::make_shared<const ir::Tensor>(literal_tensor(c->second, true)));
+            return vals[p.var] = g.add_constant(p.var.substr(1),
+                                                std::make_shared<const ir::Tensor>(literal_tensor(c->second, true)));
           if (auto c = attrs_.find(p.var); c != attrs_.end() && c->second)
-            return vals[p.var] = g.add_constant(p.var.substr(1), std::make_shared<const ir::Tensor>(literal_tensor(*c->second, true)));
+            return vals[p.var] = g.add_constant(p.var.substr(1),
+                                                std::make_shared<const ir::Tensor>(literal_tensor(*c->second, true)));
           graph_error_ = fmt::format("{} has no value", p.var);
           return std::nullopt;
         }
         case Pat::Kind::Literal:
-          return g.add_constant(fmt::format("k{}", counter++), std::make_shared<const ir::Tensor>(literal_tensor(p.literal)));
+          return g.add_constant(fmt::format("k{}", counter++),
+                                std::make_shared<const ir::Tensor>(literal_tensor(p.literal)));
         case Pat::Kind::Op: break;
       }
       ir::Node node;
@@ -532,9 +538,12 @@ class Generator {
           continue;
         }
         std::optional<Literal> v;
-        if (!a.is_var) v = a.literal;
-        else if (auto it = attrs_.find(a.var); it != attrs_.end()) v = it->second;
-        else if (auto c = computed_.find(a.var); c != computed_.end()) v = c->second;
+        if (!a.is_var)
+          v = a.literal;
+        else if (auto it = attrs_.find(a.var); it != attrs_.end())
+          v = it->second;
+        else if (auto c = computed_.find(a.var); c != computed_.end())
+          v = c->second;
         if (!v) continue;
         Literal x = *v;
         for (const auto& spec : ir::op_info(p.op).attrs)
@@ -553,11 +562,11 @@ class Generator {
                                               ","),
                                     [&] {
                                       std::string s;
-                                      for (const auto& [k, v] : node.attrs.entries()) s += k + "=" + literal_str(v) + ";";
+                                      for (const auto& [k, v] : node.attrs.entries())
+                                        s += k + "=" + literal_str(v) + ";";
                                       return s;
                                     }());
-      if (auto it = memo.find(key); it != memo.end())
-        return g.node(it->second).outputs[static_cast<size_t>(p.out)];
+      if (auto it = memo.find(key); it != memo.end()) return g.node(it->second).outputs[static_cast<size_t>(p.out)];
       // Output types from the shape rule.
       std::vector<ir::InferInput> ins(node.inputs.size());
       std::vector<std::vector<ir::Dim>> known(node.inputs.size());
@@ -643,10 +652,13 @@ std::vector<Instance> make_instances(const RuleBody& body, const std::string& na
     out.push_back(std::move(*inst));
   }
   // Keep the smallest first, then a spread of the others.
-  std::stable_sort(out.begin(), out.end(), [](const Instance& a, const Instance& b) { return a.elements < b.elements; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Instance& a, const Instance& b) { return a.elements < b.elements; });
   if (static_cast<int>(out.size()) > count) {
     std::vector<Instance> pick;
-    for (int i = 0; i < count; ++i) pick.push_back(std::move(out[static_cast<size_t>(i * (static_cast<int>(out.size()) - 1) / std::max(count - 1, 1))]));
+    for (int i = 0; i < count; ++i)
+      pick.push_back(
+          std::move(out[static_cast<size_t>(i * (static_cast<int>(out.size()) - 1) / std::max(count - 1, 1))]));
     out = std::move(pick);
   }
   if (out.empty()) {

@@ -22,9 +22,12 @@ std::string numeric_check(const Instance& inst, uint64_t seed, bool& skipped) {
     std::vector<float> data(static_cast<size_t>(n));
     for (auto& x : data) {
       ValueCond c = inst.input_conds[i];
-      if (has(c, ValueCond::Positive) || has(c, ValueCond::NonNegative)) x = pos(rng);
-      else if (has(c, ValueCond::Nonzero)) x = pos(rng) * (u(rng) < 0 ? -1.0f : 1.0f);
-      else x = u(rng);
+      if (has(c, ValueCond::Positive) || has(c, ValueCond::NonNegative))
+        x = pos(rng);
+      else if (has(c, ValueCond::Nonzero))
+        x = pos(rng) * (u(rng) < 0 ? -1.0f : 1.0f);
+      else
+        x = u(rng);
     }
     inputs.push_back(ir::Tensor::from_values<float>(ir::DType::f32, v.type.shape.sizes(), data));
   }

@@ -37,10 +37,14 @@ namespace {
 
 // The verdict of a rule proved over the reals, from its binary32 result.
 void settle_binary32(RuleReport& r) {
-  if (r.binary32 == "exact") r.verdict = Verdict::ProvedExact;
-  else if (r.binary32 == "rounds" || r.binary32.empty()) r.verdict = Verdict::ProvedReals;
-  else if (r.binary32 == "special") r.verdict = Verdict::Refuted, r.domain = "binary32";
-  else r.verdict = Verdict::Unknown, r.domain = "binary32";
+  if (r.binary32 == "exact")
+    r.verdict = Verdict::ProvedExact;
+  else if (r.binary32 == "rounds" || r.binary32.empty())
+    r.verdict = Verdict::ProvedReals;
+  else if (r.binary32 == "special")
+    r.verdict = Verdict::Refuted, r.domain = "binary32";
+  else
+    r.verdict = Verdict::Unknown, r.domain = "binary32";
 }
 
 // Binary32 at the smallest instance: exact on every input, else whether the
@@ -178,7 +182,8 @@ VerifyReport verify_rules(const std::vector<const Rule*>& rules, const VerifyOpt
 }
 
 int VerifyReport::count(Verdict v) const {
-  return static_cast<int>(std::count_if(rules.begin(), rules.end(), [&](const RuleReport& r) { return r.verdict == v; }));
+  return static_cast<int>(
+      std::count_if(rules.begin(), rules.end(), [&](const RuleReport& r) { return r.verdict == v; }));
 }
 
 int VerifyReport::refuted_in(std::string_view domain) const {
@@ -188,7 +193,8 @@ int VerifyReport::refuted_in(std::string_view domain) const {
 }
 
 int VerifyReport::numeric_disagreements() const {
-  return static_cast<int>(std::count_if(rules.begin(), rules.end(), [](const RuleReport& r) { return r.numeric.starts_with("disagree"); }));
+  return static_cast<int>(
+      std::count_if(rules.begin(), rules.end(), [](const RuleReport& r) { return r.numeric.starts_with("disagree"); }));
 }
 
 std::string VerifyReport::json() const {
@@ -240,7 +246,8 @@ std::string VerifyReport::table() const {
   }
   out += fmt::format(
       "{} rules: {} proved binary32-exact, {} proved over the reals (rounds differently in binary32), {} proved only "
-      "if a condition, {} refuted ({} over the reals, {} in binary32), {} unknown, {} errors; {} numeric disagreements; "
+      "if a condition, {} refuted ({} over the reals, {} in binary32), {} unknown, {} errors; {} numeric "
+      "disagreements; "
       "{:.1f} s\n",
       rules.size(), count(Verdict::ProvedExact), count(Verdict::ProvedReals), count(Verdict::ProvedIf),
       count(Verdict::Refuted), refuted_in("reals"), refuted_in("binary32"), count(Verdict::Unknown),

@@ -16,23 +16,24 @@
 namespace refinery::prove {
 
 struct VerifyOptions {
-  int instances = 3;             // concrete shapes per rule
-  unsigned timeout_ms = 10000;   // per Z3 query over the reals
-  unsigned fp_timeout_ms = 8000;  // the binary32 query (docs/rules.md: bit-exact laws and random inputs settle most first)
-  bool fp32 = true;              // classify proved rules in binary32 (off: ProvedReals, binary32 unchecked)
-  bool numeric = true;           // the interpreter cross-check
+  int instances = 3;            // concrete shapes per rule
+  unsigned timeout_ms = 10000;  // per Z3 query over the reals
+  unsigned fp_timeout_ms =
+      8000;             // the binary32 query (docs/rules.md: bit-exact laws and random inputs settle most first)
+  bool fp32 = true;     // classify proved rules in binary32 (off: ProvedReals, binary32 unchecked)
+  bool numeric = true;  // the interpreter cross-check
   int threads = 2;
 };
 
 // docs/rules.md, Verification: what each verdict claims.
 enum class Verdict {
-  ProvedExact,   // "proved (binary32-exact)": the same binary32 value on every input, specials included
-  ProvedReals,   // "proved (reals; rounds differently in binary32)": equal over the reals where the
-                 // left side is defined; in binary32 only rounding differs (never NaN or inf
-                 // produced or lost, unless by overflow or underflow)
-  ProvedIf,      // "proved only if CONDITION": equal over the reals where both sides are defined,
-                 // but the right side is undefined somewhere the left side is defined
-  Refuted,       // a counterexample, over the reals or in binary32 (special values)
+  ProvedExact,  // "proved (binary32-exact)": the same binary32 value on every input, specials included
+  ProvedReals,  // "proved (reals; rounds differently in binary32)": equal over the reals where the
+                // left side is defined; in binary32 only rounding differs (never NaN or inf
+                // produced or lost, unless by overflow or underflow)
+  ProvedIf,     // "proved only if CONDITION": equal over the reals where both sides are defined,
+                // but the right side is undefined somewhere the left side is defined
+  Refuted,      // a counterexample, over the reals or in binary32 (special values)
   Unknown,
   Error
 };
@@ -44,14 +45,14 @@ struct RuleReport {
   std::string name, family, file;
   int line = 0;
   Verdict verdict = Verdict::Error;
-  std::string domain;                // Refuted, Unknown: "reals" or "binary32"
-  std::string condition;             // ProvedIf: what the right side needs ("?y != 0")
-  std::vector<std::string> shapes;   // the instances tried
-  std::string counterexample;        // Refuted, ProvedIf: the inputs and both sides' values
-  std::string rounding;              // ProvedReals: an input where binary32 rounds differently, when one was found
-  std::string binary32;              // after a proof over the reals: "exact", "rounds", "special", "unknown"
-  std::string numeric;               // "agree", "disagree: ...", "skipped: ..."
-  std::string message;               // errors and unknown reasons
+  std::string domain;               // Refuted, Unknown: "reals" or "binary32"
+  std::string condition;            // ProvedIf: what the right side needs ("?y != 0")
+  std::vector<std::string> shapes;  // the instances tried
+  std::string counterexample;       // Refuted, ProvedIf: the inputs and both sides' values
+  std::string rounding;             // ProvedReals: an input where binary32 rounds differently, when one was found
+  std::string binary32;             // after a proof over the reals: "exact", "rounds", "special", "unknown"
+  std::string numeric;              // "agree", "disagree: ...", "skipped: ..."
+  std::string message;              // errors and unknown reasons
   double seconds = 0;
 };
 

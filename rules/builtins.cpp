@@ -50,22 +50,41 @@ std::optional<int64_t> axis_of(const ArgVal& axis, const ArgVal& x) {
 }
 
 const CondDef kConditions[] = {
-    {"same-shape", "TT", [](const Env&, std::span<const ArgVal> a) { return *shape(a[0]) == *shape(a[1]); }, {},
+    {"same-shape",
+     "TT",
+     [](const Env&, std::span<const ArgVal> a) { return *shape(a[0]) == *shape(a[1]); },
+     {},
      "the two tensors have the same shape"},
-    {"same-type", "TT",
-     [](const Env&, std::span<const ArgVal> a) { return a[0].tensor->type == a[1].tensor->type; }, {},
+    {"same-type",
+     "TT",
+     [](const Env&, std::span<const ArgVal> a) { return a[0].tensor->type == a[1].tensor->type; },
+     {},
      "the two tensors have the same type"},
-    {"rank", "TV", [](const Env&, std::span<const ArgVal> a) { return as_int(a[1]) == shape(a[0])->rank(); }, {},
+    {"rank",
+     "TV",
+     [](const Env&, std::span<const ArgVal> a) { return as_int(a[1]) == shape(a[0])->rank(); },
+     {},
      "the tensor has this rank"},
-    {"min-rank", "TV",
-     [](const Env&, std::span<const ArgVal> a) { auto r = as_int(a[1]); return r && shape(a[0])->rank() >= *r; }, {},
+    {"min-rank",
+     "TV",
+     [](const Env&, std::span<const ArgVal> a) {
+       auto r = as_int(a[1]);
+       return r && shape(a[0])->rank() >= *r;
+     },
+     {},
      "the tensor has at least this rank"},
-    {"static", "T", [](const Env&, std::span<const ArgVal> a) { return shape(a[0])->is_static(); }, {},
+    {"static",
+     "T",
+     [](const Env&, std::span<const ArgVal> a) { return shape(a[0])->is_static(); },
+     {},
      "every dimension is a known size"},
-    {"scalar", "T",
+    {"scalar",
+     "T",
      [](const Env&, std::span<const ArgVal> a) { return shape(a[0])->num_elements() == std::optional<int64_t>(1); },
-     {}, "the tensor has one element"},
-    {"broadcasts-to", "TT",
+     {},
+     "the tensor has one element"},
+    {"broadcasts-to",
+     "TT",
      [](const Env&, std::span<const ArgVal> a) {
        // a[0] broadcasts to a[1]'s shape (unidirectionally)
        const ir::Shape& s = *shape(a[0]);
@@ -77,8 +96,10 @@ const CondDef kConditions[] = {
        }
        return true;
      },
-     {}, "the first tensor broadcasts to the second's shape"},
-    {"channel-vector", "TTV",
+     {},
+     "the first tensor broadcasts to the second's shape"},
+    {"channel-vector",
+     "TTV",
      [](const Env&, std::span<const ArgVal> a) {
        // a[0] has shape [C, 1, ..., 1] (rank(x) - axis dims) with C = x.dim(axis): a per-channel operand
        const ir::Shape& b = *shape(a[0]);
@@ -90,8 +111,10 @@ const CondDef kConditions[] = {
          if (!(b[i] == ir::Dim(1))) return false;
        return true;
      },
-     {}, "the first tensor is C x 1 x ... x 1 for the second's axis (a per-channel operand)"},
-    {"vector-of", "TTV",
+     {},
+     "the first tensor is C x 1 x ... x 1 for the second's axis (a per-channel operand)"},
+    {"vector-of",
+     "TTV",
      [](const Env&, std::span<const ArgVal> a) {
        // a[0] is 1-d with the length of a[1]'s dimension a[2]
        const ir::Shape& b = *shape(a[0]);
@@ -101,15 +124,19 @@ const CondDef kConditions[] = {
        auto n = ir::normalize_axis(*axis, x.rank());
        return n && b.rank() == 1 && b[0] == x[*n] && b[0].is_static();
      },
-     {}, "the first tensor is 1-d, as long as the second's dimension at the axis"},
-    {"dim-eq", "TVTV",
+     {},
+     "the first tensor is 1-d, as long as the second's dimension at the axis"},
+    {"dim-eq",
+     "TVTV",
      [](const Env&, std::span<const ArgVal> a) {
        auto i = axis_of(a[1], a[0]);
        auto j = axis_of(a[3], a[2]);
        return i && j && (*shape(a[0]))[*i] == (*shape(a[2]))[*j] && (*shape(a[0]))[*i].is_static();
      },
-     {}, "dimension i of the first tensor equals dimension j of the second"},
-    {"same-except", "TTV",
+     {},
+     "dimension i of the first tensor equals dimension j of the second"},
+    {"same-except",
+     "TTV",
      [](const Env&, std::span<const ArgVal> a) {
        // same rank, same dims except at the axis (concat operands)
        const ir::Shape& s = *shape(a[0]);
@@ -120,8 +147,10 @@ const CondDef kConditions[] = {
          if (i != *ax && !(s[i] == t[i])) return false;
        return true;
      },
-     {}, "same rank and dimensions except at the axis"},
-    {"kernel-1x1", "T",
+     {},
+     "same rank and dimensions except at the axis"},
+    {"kernel-1x1",
+     "T",
      [](const Env&, std::span<const ArgVal> a) {
        const ir::Shape& w = *shape(a[0]);
        if (w.rank() < 3) return false;
@@ -129,8 +158,10 @@ const CondDef kConditions[] = {
          if (!(w[i] == ir::Dim(1))) return false;
        return true;
      },
-     {}, "a convolution weight whose spatial dims are all 1"},
-    {"out-channel-bias", "TT",
+     {},
+     "a convolution weight whose spatial dims are all 1"},
+    {"out-channel-bias",
+     "TT",
      [](const Env&, std::span<const ArgVal> a) {
        // a[0] is K x 1 x ... x 1 (rank(w) - 1 dims) or 1 x K x 1 x ... x 1 (rank(w) dims) for a K x C x ...
        // convolution weight a[1]: a per-output-channel operand of the convolution's result
@@ -139,20 +170,30 @@ const CondDef kConditions[] = {
        int64_t r = w.rank();
        if (r < 3 || !w[0].is_static()) return false;
        int64_t k;
-       if (c.rank() == r - 1) k = 0;
-       else if (c.rank() == r && c[0] == ir::Dim(1)) k = 1;
-       else return false;
+       if (c.rank() == r - 1)
+         k = 0;
+       else if (c.rank() == r && c[0] == ir::Dim(1))
+         k = 1;
+       else
+         return false;
        for (int64_t i = 0; i < c.rank(); ++i)
          if (!(c[i] == (i == k ? w[0] : ir::Dim(1)))) return false;
        return true;
      },
-     {}, "K x 1 x ... x 1 or 1 x K x 1 x ... x 1, broadcast over the channels of a convolution with a K x ... weight"},
-    {"different", "TT",
-     [](const Env& env, std::span<const ArgVal> a) { return env.symbolic_values || a[0].tensor->id != a[1].tensor->id; }, {},
+     {},
+     "K x 1 x ... x 1 or 1 x K x 1 x ... x 1, broadcast over the channels of a convolution with a K x ... weight"},
+    {"different",
+     "TT",
+     [](const Env& env, std::span<const ArgVal> a) {
+       return env.symbolic_values || a[0].tensor->id != a[1].tensor->id;
+     },
+     {},
      "the two tensors are different e-classes (multi-patterns: two distinct operations)"},
-    {"constant", "T",
+    {"constant",
+     "T",
      [](const Env& env, std::span<const ArgVal> a) { return env.symbolic_values || a[0].tensor->constant != nullptr; },
-     {}, "the tensor is a constant (a weight)"},
+     {},
+     "the tensor is a constant (a weight)"},
     {"positive", "T",
      [](const Env& env, std::span<const ArgVal> a) { return value_check(env, a[0], [](double v) { return v > 0; }); },
      ValueCond::Positive, "a constant whose elements are all finite and > 0"},
@@ -162,17 +203,30 @@ const CondDef kConditions[] = {
     {"nonzero", "T",
      [](const Env& env, std::span<const ArgVal> a) { return value_check(env, a[0], [](double v) { return v != 0; }); },
      ValueCond::Nonzero, "a constant whose elements are all finite and != 0"},
-    {"no-zero", "T",
+    {"no-zero",
+     "T",
      [](const Env&, std::span<const ArgVal> a) {
        auto v = as_ints(a[0]);
        return v && std::find(v->begin(), v->end(), 0) == v->end();
      },
-     {}, "an integer tensor of known contents with no 0 (a reshape target that copies no dimension)"},
-    {"eq", "VV", [](const Env&, std::span<const ArgVal> a) { return a[0].value && a[1].value && literal_equal(*a[0].value, *a[1].value); }, {},
+     {},
+     "an integer tensor of known contents with no 0 (a reshape target that copies no dimension)"},
+    {"eq",
+     "VV",
+     [](const Env&, std::span<const ArgVal> a) {
+       return a[0].value && a[1].value && literal_equal(*a[0].value, *a[1].value);
+     },
+     {},
      "the two values are equal"},
-    {"ne", "VV", [](const Env&, std::span<const ArgVal> a) { return a[0].value && a[1].value && !literal_equal(*a[0].value, *a[1].value); }, {},
+    {"ne",
+     "VV",
+     [](const Env&, std::span<const ArgVal> a) {
+       return a[0].value && a[1].value && !literal_equal(*a[0].value, *a[1].value);
+     },
+     {},
      "the two values differ"},
-    {"identity-perm", "V",
+    {"identity-perm",
+     "V",
      [](const Env&, std::span<const ArgVal> a) {
        auto p = as_ints(a[0]);
        if (!p) return false;
@@ -180,41 +234,52 @@ const CondDef kConditions[] = {
          if ((*p)[i] != static_cast<int64_t>(i)) return false;
        return true;
      },
-     {}, "a permutation that keeps every axis in place"},
-    {"last-axis", "VT",
+     {},
+     "a permutation that keeps every axis in place"},
+    {"last-axis",
+     "VT",
      [](const Env&, std::span<const ArgVal> a) {
        auto ax = axis_of(a[0], a[1]);
        return ax && *ax == shape(a[1])->rank() - 1;
      },
-     {}, "the axis is the last axis of the tensor"},
-    {"axis-not-in", "VV",
+     {},
+     "the axis is the last axis of the tensor"},
+    {"axis-not-in",
+     "VV",
      [](const Env&, std::span<const ArgVal> a) {
        // a[0] (an axis) is not among a[1] (ints), both non-negative
        auto ax = as_int(a[0]);
        auto set = as_ints(a[1]);
        return ax && set && std::find(set->begin(), set->end(), *ax) == set->end();
      },
-     {}, "the axis is not in the list"},
-    {"fixes-axis", "VV",
+     {},
+     "the axis is not in the list"},
+    {"fixes-axis",
+     "VV",
      [](const Env&, std::span<const ArgVal> a) {
        // the permutation a[0] keeps axis a[1] (non-negative) in place
        auto p = as_ints(a[0]);
        auto ax = as_int(a[1]);
        return p && ax && *ax >= 0 && *ax < static_cast<int64_t>(p->size()) && (*p)[static_cast<size_t>(*ax)] == *ax;
      },
-     {}, "the permutation keeps the axis in place"},
-    {"no-pads", "V",
+     {},
+     "the permutation keeps the axis in place"},
+    {"no-pads",
+     "V",
      [](const Env&, std::span<const ArgVal> a) {
        auto p = as_ints(a[0]);
        return p && std::all_of(p->begin(), p->end(), [](int64_t v) { return v == 0; });
      },
-     {}, "every pad is 0"},
-    {"all-ones", "V",
+     {},
+     "every pad is 0"},
+    {"all-ones",
+     "V",
      [](const Env&, std::span<const ArgVal> a) {
        auto p = as_ints(a[0]);
        return p && std::all_of(p->begin(), p->end(), [](int64_t v) { return v == 1; });
      },
-     {}, "every entry is 1 (strides, dilations)"},
+     {},
+     "every entry is 1 (strides, dilations)"},
 };
 
 std::optional<Literal> ints(std::vector<int64_t> v) { return Literal(std::move(v)); }
@@ -454,12 +519,16 @@ std::string literal_str(const Literal& v) {
   return std::visit(
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, int64_t>) return std::to_string(x);
-        else if constexpr (std::is_same_v<T, float>) return fmt::format("{}", x);
-        else if constexpr (std::is_same_v<T, std::string>) return "\"" + x + "\"";
+        if constexpr (std::is_same_v<T, int64_t>)
+          return std::to_string(x);
+        else if constexpr (std::is_same_v<T, float>)
+          return fmt::format("{}", x);
+        else if constexpr (std::is_same_v<T, std::string>)
+          return "\"" + x + "\"";
         else if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<float>>)
           return fmt::format("[{}]", fmt::join(x, " "));
-        else return "<value>";
+        else
+          return "<value>";
       },
       v);
 }

@@ -22,9 +22,9 @@ namespace refinery::rules {
 // What is known about a tensor variable.
 struct TensorFact {
   ir::TensorType type;
-  const ir::Tensor* constant = nullptr;             // its value, when it is a constant
-  std::optional<std::vector<int64_t>> ints;         // its integer contents, when known
-  int64_t id = -1;                                  // its e-class (-1 in verification)
+  const ir::Tensor* constant = nullptr;      // its value, when it is a constant
+  std::optional<std::vector<int64_t>> ints;  // its integer contents, when known
+  int64_t id = -1;                           // its e-class (-1 in verification)
 };
 
 struct Env {

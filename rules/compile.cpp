@@ -36,9 +36,12 @@ bool constant_matches(const TensorData& d, const Literal& lit) {
   }
   if (!d.constant || d.constant->numel() == 0) return false;
   double want = 0;
-  if (auto* i = std::get_if<int64_t>(&lit)) want = static_cast<double>(*i);
-  else if (auto* f = std::get_if<float>(&lit)) want = static_cast<double>(*f);
-  else return false;
+  if (auto* i = std::get_if<int64_t>(&lit))
+    want = static_cast<double>(*i);
+  else if (auto* f = std::get_if<float>(&lit))
+    want = static_cast<double>(*f);
+  else
+    return false;
   if (!ir::is_float(d.constant->dtype())) return false;
   for (int64_t i = 0; i < d.constant->numel(); ++i)
     if (d.constant->as_double(i) != want) return false;
@@ -84,7 +87,8 @@ struct Binding {
 
 class CompiledRule {
  public:
-  CompiledRule(std::string name, std::shared_ptr<const RuleBody> body) : name_(std::move(name)), body_(std::move(body)) {
+  CompiledRule(std::string name, std::shared_ptr<const RuleBody> body)
+      : name_(std::move(name)), body_(std::move(body)) {
     std::set<std::string> ints;
     for (const auto& [root, p] : body_->lhs) leaf_vars(p, ints);
     for (const auto& v : ints) value_vars_.erase(v);
@@ -150,7 +154,10 @@ class CompiledRule {
       } else {
         bool any = false;
         for (const TensorNode& m : g[n.kids[i]].nodes)
-          if (m.op == static_cast<std::uint32_t>(k.op) && m.kids.size() == k.kids.size()) { any = true; break; }
+          if (m.op == static_cast<std::uint32_t>(k.op) && m.kids.size() == k.kids.size()) {
+            any = true;
+            break;
+          }
         if (!any) return false;
       }
     }
@@ -171,8 +178,10 @@ class CompiledRule {
         continue;
       }
       std::optional<Literal> v;
-      if (const ir::AttrValue* x = na.attrs.find(a.name)) v = *x;
-      else v = ir::attr_default(p.op, a.name, rank);
+      if (const ir::AttrValue* x = na.attrs.find(a.name))
+        v = *x;
+      else
+        v = ir::attr_default(p.op, a.name, rank);
       if (!a.is_var) {
         if (!v || !literal_equal(*v, a.literal)) return false;
         continue;
@@ -199,7 +208,8 @@ class CompiledRule {
   bool environment(const TensorEGraph& g, const Binding& b, Env& env) const {
     for (const auto& [var, id] : b.tensors) {
       const TensorData& d = g[id].data;
-      env.tensors[var] = TensorFact{d.type, d.constant.get(), known_ints(d), static_cast<int64_t>(egraph::index(g.find(id)))};
+      env.tensors[var] =
+          TensorFact{d.type, d.constant.get(), known_ints(d), static_cast<int64_t>(egraph::index(g.find(id)))};
     }
     for (const auto& [var, v] : b.attrs) env.attrs[var] = v;
     for (const Let& let : body_->lets) {
@@ -281,8 +291,10 @@ class CompiledRule {
         continue;
       }
       std::optional<Literal> v;
-      if (!a.is_var) v = a.literal;
-      else v = env.attrs.at(a.var);
+      if (!a.is_var)
+        v = a.literal;
+      else
+        v = env.attrs.at(a.var);
       if (!v) continue;  // absent stays absent
       auto def = ir::attr_default(p.op, a.name, rank);
       if (def && literal_equal(*def, *v)) continue;  // the canonical form omits defaults
@@ -307,7 +319,8 @@ class CompiledRule {
       if (id != egraph::kInvalidId) b0.tensors[name] = g.find(id);
     }
     std::vector<std::pair<const Pat*, Id>> todo;
-    for (const auto& [root_var, pat] : body_->lhs) todo.emplace_back(&pat, root_var.empty() ? root : b0.tensors.at(root_var));
+    for (const auto& [root_var, pat] : body_->lhs)
+      todo.emplace_back(&pat, root_var.empty() ? root : b0.tensors.at(root_var));
     std::vector<Binding> found;
     solve(g, todo, b0, [&](const Binding& b) { found.push_back(b); });
     std::size_t changed = 0;
@@ -402,7 +415,8 @@ TensorRewrite compile_rule(const Rule& rule) {
   auto compiled = std::make_shared<const CompiledRule>(rule.name, rule.body);
   auto table = std::make_shared<egraph::VarTable>(vars);
   egraph::CustomApplier<TensorNode, egraph::tensor::TensorAnalysis> applier{
-      rule.name, [compiled, table](TensorEGraph& g, Id root, egraph::Subst s) { return compiled->apply(g, root, s, *table); }};
+      rule.name,
+      [compiled, table](TensorEGraph& g, Id root, egraph::Subst s) { return compiled->apply(g, root, s, *table); }};
   auto rw = TensorRewrite::make_custom_ast(rule.name, vars, std::move(lhs), rule.multi, std::move(applier));
   assert(rw.has_value());  // a checked rule binds every variable it uses
   return std::move(*rw);

@@ -28,10 +28,18 @@ std::vector<ir::Op> operators(const std::vector<std::pair<std::string, Pat>>& si
 // structural op (conv-bn-fold drops batch_norm) is a simplification.
 bool arithmetic(ir::Op op) {
   switch (op) {
-    case ir::Op::Add: case ir::Op::Sub: case ir::Op::Mul: case ir::Op::Div: case ir::Op::Neg:
-    case ir::Op::Reciprocal: case ir::Op::Pow: case ir::Op::Sqrt: case ir::Op::Exp: case ir::Op::Max:
-    case ir::Op::Min: case ir::Op::Abs:
-      return true;
+    case ir::Op::Add:
+    case ir::Op::Sub:
+    case ir::Op::Mul:
+    case ir::Op::Div:
+    case ir::Op::Neg:
+    case ir::Op::Reciprocal:
+    case ir::Op::Pow:
+    case ir::Op::Sqrt:
+    case ir::Op::Exp:
+    case ir::Op::Max:
+    case ir::Op::Min:
+    case ir::Op::Abs: return true;
     default: return false;
   }
 }

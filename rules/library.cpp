@@ -26,7 +26,8 @@ std::vector<const Rule*> RuleSet::select(const RuleFilter& filter) const {
   for (const Rule& r : rules_) {
     bool fam = filter.families.empty() ||
                std::find(filter.families.begin(), filter.families.end(), r.family) != filter.families.end();
-    bool name = filter.names.empty() || std::find(filter.names.begin(), filter.names.end(), r.name) != filter.names.end();
+    bool name =
+        filter.names.empty() || std::find(filter.names.begin(), filter.names.end(), r.name) != filter.names.end();
     if (fam && name) out.push_back(&r);
   }
   return out;
@@ -45,7 +46,8 @@ Expected<RuleSet> load_library() {
   if (!found) return std::unexpected(found.error());
   const std::filesystem::path& dir = *found;
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return fail(fmt::format("rule library {} is not a folder", dir.string()));
+  if (!std::filesystem::is_directory(dir, ec))
+    return fail(fmt::format("rule library {} is not a folder", dir.string()));
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
     if (e.path().extension() == ".rules") files.push_back(e.path());

@@ -70,8 +70,7 @@ class Reader {
       advance();
       while (true) {
         skip();
-        if (i_ >= text_.size())
-          return std::unexpected(Error{e.pos, fmt::format("'{}' is never closed", c)});
+        if (i_ >= text_.size()) return std::unexpected(Error{e.pos, fmt::format("'{}' is never closed", c)});
         if (text_[i_] == close) {
           advance();
           return e;
@@ -97,8 +96,8 @@ class Reader {
     }
     while (i_ < text_.size()) {
       char d = text_[i_];
-      if (d == ' ' || d == '\t' || d == '\n' || d == '\r' || d == '(' || d == ')' || d == '[' || d == ']' ||
-          d == ';' || d == '"')
+      if (d == ' ' || d == '\t' || d == '\n' || d == '\r' || d == '(' || d == ')' || d == '[' || d == ']' || d == ';' ||
+          d == '"')
         break;
       e.text += d;
       advance();
@@ -167,14 +166,21 @@ class RuleBuilder {
       const Sx& key = items[i];
       if (key.kind != Sx::Kind::Atom || !key.text.starts_with(':'))
         return std::unexpected(Error{key.pos, "expected an option (:when, :let, :axioms or :ruleset)"});
-      if (i + 1 >= items.size()) return std::unexpected(Error{key.pos, fmt::format("option {} has no value", key.text)});
+      if (i + 1 >= items.size())
+        return std::unexpected(Error{key.pos, fmt::format("option {} has no value", key.text)});
       const Sx& val = items[i + 1];
       std::optional<Error> err;
-      if (key.text == ":when") err = read_conditions(val);
-      else if (key.text == ":let") err = read_lets(val);
-      else if (key.text == ":axioms") err = read_axioms(val);
-      else if (key.text == ":ruleset") err = read_ruleset(val);
-      else return std::unexpected(Error{key.pos, fmt::format("unknown option '{}' (expected :when, :let, :axioms or :ruleset)", key.text)});
+      if (key.text == ":when")
+        err = read_conditions(val);
+      else if (key.text == ":let")
+        err = read_lets(val);
+      else if (key.text == ":axioms")
+        err = read_axioms(val);
+      else if (key.text == ":ruleset")
+        err = read_ruleset(val);
+      else
+        return std::unexpected(
+            Error{key.pos, fmt::format("unknown option '{}' (expected :when, :let, :axioms or :ruleset)", key.text)});
       if (err) return std::unexpected(*err);
     }
     auto rhs = side(arrow + 1, end, false);
@@ -194,7 +200,8 @@ class RuleBuilder {
       // The reverse: the right side must bind everything the left uses, and
       // may not compute anything.
       if (!body_.lets.empty())
-        return std::unexpected(Error{items[arrow].pos, "a <=> rule cannot use :let (its reverse could not compute it)"});
+        return std::unexpected(
+            Error{items[arrow].pos, "a <=> rule cannot use :let (its reverse could not compute it)"});
       RuleBody rev = body_;
       std::swap(rev.lhs, rev.rhs);
       for (auto& [root, pat] : rev.lhs)
@@ -208,7 +215,9 @@ class RuleBuilder {
       for (const Cond& c : rev.conds)
         for (const Arg& a : c.args)
           if (a.is_var && !bound.count(a.var))
-            return std::unexpected(Error{a.pos, fmt::format("variable {} of a condition is not bound by the right side (needed by the reverse of this <=> rule)", a.var)});
+            return std::unexpected(Error{a.pos, fmt::format("variable {} of a condition is not bound by the right side "
+                                                            "(needed by the reverse of this <=> rule)",
+                                                            a.var)});
       out.push_back(make_rule(name_ + "-rev", rev));
     }
     return out;
@@ -245,7 +254,8 @@ class RuleBuilder {
   std::expected<std::vector<std::pair<std::string, Pat>>, Error> side(size_t first, size_t last, bool left) {
     const auto& items = form_.items;
     std::vector<std::pair<std::string, Pat>> out;
-    if (first == last) return std::unexpected(Error{items[first].pos, left ? "expected a left side" : "expected a right side"});
+    if (first == last)
+      return std::unexpected(Error{items[first].pos, left ? "expected a left side" : "expected a right side"});
     if (last - first == 1) {
       auto p = pattern(items[first], left);
       if (!p) return std::unexpected(p.error());
@@ -254,7 +264,8 @@ class RuleBuilder {
     }
     for (size_t i = first; i < last; i += 3) {
       if (!is_var(items[i]) || i + 1 >= last || !items[i + 1].is_atom("="))
-        return std::unexpected(Error{items[i].pos, "expected one pattern, or '?root = PATTERN' for each root of a multi-pattern"});
+        return std::unexpected(
+            Error{items[i].pos, "expected one pattern, or '?root = PATTERN' for each root of a multi-pattern"});
       if (i + 2 >= last) return std::unexpected(Error{items[i + 1].pos, "expected a pattern after '='"});
       const std::string& root = items[i].text;
       if (left) {
@@ -264,7 +275,8 @@ class RuleBuilder {
       }
       auto p = pattern(items[i + 2], left);
       if (!p) return std::unexpected(p.error());
-      if (p->kind != Pat::Kind::Op) return std::unexpected(Error{items[i + 2].pos, "a root's pattern must be an operation"});
+      if (p->kind != Pat::Kind::Op)
+        return std::unexpected(Error{items[i + 2].pos, "a root's pattern must be an operation"});
       out.emplace_back(root, std::move(*p));
     }
     return out;
@@ -279,7 +291,8 @@ class RuleBuilder {
   }
 
   // Uses a variable on the right side (or in a condition): it must be bound.
-  std::optional<Error> use(const std::string& var, Pos pos, std::initializer_list<VarKind> allowed, std::string_view what) {
+  std::optional<Error> use(const std::string& var, Pos pos, std::initializer_list<VarKind> allowed,
+                           std::string_view what) {
     auto it = vars_.find(var);
     if (it == vars_.end()) return Error{pos, fmt::format("variable {} {} is not bound by the left side", var, what)};
     if (std::find(allowed.begin(), allowed.end(), it->second) == allowed.end())
@@ -319,7 +332,8 @@ class RuleBuilder {
       p.var = e.text;
       if (left) {
         if (auto err = declare(e.text, VarKind::Tensor, e.pos)) return std::unexpected(*err);
-      } else if (auto err = use(e.text, e.pos, {VarKind::Tensor, VarKind::Attr, VarKind::Computed}, "on the right side")) {
+      } else if (auto err =
+                     use(e.text, e.pos, {VarKind::Tensor, VarKind::Attr, VarKind::Computed}, "on the right side")) {
         return std::unexpected(*err);
       }
       return p;
@@ -355,8 +369,10 @@ class RuleBuilder {
           if (!n || !std::holds_alternative<int64_t>(*n) || std::get<int64_t>(*n) < 0)
             return std::unexpected(Error{val.pos, fmt::format(":{} takes a non-negative integer", name)});
           int v = static_cast<int>(std::get<int64_t>(*n));
-          if (name == "out") p.out = v;
-          else p.nout = v;
+          if (name == "out")
+            p.out = v;
+          else
+            p.nout = v;
           continue;
         }
         AttrPat a;
@@ -369,9 +385,10 @@ class RuleBuilder {
           if (!spec) {
             std::vector<std::string_view> names;
             for (const auto& s : info.attrs) names.push_back(s.name);
-            return std::unexpected(Error{it.pos, fmt::format("unknown attribute '{}' of {} ({})", name, info.name,
-                                                             names.empty() ? std::string("it has none")
-                                                                           : fmt::format("attributes: {}", fmt::join(names, ", ")))});
+            return std::unexpected(
+                Error{it.pos, fmt::format("unknown attribute '{}' of {} ({})", name, info.name,
+                                          names.empty() ? std::string("it has none")
+                                                        : fmt::format("attributes: {}", fmt::join(names, ", ")))});
           }
         }
         if (is_var(val)) {
@@ -406,8 +423,8 @@ class RuleBuilder {
             got = want;
           }
           if (got != want)
-            return std::unexpected(Error{val.pos, fmt::format("attribute '{}' of {} must be {}, got {}", name, info.name,
-                                                              kind_name(want), kind_name(got))});
+            return std::unexpected(Error{val.pos, fmt::format("attribute '{}' of {} must be {}, got {}", name,
+                                                              info.name, kind_name(want), kind_name(got))});
           a.literal = *lit;
         }
         p.attrs.push_back(std::move(a));
@@ -426,11 +443,13 @@ class RuleBuilder {
       return std::unexpected(Error{head.pos, fmt::format("{} takes {}, got {}", info.name, want, n)});
     }
     int max_out = info.max_outputs < 0 ? 1 << 15 : info.max_outputs;
-    if (p.out >= std::max(max_out, p.nout.value_or(1)) || (p.nout && (*p.nout < info.min_outputs || *p.nout > max_out)) ||
-        (p.nout && p.out >= *p.nout))
-      return std::unexpected(Error{head.pos, fmt::format("{} has no result {} (of {})", info.name, p.out, p.nout.value_or(info.max_outputs))});
+    if (p.out >= std::max(max_out, p.nout.value_or(1)) ||
+        (p.nout && (*p.nout < info.min_outputs || *p.nout > max_out)) || (p.nout && p.out >= *p.nout))
+      return std::unexpected(Error{
+          head.pos, fmt::format("{} has no result {} (of {})", info.name, p.out, p.nout.value_or(info.max_outputs))});
     if (!left && info.min_outputs > 1 && !p.nout)
-      return std::unexpected(Error{head.pos, fmt::format("{} on the right side needs :nout (how many results)", info.name)});
+      return std::unexpected(
+          Error{head.pos, fmt::format("{} on the right side needs :nout (how many results)", info.name)});
     return p;
   }
 
@@ -461,7 +480,8 @@ class RuleBuilder {
       if (kinds[i] == 'T' && !tensor)
         return Error{a.pos, fmt::format("argument {} of {} '{}' must be a tensor variable", i + 1, what, name)};
       if (kinds[i] == 'V' && (tensor || (a.is_var && vars_.at(a.var) == VarKind::Rest)))
-        return Error{a.pos, fmt::format("argument {} of {} '{}' must be an attribute value or a literal", i + 1, what, name)};
+        return Error{a.pos,
+                     fmt::format("argument {} of {} '{}' must be an attribute value or a literal", i + 1, what, name)};
     }
     return std::nullopt;
   }
@@ -510,12 +530,16 @@ class RuleBuilder {
   }
 
   std::optional<Error> read_axioms(const Sx& val) {
-    static const std::set<std::string> known{"exp-add", "exp-pos", "exp-sum", "sqrt-sq", "sqrt-pos", "sigmoid-def",
-                                             "tanh-def"};
+    static const std::set<std::string> known{"exp-add",  "exp-pos",     "exp-sum", "sqrt-sq",
+                                             "sqrt-pos", "sigmoid-def", "tanh-def"};
     if (val.kind != Sx::Kind::List) return Error{val.pos, ":axioms takes a list of axiom names"};
     for (const Sx& a : val.items) {
       if (a.kind != Sx::Kind::Atom || !known.count(a.text))
-        return Error{a.pos, fmt::format("unknown axiom '{}' (known: exp-add, exp-pos, exp-sum, sqrt-sq, sqrt-pos, sigmoid-def, tanh-def)", a.text)};
+        return Error{
+            a.pos,
+            fmt::format(
+                "unknown axiom '{}' (known: exp-add, exp-pos, exp-sum, sqrt-sq, sqrt-pos, sigmoid-def, tanh-def)",
+                a.text)};
       body_.axioms.push_back(a.text);
     }
     return std::nullopt;
@@ -599,7 +623,8 @@ Expected<RuleSet> parse_rules(std::string_view text, const std::string& file) {
     if (!rules) return error_at(file, rules.error().pos, rules.error().message);
     for (Rule& r : *rules) {
       if (const Rule* prev = set.find(r.name))
-        return error_at(file, form.pos, fmt::format("rule '{}' is defined twice (first at line {})", r.name, prev->line));
+        return error_at(file, form.pos,
+                        fmt::format("rule '{}' is defined twice (first at line {})", r.name, prev->line));
       r.family = stem(file);
       r.text = source_text(text, form);
       set.add(std::move(r));

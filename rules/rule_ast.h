@@ -26,20 +26,20 @@ using Literal = ir::AttrValue;
 struct AttrPat {
   std::string name;  // an attribute of the op, or "*" (every attribute not named)
   bool is_var = false;
-  std::string var;   // when is_var
-  Literal literal;   // when !is_var
+  std::string var;  // when is_var
+  Literal literal;  // when !is_var
   Pos pos;
 };
 
 struct Pat {
   enum class Kind { Var, Op, Literal } kind = Kind::Var;
-  std::string var;              // Var
-  ir::Op op = ir::Op::Opaque;   // Op
-  std::vector<AttrPat> attrs;   // Op
-  int out = 0;                  // Op: which result of a multi-result op (:out)
-  std::optional<int> nout;      // Op: how many results the op has (:nout); any when unset on the left
-  std::vector<Pat> kids;        // Op
-  Literal literal;              // Literal: a float or int (a scalar), or a list (a 1-d constant)
+  std::string var;             // Var
+  ir::Op op = ir::Op::Opaque;  // Op
+  std::vector<AttrPat> attrs;  // Op
+  int out = 0;                 // Op: which result of a multi-result op (:out)
+  std::optional<int> nout;     // Op: how many results the op has (:nout); any when unset on the left
+  std::vector<Pat> kids;       // Op
+  Literal literal;             // Literal: a float or int (a scalar), or a list (a 1-d constant)
   Pos pos;
 };
 

@@ -54,7 +54,7 @@ struct Rule {
   int line = 0;        // of the rule's opening parenthesis
   bool multi = false;  // two or more left-hand roots
   RuleKind kind = RuleKind::Simplify;
-  std::string text;    // "LHS => RHS" as written (with :when conditions)
+  std::string text;  // "LHS => RHS" as written (with :when conditions)
   std::shared_ptr<const RuleBody> body;
 };
 

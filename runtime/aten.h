@@ -41,9 +41,7 @@ using Kernel = KernelResult (*)(const KernelCall&);
 using KernelTable = std::array<Kernel, ir::kNumOps>;
 
 inline KernelResult one(at::Tensor t) { return std::vector<at::Tensor>{std::move(t)}; }
-inline std::unexpected<std::string> kernel_error(std::string message) {
-  return std::unexpected(std::move(message));
-}
+inline std::unexpected<std::string> kernel_error(std::string message) { return std::unexpected(std::move(message)); }
 
 // Each family file fills the entries of its ops; interpreter.cpp calls them once.
 void register_elementwise_kernels(KernelTable& t);
@@ -70,10 +68,10 @@ ir::Tensor from_aten(const at::Tensor& t, ir::DType dtype);
 at::Tensor cast_to(const at::Tensor& t, ir::DType dtype);
 
 // --- helpers shared by kernels ---
-std::vector<int64_t> int_values(const at::Tensor& t);   // a small integer tensor's contents
+std::vector<int64_t> int_values(const at::Tensor& t);  // a small integer tensor's contents
 std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank);
-bool is_low_precision(const at::Tensor& t);            // f16 / bf16
-at::Tensor upcast(const at::Tensor& t);                // f16 / bf16 -> f32, others unchanged
+bool is_low_precision(const at::Tensor& t);                            // f16 / bf16
+at::Tensor upcast(const at::Tensor& t);                                // f16 / bf16 -> f32, others unchanged
 at::Tensor restore(const at::Tensor& result, const at::Tensor& like);  // back to like's dtype
 
 }  // namespace refinery::runtime

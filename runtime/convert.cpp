@@ -76,8 +76,7 @@ at::Tensor wrap(const ir::Tensor& t, bool* copied, std::function<void(void*)> ke
   at::ScalarType storage = storage_type(t.dtype());
   if (t.dtype() == ir::DType::u16 || t.dtype() == ir::DType::u32) {
     if (copied) *copied = true;
-    return t.dtype() == ir::DType::u16 ? widen<uint16_t, int32_t>(t, storage)
-                                       : widen<uint32_t, int64_t>(t, storage);
+    return t.dtype() == ir::DType::u16 ? widen<uint16_t, int32_t>(t, storage) : widen<uint32_t, int64_t>(t, storage);
   }
   if (t.numel() == 0) return at::empty(t.dims(), at::TensorOptions().dtype(storage));
   // ATen wants a mutable pointer; the interpreter never writes into inputs.
@@ -125,9 +124,7 @@ std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-bool is_low_precision(const at::Tensor& t) {
-  return t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16;
-}
+bool is_low_precision(const at::Tensor& t) { return t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16; }
 
 at::Tensor upcast(const at::Tensor& t) { return is_low_precision(t) ? t.to(at::kFloat) : t; }
 

@@ -33,8 +33,7 @@ Expected<void> check_input(const ir::Graph& graph, ir::ValueId v, const ir::Tens
   const ir::Value& value = graph.value(v);
   auto where = fmt::format("input '{}'", value.name);
   if (t.dtype() != value.type.dtype)
-    return fail(fmt::format("expected {}, got {}", ir::dtype_name(value.type.dtype), ir::dtype_name(t.dtype())),
-                where);
+    return fail(fmt::format("expected {}, got {}", ir::dtype_name(value.type.dtype), ir::dtype_name(t.dtype())), where);
   const ir::Shape& s = value.type.shape;
   if (!s.ranked()) return {};
   bool fits = s.rank() == static_cast<int64_t>(t.dims().size());
@@ -66,9 +65,12 @@ std::vector<std::string> unsupported_ops(const ir::Graph& graph) {
   std::vector<std::string> out;
   for (const ir::Node& node : graph.nodes()) {
     std::string name;
-    if (node.op == ir::Op::Opaque) name = opaque_name(node);
-    else if (!has_kernel(node.op)) name = std::string(ir::op_name(node.op));
-    else continue;
+    if (node.op == ir::Op::Opaque)
+      name = opaque_name(node);
+    else if (!has_kernel(node.op))
+      name = std::string(ir::op_name(node.op));
+    else
+      continue;
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
   }
   return out;
@@ -140,8 +142,8 @@ Expected<std::vector<ir::Tensor>> run(const ir::Graph& graph, const std::vector<
       try {
         for (size_t i = 0; i < node.outputs.size(); ++i)
           if (uses[ir::index(node.outputs[i])] > 0)
-            hold(node.outputs[i], widen(to_aten(std::make_shared<const ir::Tensor>(std::move((*outs)[i]))),
-                                        options.wide_floats));
+            hold(node.outputs[i],
+                 widen(to_aten(std::make_shared<const ir::Tensor>(std::move((*outs)[i]))), options.wide_floats));
       } catch (const std::exception& e) {
         return fail(e.what(), where());
       }
@@ -164,13 +166,11 @@ Expected<std::vector<ir::Tensor>> run(const ir::Graph& graph, const std::vector<
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       ir::ValueId v = node.inputs[i];
       if (v == ir::kNoValue) {
-        if (static_cast<int>(i) < info.min_inputs)
-          return fail(fmt::format("required input {} is missing", i), where());
+        if (static_cast<int>(i) < info.min_inputs) return fail(fmt::format("required input {} is missing", i), where());
         continue;
       }
       if (!values[ir::index(v)].defined())
-        return fail(fmt::format("input '{}' has no value (used before it is defined?)", graph.value(v).name),
-                    where());
+        return fail(fmt::format("input '{}' has no value (used before it is defined?)", graph.value(v).name), where());
       args[i] = values[ir::index(v)];
     }
     KernelResult result;
@@ -187,7 +187,8 @@ Expected<std::vector<ir::Tensor>> run(const ir::Graph& graph, const std::vector<
                   where());
     args.clear();
     for (size_t i = 0; i < node.outputs.size(); ++i)
-      if (uses[ir::index(node.outputs[i])] > 0) hold(node.outputs[i], widen(std::move((*result)[i]), options.wide_floats));
+      if (uses[ir::index(node.outputs[i])] > 0)
+        hold(node.outputs[i], widen(std::move((*result)[i]), options.wide_floats));
     for (ir::ValueId v : node.inputs)
       if (v != ir::kNoValue) release(v);
   }

@@ -30,9 +30,9 @@ using OpaqueStandIn =
     std::function<Expected<std::vector<ir::Tensor>>(const ir::Node& node, const std::vector<ir::Tensor>& inputs)>;
 
 struct RunOptions {
-  int threads = 1;              // ATen intra-op threads (0: leave ATen's setting)
-  RunStats* stats = nullptr;    // filled when given
-  OpaqueStandIn opaque;         // when set, opaque nodes run through it instead of failing
+  int threads = 1;            // ATen intra-op threads (0: leave ATen's setting)
+  RunStats* stats = nullptr;  // filled when given
+  OpaqueStandIn opaque;       // when set, opaque nodes run through it instead of failing
   // Computes every floating value in f64: float inputs and constants are
   // widened as they enter, and a float result of lower precision (a Cast to
   // f32, a stand-in's result) is widened as it is made. Float outputs come
@@ -66,7 +66,6 @@ bool has_kernel(ir::Op op);
 // integers in [0, int_high), bools fair. Symbolic dims take their value from
 // `dims` (default 1).
 std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed,
-                                      const std::map<std::string, int64_t>& dims = {},
-                                      int64_t int_high = kIntHigh);
+                                      const std::map<std::string, int64_t>& dims = {}, int64_t int_high = kIntHigh);
 
 }  // namespace refinery::runtime

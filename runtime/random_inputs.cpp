@@ -35,9 +35,12 @@ ir::Tensor draw(const ir::TensorType& type, SplitMix64& rng, const std::map<std:
                 int64_t int_high) {
   std::vector<int64_t> sizes;
   for (const ir::Dim& d : type.shape.dims()) {
-    if (d.is_static()) sizes.push_back(d.size());
-    else if (auto it = dims.find(d.name()); d.is_symbol() && it != dims.end()) sizes.push_back(it->second);
-    else sizes.push_back(1);
+    if (d.is_static())
+      sizes.push_back(d.size());
+    else if (auto it = dims.find(d.name()); d.is_symbol() && it != dims.end())
+      sizes.push_back(it->second);
+    else
+      sizes.push_back(1);
   }
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
@@ -67,8 +70,8 @@ ir::Tensor draw(const ir::TensorType& type, SplitMix64& rng, const std::map<std:
 
 }  // namespace
 
-std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed,
-                                      const std::map<std::string, int64_t>& dims, int64_t int_high) {
+std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed, const std::map<std::string, int64_t>& dims,
+                                      int64_t int_high) {
   SplitMix64 rng(seed);
   std::vector<ir::Tensor> out;
   for (ir::ValueId v : graph.inputs()) out.push_back(draw(graph.value(v).type, rng, dims, int_high));

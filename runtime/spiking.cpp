@@ -36,7 +36,7 @@ struct NodeState {
   Vec k_mem, k_syn;             // per-step factors: dt/tau (euler) or exp(-dt/tau) (exact)
   std::vector<Vec> delay_line;  // ring of past inputs (Delay)
   std::vector<int64_t> delay_steps;
-  std::vector<Param> params;    // by operand index (0 unused)
+  std::vector<Param> params;  // by operand index (0 unused)
 };
 
 bool spiking_op(Op op) { return op == Op::LIF || op == Op::IF || op == Op::CubaLIF || op == Op::Threshold; }
@@ -51,7 +51,10 @@ struct Sim {
     buf.assign(g.num_values(), {});
     for (size_t v = 0; v < g.num_values(); ++v) {
       const ir::Value& val = g.values()[v];
-      if (val.kind == ir::ValueKind::Constant) { buf[v] = to_doubles(*val.constant); continue; }
+      if (val.kind == ir::ValueKind::Constant) {
+        buf[v] = to_doubles(*val.constant);
+        continue;
+      }
       auto n = val.type.shape.num_elements();
       if (!n) return fail(fmt::format("'{}' has no static shape {}", val.name, val.type.str()));
       buf[v].assign(static_cast<size_t>(*n), 0.0);
@@ -62,7 +65,8 @@ struct Sim {
       std::string where = fmt::format("node '{}'", g.node_label(ir::NodeId{static_cast<uint32_t>(n)}));
       if (node.op != Op::Sum && node.op != Op::Identity && !ir::is_nir_op(node.op))
         return fail(fmt::format("op '{}' cannot be stepped through time",
-                                node.op == Op::Opaque ? node.op_type : std::string(ir::op_name(node.op))), where);
+                                node.op == Op::Opaque ? node.op_type : std::string(ir::op_name(node.op))),
+                    where);
       if (!ir::is_nir_op(node.op)) continue;
       NodeState& s = state[n];
       size_t size = buf[ir::index(node.outputs[0])].size();
@@ -71,11 +75,12 @@ struct Sim {
       for (size_t i = 1; i < node.inputs.size(); ++i) {
         if (node.inputs[i] == ir::kNoValue) continue;
         s.params[i].v = buf[ir::index(node.inputs[i])];
-        bool elementwise = node.op != Op::Affine && node.op != Op::Linear && node.op != Op::NirConv1d &&
-                           node.op != Op::NirConv2d;
+        bool elementwise =
+            node.op != Op::Affine && node.op != Op::Linear && node.op != Op::NirConv1d && node.op != Op::NirConv2d;
         if (elementwise && s.params[i].v.size() != 1 && s.params[i].v.size() != size)
           return fail(fmt::format("parameter '{}' has {} elements for a population of {}", names[i],
-                                  s.params[i].v.size(), size), where);
+                                  s.params[i].v.size(), size),
+                      where);
       }
       auto param = [&](std::string_view name) -> const Param& { return s.params[*ir::operand_index(node.op, name)]; };
       auto factors = [&](std::string_view tau) {
@@ -89,7 +94,10 @@ struct Sim {
         s.k_mem = factors("tau_mem");
         s.k_syn = factors("tau_syn");
       }
-      if (ir::op_info(node.op).stateful) { s.v.assign(size, 0.0); s.i.assign(size, 0.0); }
+      if (ir::op_info(node.op).stateful) {
+        s.v.assign(size, 0.0);
+        s.i.assign(size, 0.0);
+      }
       if (node.op == Op::Delay) {
         int64_t longest = 0;
         for (size_t e = 0; e < size; ++e) {
@@ -112,9 +120,7 @@ struct Sim {
     size_t size = out.size();
     switch (node.op) {
       case Op::Identity:
-      case Op::NirFlatten:
-        out = x;
-        return;
+      case Op::NirFlatten: out = x; return;
       case Op::Sum:
         out = x;
         for (size_t k = 1; k < node.inputs.size(); ++k) {
@@ -137,13 +143,9 @@ struct Sim {
         for (size_t e = 0; e < size; ++e) out[e] = s.params[1][e] * x[e];
         return;
       case Op::NirConv1d:
-      case Op::NirConv2d:
-        conv(node, s, x, in_shape, out);
-        return;
+      case Op::NirConv2d: conv(node, s, x, in_shape, out); return;
       case Op::SumPool2d:
-      case Op::AvgPool2d:
-        pool(node, x, in_shape, out);
-        return;
+      case Op::AvgPool2d: pool(node, x, in_shape, out); return;
       case Op::Delay: {
         size_t len = s.delay_line.size();
         s.delay_line[static_cast<size_t>(t) % len] = x;
@@ -156,9 +158,7 @@ struct Sim {
       case Op::Threshold:
         for (size_t e = 0; e < size; ++e) out[e] = x[e] > s.params[1][e] ? 1.0 : 0.0;
         return;
-      default:
-        neuron(node, s, x, out);
-        return;
+      default: neuron(node, s, x, out); return;
     }
   }
 
@@ -170,9 +170,7 @@ struct Sim {
       double& v = s.v[e];
       switch (node.op) {
         case Op::Integrator:
-        case Op::IF:
-          v = v + o.dt * (p("r")[e] * x[e]);
-          break;
+        case Op::IF: v = v + o.dt * (p("r")[e] * x[e]); break;
         case Op::LI:
         case Op::LIF: {
           double drive = p("r")[e] * x[e];
@@ -189,7 +187,10 @@ struct Sim {
                     : s.k_mem[e] * v + (1.0 - s.k_mem[e]) * (p("v_leak")[e] + drive);
         }
       }
-      if (!fires) { out[e] = v; continue; }
+      if (!fires) {
+        out[e] = v;
+        continue;
+      }
       bool spike = v > p("v_threshold")[e];
       out[e] = spike ? 1.0 : 0.0;
       if (spike) v = o.reset == Reset::ToValue ? p("v_reset")[e] : v - p("v_threshold")[e];
@@ -281,8 +282,12 @@ Expected<SimResult> simulate(const ir::Graph& graph, const std::vector<ir::Tenso
   for (size_t n = 0; n < graph.num_nodes(); ++n) {
     const ir::Node& node = graph.nodes()[n];
     if (!ir::is_nir_op(node.op)) continue;
-    LayerTrace l{graph.node_label(ir::NodeId{static_cast<uint32_t>(n)}), std::string(ir::op_name(node.op)),
-                 static_cast<int64_t>(sim.buf[ir::index(node.outputs[0])].size()), spiking_op(node.op), 0, {}};
+    LayerTrace l{graph.node_label(ir::NodeId{static_cast<uint32_t>(n)}),
+                 std::string(ir::op_name(node.op)),
+                 static_cast<int64_t>(sim.buf[ir::index(node.outputs[0])].size()),
+                 spiking_op(node.op),
+                 0,
+                 {}};
     if (l.spiking) l.spikes.reserve(static_cast<size_t>(l.size * options.steps));
     r.layers.push_back(std::move(l));
     layer_node.push_back(n);

@@ -31,12 +31,12 @@ struct SimOptions {
 std::string describe(const SimOptions& o);  // "steps=100 dt=0.001 discretisation=euler reset=zero"
 
 struct LayerTrace {
-  std::string name;            // the node's name (its NIR name)
-  std::string op;              // IR op name
-  int64_t size = 0;            // elements of its output
-  bool spiking = false;        // its output is spikes (lif, if_neuron, cuba_lif, threshold)
-  int64_t spike_count = 0;     // spikes over the whole run (spiking layers)
-  std::vector<uint8_t> spikes; // steps x size, row-major (spiking layers)
+  std::string name;             // the node's name (its NIR name)
+  std::string op;               // IR op name
+  int64_t size = 0;             // elements of its output
+  bool spiking = false;         // its output is spikes (lif, if_neuron, cuba_lif, threshold)
+  int64_t spike_count = 0;      // spikes over the whole run (spiking layers)
+  std::vector<uint8_t> spikes;  // steps x size, row-major (spiking layers)
 };
 
 struct SimResult {

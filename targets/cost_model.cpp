@@ -52,7 +52,8 @@ std::vector<double> node_costs(const CostModel& model, const ir::Graph& g) {
       d.inputs.push_back(v == ir::kNoValue ? nullptr : &g.value(v).type);
       bool c = v != ir::kNoValue && constant[ir::index(v)];
       d.input_constant.push_back(c);
-      d.input_producer.push_back(v != ir::kNoValue && uses[ir::index(v)] == 1 ? producer[ir::index(v)] : ir::Op::Opaque);
+      d.input_producer.push_back(v != ir::kNoValue && uses[ir::index(v)] == 1 ? producer[ir::index(v)]
+                                                                              : ir::Op::Opaque);
       if (v != ir::kNoValue && !c) all_const = false;
     }
     if (n.op == ir::Op::Constant) all_const = true;

@@ -24,7 +24,7 @@ struct OpDesc {
   // this one (so a runtime may fuse this op into it as an epilogue);
   // Opaque when unknown, shared, or a graph input or constant. May be empty.
   std::vector<ir::Op> input_producer;
-  const ir::TensorType* output = nullptr;     // this result's type
+  const ir::TensorType* output = nullptr;  // this result's type
   int num_outputs = 1;
 
   bool all_inputs_constant() const;

@@ -45,12 +45,9 @@ class GpuModel final : public CostModel {
         double memory = (input_bytes(op) + out_bytes(op) * op.num_outputs) / bw;
         return share(op) * (std::max(compute, memory) + launch);
       }
-      case OpClass::Elementwise:
-        return flops(op) / spec_.peak(dtype_of(op), false) + extra_input_bytes(op) / bw;
-      case OpClass::Split:
-        return out_bytes(op) / bw;
-      case OpClass::Movement:
-        return share(op) * launch + (share(op) * input_bytes(op) + out_bytes(op)) / bw;
+      case OpClass::Elementwise: return flops(op) / spec_.peak(dtype_of(op), false) + extra_input_bytes(op) / bw;
+      case OpClass::Split: return out_bytes(op) / bw;
+      case OpClass::Movement: return share(op) * launch + (share(op) * input_bytes(op) + out_bytes(op)) / bw;
       case OpClass::Reduction:
       case OpClass::Opaque: {
         double compute = flops(op) / spec_.peak(dtype_of(op), false);
@@ -82,7 +79,9 @@ class TpuModel final : public CostModel {
     for (std::size_t i = 0; i + 2 < d.size(); ++i) n *= size(d[i]);
     return n;
   }
-  double padded_bytes(const ir::TensorType& t) const { return padded_numel(t) * static_cast<double>(ir::dtype_size(t.dtype)); }
+  double padded_bytes(const ir::TensorType& t) const {
+    return padded_numel(t) * static_cast<double>(ir::dtype_size(t.dtype));
+  }
 
   double op_cost(const OpDesc& op) const override {
     const double bw = spec_.memory_bandwidth, overhead = spec_.op_overhead_s;
@@ -110,10 +109,8 @@ class TpuModel final : public CostModel {
           if (op.inputs[i] && numel(*op.inputs[i]) > 1) extra += padded_bytes(*op.inputs[i]);
         return o_numel * (flops(op) / std::max(1.0, numel(*op.output))) / vpu + extra / bw;
       }
-      case OpClass::Split:
-        return o_bytes / bw;
-      case OpClass::Movement:
-        return share(op) * (overhead + in_bytes / bw) + o_bytes / bw;
+      case OpClass::Split: return o_bytes / bw;
+      case OpClass::Movement: return share(op) * (overhead + in_bytes / bw) + o_bytes / bw;
       case OpClass::Reduction:
       case OpClass::Opaque: {
         double compute = flops(op) * (in_bytes > 0 ? in_bytes / std::max(1.0, input_bytes(op)) : 1) / vpu;
@@ -158,8 +155,12 @@ class CpuModel final : public CostModel {
     };
     Op p0 = op.producer(0);
     switch (op.op) {
-      case Op::Relu: case Op::Clip: case Op::LeakyRelu: case Op::Sigmoid: case Op::Tanh: case Op::HardSigmoid:
-        return p0 == Op::Conv || p0 == Op::Gemm;
+      case Op::Relu:
+      case Op::Clip:
+      case Op::LeakyRelu:
+      case Op::Sigmoid:
+      case Op::Tanh:
+      case Op::HardSigmoid: return p0 == Op::Conv || p0 == Op::Gemm;
       case Op::BatchNormalization: return p0 == Op::Conv;
       case Op::Add:
       case Op::Mul:
@@ -167,8 +168,8 @@ class CpuModel final : public CostModel {
         for (std::size_t i : {0, 1}) {
           Op p = op.producer(i);
           std::size_t other = 1 - i;
-          if (p == Op::Conv && (constant(other) || (op.op == Op::Add && op.inputs[other] && op.output &&
-                                                     *op.inputs[other] == *op.output)))
+          if (p == Op::Conv && (constant(other) ||
+                                (op.op == Op::Add && op.inputs[other] && op.output && *op.inputs[other] == *op.output)))
             return true;
           if (p == Op::MatMul && op.op != Op::Add && scalar_constant(other)) return op.op == Op::Mul || i == 0;
           if (p == Op::MatMul && op.op == Op::Add && constant(other) && op.output && op.output->shape.rank() == 2)
@@ -203,8 +204,7 @@ class CpuModel final : public CostModel {
         return share(op) * (std::max(compute, memory) + overhead);
       }
       case OpClass::Split:
-      case OpClass::Movement:
-        return share(op) * (memory + overhead);
+      case OpClass::Movement: return share(op) * (memory + overhead);
     }
     return 0;
   }

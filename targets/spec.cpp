@@ -44,10 +44,14 @@ Expected<HardwareSpec> parse_spec(std::string_view text, const std::string& file
     s.description = j.value("description", "");
     s.source = j.value("source", "");
     std::string kind = field("kind").get<std::string>();
-    if (kind == "cpu") s.kind = TargetKind::Cpu;
-    else if (kind == "gpu") s.kind = TargetKind::Gpu;
-    else if (kind == "tpu") s.kind = TargetKind::Tpu;
-    else throw std::runtime_error(fmt::format("field 'kind': expected cpu, gpu or tpu, got '{}'", kind));
+    if (kind == "cpu")
+      s.kind = TargetKind::Cpu;
+    else if (kind == "gpu")
+      s.kind = TargetKind::Gpu;
+    else if (kind == "tpu")
+      s.kind = TargetKind::Tpu;
+    else
+      throw std::runtime_error(fmt::format("field 'kind': expected cpu, gpu or tpu, got '{}'", kind));
     for (auto& [k, v] : field("peak_flops").items()) {
       double f = v.get<double>();
       if (!(f > 0)) throw std::runtime_error(fmt::format("field 'peak_flops.{}' must be positive", k));
@@ -79,7 +83,8 @@ Expected<HardwareSpec> parse_spec(std::string_view text, const std::string& file
     s.elementwise_efficiency = j.value("elementwise_efficiency", 1.0);
     if (s.kind == TargetKind::Gpu && !(s.kernel_launch_s > 0))
       throw std::runtime_error("a gpu spec needs 'kernel_launch_s'");
-    if (s.kind == TargetKind::Tpu && (s.mxu.rows <= 0 || s.mxu.cols <= 0 || s.tiling.lanes <= 0 || s.tiling.sublanes <= 0))
+    if (s.kind == TargetKind::Tpu &&
+        (s.mxu.rows <= 0 || s.mxu.cols <= 0 || s.tiling.lanes <= 0 || s.tiling.sublanes <= 0))
       throw std::runtime_error("a tpu spec needs positive 'mxu' and 'tiling' sizes");
   } catch (const std::exception& e) {
     return fail(e.what(), {}, file);

@@ -23,10 +23,10 @@ struct HardwareSpec {
   std::string f32_matmul_uses;               // gpu: matmuls in f32 run on this unit ("tf32")
   double memory_bandwidth = 0;               // bytes/s
   double memory_bytes = 0;
-  double kernel_launch_s = 0;                // gpu: per kernel
-  double op_overhead_s = 0;                  // cpu: per-op dispatch; tpu: per fused op
-  double vector_flops = 0;                   // tpu: VPU rate for elementwise work
-  double cache_bandwidth = 0;                // cpu: last-level cache
+  double kernel_launch_s = 0;  // gpu: per kernel
+  double op_overhead_s = 0;    // cpu: per-op dispatch; tpu: per fused op
+  double vector_flops = 0;     // tpu: VPU rate for elementwise work
+  double cache_bandwidth = 0;  // cpu: last-level cache
   double cache_bytes = 0;
   struct Mxu {
     int rows = 128, cols = 128, count = 1;
@@ -37,7 +37,7 @@ struct HardwareSpec {
   struct GemmEfficiency {
     double max = 1.0, half_size = 0;  // efficiency = max * s / (s + half_size), s = cbrt(M*N*K)
   } gemm_efficiency;
-  double elementwise_efficiency = 1.0;       // cpu: fraction of peak for elementwise work
+  double elementwise_efficiency = 1.0;  // cpu: fraction of peak for elementwise work
 
   // Peak FLOP/s for `dtype` (matmul: on the matrix unit). Falls back to f32.
   double peak(ir::DType dtype, bool matmul) const;

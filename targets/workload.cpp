@@ -7,31 +7,64 @@ namespace refinery::targets {
 OpClass classify(ir::Op op) {
   using ir::Op;
   switch (op) {
-    case Op::Reshape: case Op::Flatten: case Op::Squeeze: case Op::Unsqueeze: case Op::Identity:
-    case Op::Dropout: case Op::Shape: case Op::Size: case Op::Constant:
-      return OpClass::Free;
-    case Op::MatMul: case Op::Gemm: case Op::Conv: case Op::ConvTranspose:
-      return OpClass::Matrix;
-    case Op::Split: case Op::Slice:
-      return OpClass::Split;
-    case Op::Transpose: case Op::Concat: case Op::Gather: case Op::GatherElements: case Op::Expand:
-    case Op::Tile: case Op::Pad: case Op::DepthToSpace: case Op::SpaceToDepth: case Op::Trilu:
-    case Op::ConstantOfShape: case Op::Range: case Op::TopK: case Op::CumSum:
-      return OpClass::Movement;
-    case Op::MaxPool: case Op::AveragePool: case Op::GlobalAveragePool: case Op::GlobalMaxPool:
-    case Op::BatchNormalization: case Op::InstanceNormalization: case Op::LayerNormalization:
-    case Op::LRN: case Op::Softmax: case Op::LogSoftmax: case Op::Hardmax:
-    case Op::ReduceSum: case Op::ReduceMean: case Op::ReduceMax: case Op::ReduceMin: case Op::ReduceProd:
-    case Op::ReduceL1: case Op::ReduceL2: case Op::ReduceLogSum: case Op::ReduceLogSumExp:
-    case Op::ReduceSumSquare: case Op::ArgMax: case Op::ArgMin:
-      return OpClass::Reduction;
-    case Op::Opaque:
-      return OpClass::Opaque;
-    default:
-      break;
+    case Op::Reshape:
+    case Op::Flatten:
+    case Op::Squeeze:
+    case Op::Unsqueeze:
+    case Op::Identity:
+    case Op::Dropout:
+    case Op::Shape:
+    case Op::Size:
+    case Op::Constant: return OpClass::Free;
+    case Op::MatMul:
+    case Op::Gemm:
+    case Op::Conv:
+    case Op::ConvTranspose: return OpClass::Matrix;
+    case Op::Split:
+    case Op::Slice: return OpClass::Split;
+    case Op::Transpose:
+    case Op::Concat:
+    case Op::Gather:
+    case Op::GatherElements:
+    case Op::Expand:
+    case Op::Tile:
+    case Op::Pad:
+    case Op::DepthToSpace:
+    case Op::SpaceToDepth:
+    case Op::Trilu:
+    case Op::ConstantOfShape:
+    case Op::Range:
+    case Op::TopK:
+    case Op::CumSum: return OpClass::Movement;
+    case Op::MaxPool:
+    case Op::AveragePool:
+    case Op::GlobalAveragePool:
+    case Op::GlobalMaxPool:
+    case Op::BatchNormalization:
+    case Op::InstanceNormalization:
+    case Op::LayerNormalization:
+    case Op::LRN:
+    case Op::Softmax:
+    case Op::LogSoftmax:
+    case Op::Hardmax:
+    case Op::ReduceSum:
+    case Op::ReduceMean:
+    case Op::ReduceMax:
+    case Op::ReduceMin:
+    case Op::ReduceProd:
+    case Op::ReduceL1:
+    case Op::ReduceL2:
+    case Op::ReduceLogSum:
+    case Op::ReduceLogSumExp:
+    case Op::ReduceSumSquare:
+    case Op::ArgMax:
+    case Op::ArgMin: return OpClass::Reduction;
+    case Op::Opaque: return OpClass::Opaque;
+    default: break;
   }
   const ir::OpInfo& info = ir::op_info(op);
-  if (info.elementwise || op == Op::Cast || op == Op::CastLike || op == Op::Clip || op == Op::Where) return OpClass::Elementwise;
+  if (info.elementwise || op == Op::Cast || op == Op::CastLike || op == Op::Clip || op == Op::Where)
+    return OpClass::Elementwise;
   if (info.stateful) return OpClass::Opaque;
   return OpClass::Movement;
 }
@@ -59,13 +92,19 @@ ir::Work work(const OpDesc& op) {
 // ir::op_work counts each as one FLOP.
 double element_cost(ir::Op op) {
   switch (op) {
-    case ir::Op::Exp: case ir::Op::Log: case ir::Op::Erf: case ir::Op::Tanh: case ir::Op::Sigmoid:
-    case ir::Op::Pow: case ir::Op::Sin: case ir::Op::Cos: case ir::Op::Softplus:
-      return 8;
-    case ir::Op::Div: case ir::Op::Sqrt: case ir::Op::Reciprocal:
-      return 4;
-    default:
-      return 1;
+    case ir::Op::Exp:
+    case ir::Op::Log:
+    case ir::Op::Erf:
+    case ir::Op::Tanh:
+    case ir::Op::Sigmoid:
+    case ir::Op::Pow:
+    case ir::Op::Sin:
+    case ir::Op::Cos:
+    case ir::Op::Softplus: return 8;
+    case ir::Op::Div:
+    case ir::Op::Sqrt:
+    case ir::Op::Reciprocal: return 4;
+    default: return 1;
   }
 }
 
@@ -125,8 +164,7 @@ std::optional<Gemm> gemm_shape(const OpDesc& op) {
       g.n = dim(b, 1) * kernel;
       return g;
     }
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
 }
 

@@ -302,8 +302,9 @@ Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& 
     check_rounding(original, refined, samples, o, r);
     if (r.within_rounding) r.passed = true;
   }
-  r.verdict = r.passed ? (r.max_abs_error == 0 ? "exact" : "rounds differently")
-                       : special ? "refuted (special values)" : "refuted";
+  r.verdict = r.passed  ? (r.max_abs_error == 0 ? "exact" : "rounds differently")
+              : special ? "refuted (special values)"
+                        : "refuted";
   return r;
 }
 

@@ -35,12 +35,12 @@
 namespace refinery::verify {
 
 struct ValidationOptions {
-  int samples = 3;                        // seeds seed, seed+1, ...
+  int samples = 3;  // seeds seed, seed+1, ...
   std::uint64_t seed = 0;
-  double atol = 1e-4, rtol = 1e-3;        // pass: |a - b| <= atol + rtol * |a| everywhere
-  std::map<std::string, std::int64_t> dims;  // symbolic dims (default 1)
+  double atol = 1e-4, rtol = 1e-3;            // pass: |a - b| <= atol + rtol * |a| everywhere
+  std::map<std::string, std::int64_t> dims;   // symbolic dims (default 1)
   std::int64_t int_high = runtime::kIntHigh;  // integer inputs in [0, int_high)
-  bool rounding_check = true;             // on an f32 failure, tell rounding from meaning in f64
+  bool rounding_check = true;                 // on an f32 failure, tell rounding from meaning in f64
   // Spiking graphs (a stateful op: they run through time) are simulated on
   // seeded random spike trains (each input element fires with probability
   // spike_rate per step); their outputs over every step are compared, and
@@ -59,19 +59,19 @@ struct ValidationResult {
   bool passed = false;
   int samples = 0;
   double max_abs_error = 0;
-  double max_rel_error = 0;   // |a - b| / |a| over elements with |a| > atol
-  std::string worst_output;   // the output where max_abs_error was seen
+  double max_rel_error = 0;  // |a - b| / |a| over elements with |a| > atol
+  std::string worst_output;  // the output where max_abs_error was seen
   // When it failed: the first diverging value, e.g. "value 'x' (node 'y',
   // mul) element 17 of sample 0: original 1.5, refined 1.25".
   std::string first_divergence;
 
   // The rounding check (when the f32 comparison failed and it was enabled).
   bool rounding_checked = false;
-  bool within_rounding = false;     // it passed: the f32 difference is rounding
-  double wide_max_abs_error = 0;    // refined vs original, both in f64
-  double original_rounding = 0;     // max |original f32 - original f64|
-  double refined_rounding = 0;      // max |refined f32 - original f64|
-  std::string rounding_verdict;     // why it passed or failed, one line
+  bool within_rounding = false;   // it passed: the f32 difference is rounding
+  double wide_max_abs_error = 0;  // refined vs original, both in f64
+  double original_rounding = 0;   // max |original f32 - original f64|
+  double refined_rounding = 0;    // max |refined f32 - original f64|
+  std::string rounding_verdict;   // why it passed or failed, one line
 
   // The class of the result, in the words of rule verification
   // (docs/rules.md): "exact" (no difference on the samples), "rounds

@@ -139,7 +139,8 @@ int main(int argc, char** argv) {
       rest.push_back(argv[i]);
     }
   }
-  refinery::egraph::print_math_suite("as in egg (backoff; simple for math_associate_adds)", SchedulerChoice::AsInEgg, reps);
+  refinery::egraph::print_math_suite("as in egg (backoff; simple for math_associate_adds)", SchedulerChoice::AsInEgg,
+                                     reps);
   refinery::egraph::print_math_suite("simple", SchedulerChoice::Simple, reps);
   refinery::egraph::print_math_suite("backoff", SchedulerChoice::Backoff, reps);
   std::fflush(stdout);

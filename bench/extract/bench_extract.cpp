@@ -110,14 +110,17 @@ int run(const std::vector<std::string>& files, double time_limit, const std::str
       std::string name = file.substr(file.find_last_of('/') + 1);
       if (modes.size() > 1) name += mode == extract::Acyclicity::Levels ? " [levels]" : " [cuts]";
       bool valid = extract::check_solution(p, r.solution).empty();
-      fmt::print("{:<28} {:>6} {:>6} {:>6} {:>6} {:>10.5f} {:>10.5f} {:>10.5f} {:>7.3f} {:>11} {:>8.4f} {:>7} {:>6} {:>7.2f}{}\n",
-                 name, r.reduction.front().classes, r.reduction.front().candidates, r.reduction.back().classes,
-                 r.reduction.back().candidates, tree * 1e3, greedy * 1e3, r.cost * 1e3,
-                 greedy > 0 ? 100 * (greedy - r.cost) / greedy : 0.0, to_string(r.status), 100 * r.gap(), r.rounds,
-                 r.cuts, r.cpu_seconds, valid ? "" : "  INVALID");
+      fmt::print(
+          "{:<28} {:>6} {:>6} {:>6} {:>6} {:>10.5f} {:>10.5f} {:>10.5f} {:>7.3f} {:>11} {:>8.4f} {:>7} {:>6} "
+          "{:>7.2f}{}\n",
+          name, r.reduction.front().classes, r.reduction.front().candidates, r.reduction.back().classes,
+          r.reduction.back().candidates, tree * 1e3, greedy * 1e3, r.cost * 1e3,
+          greedy > 0 ? 100 * (greedy - r.cost) / greedy : 0.0, to_string(r.status), 100 * r.gap(), r.rounds, r.cuts,
+          r.cpu_seconds, valid ? "" : "  INVALID");
       std::string steps;
       for (const auto& s : r.reduction) steps += fmt::format(" {} {}/{}", s.name, s.classes, s.candidates);
-      fmt::print("    reduction:{}; greedy {:.3f} s CPU{}\n", steps, greedy_cpu, r.detail.empty() ? "" : "; " + r.detail);
+      fmt::print("    reduction:{}; greedy {:.3f} s CPU{}\n", steps, greedy_cpu,
+                 r.detail.empty() ? "" : "; " + r.detail);
     }
   }
   return 0;
@@ -132,10 +135,14 @@ int main(int argc, char** argv) {
   double time_limit = 10;
   std::vector<std::string> rest;
   for (std::size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--target" && i + 1 < args.size()) target = args[++i];
-    else if (args[i] == "--time-limit" && i + 1 < args.size()) time_limit = std::atof(args[++i].c_str());
-    else if (args[i] == "--acyclicity" && i + 1 < args.size()) acyclicity = args[++i];
-    else rest.push_back(args[i]);
+    if (args[i] == "--target" && i + 1 < args.size())
+      target = args[++i];
+    else if (args[i] == "--time-limit" && i + 1 < args.size())
+      time_limit = std::atof(args[++i].c_str());
+    else if (args[i] == "--acyclicity" && i + 1 < args.size())
+      acyclicity = args[++i];
+    else
+      rest.push_back(args[i]);
   }
   if (args[0] == "export" && rest.size() == 2) return export_egraph(target, rest[0], rest[1]);
   if (args[0] == "run" && !rest.empty()) return run(rest, time_limit, acyclicity);

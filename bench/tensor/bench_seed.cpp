@@ -80,10 +80,12 @@ int main(int argc, char** argv) {
       if (auto g = frontends::import_onnx(f)) models.emplace_back(f.stem().string(), std::move(*g));
   }
   for (const auto& [name, g] : models) {
-    benchmark::RegisterBenchmark(("seed/" + name).c_str(), [&g = g](benchmark::State& s) { seed_graph(s, g); })
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("extract_size/" + name).c_str(), [&g = g](benchmark::State& s) { round_trip(s, g); })
-        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("seed/" + name).c_str(), [&g = g](benchmark::State& s) {
+      seed_graph(s, g);
+    })->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("extract_size/" + name).c_str(), [&g = g](benchmark::State& s) {
+      round_trip(s, g);
+    })->Unit(benchmark::kMillisecond);
   }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -41,7 +41,8 @@ std::expected<TensorData, std::string> TensorAnalysis::infer(const TensorEGraph&
   const ir::OpInfo& info = ir::op_info(op);
   int n = static_cast<int>(positions);
   if (n < info.min_inputs || (info.max_inputs >= 0 && n > info.max_inputs))
-    return std::unexpected(fmt::format("{} takes {}..{} inputs, got {}", info.name, info.min_inputs, info.max_inputs, n));
+    return std::unexpected(
+        fmt::format("{} takes {}..{} inputs, got {}", info.name, info.min_inputs, info.max_inputs, n));
   ir::InferContext ctx;
   ctx.op = op;
   ctx.inputs = ins;

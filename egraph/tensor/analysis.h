@@ -25,9 +25,7 @@ struct TensorData {
   std::optional<std::vector<ir::Dim>> known;  // contents of a small integer tensor
   ir::TensorRef constant;                     // when the class holds a constant leaf
 
-  bool operator==(const TensorData& o) const {
-    return type == o.type && known == o.known && constant == o.constant;
-  }
+  bool operator==(const TensorData& o) const { return type == o.type && known == o.known && constant == o.constant; }
 };
 
 struct TypeMismatch : std::logic_error {

@@ -22,9 +22,12 @@ std::uint64_t hash_attr(const ir::AttrValue& v) {
   return std::visit(
       [](const auto& x) -> std::uint64_t {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, int64_t>) return static_cast<std::uint64_t>(x);
-        else if constexpr (std::is_same_v<T, float>) return std::bit_cast<std::uint32_t>(x);
-        else if constexpr (std::is_same_v<T, std::string>) return hash_bytes(x);
+        if constexpr (std::is_same_v<T, int64_t>)
+          return static_cast<std::uint64_t>(x);
+        else if constexpr (std::is_same_v<T, float>)
+          return std::bit_cast<std::uint32_t>(x);
+        else if constexpr (std::is_same_v<T, std::string>)
+          return hash_bytes(x);
         else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
           std::uint64_t h = x.size();
           for (int64_t i : x) h = hash_combine(h, static_cast<std::uint64_t>(i));
@@ -54,7 +57,8 @@ std::uint64_t NodeAttrs::hash() const {
   h = hash_combine(h, hash_bytes(domain));
   h = hash_combine(h, hash_bytes(op_type));
   if (declared) h = hash_combine(h, hash_bytes(declared->str()));
-  for (const auto& [name, value] : attrs.entries()) h = hash_combine(hash_combine(h, hash_bytes(name)), hash_attr(value));
+  for (const auto& [name, value] : attrs.entries())
+    h = hash_combine(hash_combine(h, hash_bytes(name)), hash_attr(value));
   return hash_finalize(h);
 }
 

@@ -18,10 +18,10 @@ namespace refinery::egraph::tensor {
 // Everything about a node except its operator and children.
 struct NodeAttrs {
   ir::Attributes attrs;
-  std::uint16_t output = 0;          // which result of a multi-result op this node is
+  std::uint16_t output = 0;  // which result of a multi-result op this node is
   std::uint16_t num_outputs = 1;
-  std::vector<bool> present;         // per input position; empty when all are present
-  std::string domain, op_type;       // opaque ops
+  std::vector<bool> present;    // per input position; empty when all are present
+  std::string domain, op_type;  // opaque ops
   // The result type when shape rules cannot derive it (opaque ops, or inputs
   // of unknown rank).
   std::optional<ir::TensorType> declared;

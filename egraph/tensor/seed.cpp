@@ -39,7 +39,8 @@ ir::TensorRef constant_node_value(const ir::Attributes& a) {
         ir::Tensor::from_values<float>(ir::DType::f32, {static_cast<int64_t>(v.size())}, v));
   }
   if (const auto* i = a.find("value_int"))
-    return std::make_shared<const ir::Tensor>(ir::Tensor::from_values<int64_t>(ir::DType::i64, {}, {std::get<int64_t>(*i)}));
+    return std::make_shared<const ir::Tensor>(
+        ir::Tensor::from_values<int64_t>(ir::DType::i64, {}, {std::get<int64_t>(*i)}));
   if (auto v = a.maybe_ints("value_ints")) return std::make_shared<const ir::Tensor>(ir::Tensor::vector_i64(*v));
   return nullptr;
 }
@@ -48,7 +49,8 @@ ir::TensorRef constant_node_value(const ir::Attributes& a) {
 
 Expected<Seeded> seed(const ir::Graph& g, EGraphConfig config) {
   auto ctx = std::make_shared<TensorContext>();
-  Seeded s{TensorEGraph(TensorAnalysis(ctx), config), ctx,
+  Seeded s{TensorEGraph(TensorAnalysis(ctx), config),
+           ctx,
            Origin{&g, std::vector<Id>(g.num_values(), kInvalidId), std::vector<TensorNode>(g.num_values())},
            {}};
   auto& value_class = s.origin.value_class;

@@ -93,7 +93,9 @@ class Builder {
     node.domain = on.domain;
     node.op_type = on.op_type;
     for (ir::ValueId in : on.inputs)
-      node.inputs.push_back(in == ir::kNoValue ? ir::kNoValue : survives(in) ? emit_original(in) : emit_class(class_of(in)));
+      node.inputs.push_back(in == ir::kNoValue ? ir::kNoValue
+                            : survives(in)     ? emit_original(in)
+                                               : emit_class(class_of(in)));
     std::vector<std::string> names;
     std::vector<ir::TensorType> types;
     // The class's type: what the graph declared, refined by the analysis

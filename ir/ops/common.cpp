@@ -10,14 +10,20 @@ std::expected<Shape, InferError> broadcast(const Shape& a, const Shape& b) {
     int64_t ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
     Dim da = ia >= 0 ? a[ia] : Dim(1), db = ib >= 0 ? b[ib] : Dim(1);
     Dim& out = dims[static_cast<size_t>(i)];
-    if (da == db) out = da;
-    else if (da == Dim(1)) out = db;
-    else if (db == Dim(1)) out = da;
+    if (da == db)
+      out = da;
+    else if (da == Dim(1))
+      out = db;
+    else if (db == Dim(1))
+      out = da;
     else if (da.is_static() && db.is_static())
       return error(fmt::format("shapes {} and {} do not broadcast", a.str(), b.str()));
-    else if (da.is_static()) out = da;   // the other must match at run time
-    else if (db.is_static()) out = db;
-    else out = Dim::unknown();
+    else if (da.is_static())
+      out = da;  // the other must match at run time
+    else if (db.is_static())
+      out = db;
+    else
+      out = Dim::unknown();
   }
   return Shape(std::move(dims));
 }

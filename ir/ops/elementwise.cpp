@@ -22,7 +22,6 @@ Result unary_bool(InferContext& c) {
   return same_as_first(c);
 }
 
-
 Result float_predicate(InferContext& c) {
   if (!is_float(c.in(0).dtype)) return error("expects a floating-point input");
   c.outputs[0] = TensorType{DType::boolean, c.shape(0)};
@@ -64,9 +63,15 @@ Result arith(InferContext& c, int64_t (*f)(int64_t, int64_t)) {
   return {};
 }
 
-Result add(InferContext& c) { return arith(c, [](int64_t a, int64_t b) { return a + b; }); }
-Result sub(InferContext& c) { return arith(c, [](int64_t a, int64_t b) { return a - b; }); }
-Result mul(InferContext& c) { return arith(c, [](int64_t a, int64_t b) { return a * b; }); }
+Result add(InferContext& c) {
+  return arith(c, [](int64_t a, int64_t b) { return a + b; });
+}
+Result sub(InferContext& c) {
+  return arith(c, [](int64_t a, int64_t b) { return a - b; });
+}
+Result mul(InferContext& c) {
+  return arith(c, [](int64_t a, int64_t b) { return a * b; });
+}
 Result div(InferContext& c) {
   return arith(c, [](int64_t a, int64_t b) { return b == 0 ? int64_t{0} : a / b; });
 }
@@ -80,8 +85,7 @@ Result pow_rule(InferContext& c) {  // base and exponent may differ in type
 Result compare(InferContext& c) { return broadcast_all(c, DType::boolean); }
 
 Result logic(InferContext& c) {
-  if (c.in(0).dtype != DType::boolean || c.in(1).dtype != DType::boolean)
-    return error("expects bool inputs");
+  if (c.in(0).dtype != DType::boolean || c.in(1).dtype != DType::boolean) return error("expects bool inputs");
   return broadcast_all(c, DType::boolean);
 }
 
@@ -100,8 +104,7 @@ Result where(InferContext& c) {
 Result clip(InferContext& c) {
   if (auto ok = same_dtype(c, 0, 1, 3); !ok) return ok;
   for (size_t i = 1; i < 3; ++i)
-    if (c.has_input(i) && c.shape(i).rank() != 0 &&
-        !(c.shape(i).rank() == 1 && c.shape(i)[0] == Dim(1)))
+    if (c.has_input(i) && c.shape(i).rank() != 0 && !(c.shape(i).rank() == 1 && c.shape(i)[0] == Dim(1)))
       return error(fmt::format("min and max must be scalars, input {} is {}", i, c.shape(i).str()));
   return same_as_first(c);
 }
@@ -139,20 +142,19 @@ Result identity(InferContext& c) {
 
 void register_elementwise(Table& t) {
   auto unary = [&](Op op, InferFn f, std::vector<AttrSpec> attrs = {}) {
-    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = std::move(attrs),
-                     .infer = f, .elementwise = true});
+    define(
+        t,
+        OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = std::move(attrs), .infer = f, .elementwise = true});
   };
-  for (Op op : {Op::Exp, Op::Log, Op::Sqrt, Op::Reciprocal, Op::Floor, Op::Ceil, Op::Round,
-                Op::Sin, Op::Cos, Op::Tan, Op::Asin, Op::Acos, Op::Atan, Op::Sinh, Op::Cosh,
-                Op::Asinh, Op::Acosh, Op::Atanh, Op::Erf, Op::Sigmoid, Op::Tanh, Op::Softplus,
-                Op::Softsign, Op::HardSwish})
+  for (Op op : {Op::Exp,   Op::Log,   Op::Sqrt, Op::Reciprocal, Op::Floor, Op::Ceil,     Op::Round,    Op::Sin,
+                Op::Cos,   Op::Tan,   Op::Asin, Op::Acos,       Op::Atan,  Op::Sinh,     Op::Cosh,     Op::Asinh,
+                Op::Acosh, Op::Atanh, Op::Erf,  Op::Sigmoid,    Op::Tanh,  Op::Softplus, Op::Softsign, Op::HardSwish})
     unary(op, unary_float);
   for (Op op : {Op::Abs, Op::Neg, Op::Sign, Op::Relu}) unary(op, unary_numeric);
   unary(Op::Not, unary_bool);
   unary(Op::Identity, identity);
   unary(Op::IsNaN, float_predicate);
-  unary(Op::IsInf, float_predicate,
-        {int_attr("detect_negative", 1), int_attr("detect_positive", 1)});
+  unary(Op::IsInf, float_predicate, {int_attr("detect_negative", 1), int_attr("detect_positive", 1)});
   unary(Op::LeakyRelu, unary_float, {float_attr("alpha", 0.01f)});
   unary(Op::Elu, unary_float, {float_attr("alpha", 1.0f)});
   unary(Op::Celu, unary_float, {float_attr("alpha", 1.0f)});
@@ -161,14 +163,18 @@ void register_elementwise(Table& t) {
         {float_attr("alpha", 1.67326319217681884765625f), float_attr("gamma", 1.05070102214813232421875f)});
   unary(Op::HardSigmoid, unary_float, {float_attr("alpha", 0.2f), float_attr("beta", 0.5f)});
   unary(Op::Cast, cast, {{"to", AttrKind::Int, AttrUse::Required}});
-  define(t, OpInfo{.op = Op::CastLike, .min_inputs = 2, .max_inputs = 2, .infer = cast_like,
-                   .elementwise = true});
+  define(t, OpInfo{.op = Op::CastLike, .min_inputs = 2, .max_inputs = 2, .infer = cast_like, .elementwise = true});
   define(t, OpInfo{.op = Op::Clip, .min_inputs = 1, .max_inputs = 3, .infer = clip, .elementwise = true});
   define(t, OpInfo{.op = Op::PRelu, .min_inputs = 2, .max_inputs = 2, .infer = prelu, .elementwise = true});
 
   auto binary = [&](Op op, InferFn f, bool commutative, std::vector<AttrSpec> attrs = {}) {
-    define(t, OpInfo{.op = op, .min_inputs = 2, .max_inputs = 2, .attrs = std::move(attrs), .infer = f,
-                     .elementwise = true, .commutative = commutative});
+    define(t, OpInfo{.op = op,
+                     .min_inputs = 2,
+                     .max_inputs = 2,
+                     .attrs = std::move(attrs),
+                     .infer = f,
+                     .elementwise = true,
+                     .commutative = commutative});
   };
   binary(Op::Add, add, true);
   binary(Op::Sub, sub, false);
@@ -180,8 +186,12 @@ void register_elementwise(Table& t) {
     binary(op, compare, op == Op::Equal);
   for (Op op : {Op::And, Op::Or, Op::Xor}) binary(op, logic, true);
   for (Op op : {Op::Max, Op::Min, Op::Sum, Op::Mean})
-    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = -1, .infer = numeric_nary,
-                     .elementwise = true, .commutative = true});
+    define(t, OpInfo{.op = op,
+                     .min_inputs = 1,
+                     .max_inputs = -1,
+                     .infer = numeric_nary,
+                     .elementwise = true,
+                     .commutative = true});
   define(t, OpInfo{.op = Op::Where, .min_inputs = 3, .max_inputs = 3, .infer = where, .elementwise = true});
 }
 

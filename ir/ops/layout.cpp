@@ -61,8 +61,10 @@ Result reshape(InferContext& c) {
     bool all_static = true;
     for (size_t i = 0; i < out.size(); ++i)
       if (static_cast<int>(i) != infer_at) {
-        if (out[i].is_static()) known *= out[i].size();
-        else all_static = false;
+        if (out[i].is_static())
+          known *= out[i].size();
+        else
+          all_static = false;
       }
     if (total && all_static) {
       if (known == 0 || *total % known != 0)
@@ -75,24 +77,35 @@ Result reshape(InferContext& c) {
       int64_t px = 1, po = 1;
       bool ok = true;
       for (const Dim& d : x.dims()) {
-        if (d.is_static()) px *= d.size();
-        else if (d.is_symbol()) x_syms.push_back(d);
-        else ok = false;
+        if (d.is_static())
+          px *= d.size();
+        else if (d.is_symbol())
+          x_syms.push_back(d);
+        else
+          ok = false;
       }
       for (size_t i = 0; i < out.size(); ++i) {
         if (static_cast<int>(i) == infer_at) continue;
-        if (out[i].is_static()) po *= out[i].size();
-        else if (out[i].is_symbol()) out_syms.push_back(out[i]);
-        else ok = false;
+        if (out[i].is_static())
+          po *= out[i].size();
+        else if (out[i].is_symbol())
+          out_syms.push_back(out[i]);
+        else
+          ok = false;
       }
       for (const Dim& d : out_syms) {
         auto it = std::find(x_syms.begin(), x_syms.end(), d);
-        if (it == x_syms.end()) { ok = false; break; }
+        if (it == x_syms.end()) {
+          ok = false;
+          break;
+        }
         x_syms.erase(it);
       }
       if (ok && po != 0 && px % po == 0) {
-        if (x_syms.empty()) out[static_cast<size_t>(infer_at)] = Dim(px / po);
-        else if (x_syms.size() == 1 && px == po) out[static_cast<size_t>(infer_at)] = x_syms[0];
+        if (x_syms.empty())
+          out[static_cast<size_t>(infer_at)] = Dim(px / po);
+        else if (x_syms.size() == 1 && px == po)
+          out[static_cast<size_t>(infer_at)] = x_syms[0];
       }
     }
   } else if (total) {
@@ -116,7 +129,8 @@ Result flatten(InferContext& c) {
 Result transpose(InferContext& c) {
   const Shape& x = c.shape(0);
   std::vector<int64_t> p = c.op_attrs().get_ints("perm");
-  if (static_cast<int64_t>(p.size()) != x.rank()) return error(fmt::format("perm has {} entries for rank {}", p.size(), x.rank()));
+  if (static_cast<int64_t>(p.size()) != x.rank())
+    return error(fmt::format("perm has {} entries for rank {}", p.size(), x.rank()));
   std::vector<bool> seen(p.size(), false);
   std::vector<Dim> out;
   for (int64_t i : p) {
@@ -143,7 +157,8 @@ Result squeeze(InferContext& c) {
     for (int64_t a : *axes) {
       auto n = normalize_axis(a, x.rank());
       if (!n) return error(fmt::format("axis {} out of range", a));
-      if (x[*n].is_static() && x[*n].size() != 1) return error(fmt::format("cannot squeeze dimension {} of size {}", *n, x[*n].size()));
+      if (x[*n].is_static() && x[*n].size() != 1)
+        return error(fmt::format("cannot squeeze dimension {} of size {}", *n, x[*n].size()));
       drop[static_cast<size_t>(*n)] = true;
     }
   } else {
@@ -196,14 +211,18 @@ Result concat(InferContext& c) {
     for (int64_t d = 0; d < x.rank(); ++d) {
       if (d == *axis) continue;
       if (s[d].is_static() && x[d].is_static() && s[d].size() != x[d].size())
-        return error(fmt::format("input {} has shape {}, which does not fit {} outside axis {}", i, s.str(), x.str(), *axis));
+        return error(
+            fmt::format("input {} has shape {}, which does not fit {} outside axis {}", i, s.str(), x.str(), *axis));
     }
   }
   int64_t total = 0;
   bool known_len = true;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const Dim& d = c.shape(i)[*axis];
-    if (d.is_static()) total += d.size(); else known_len = false;
+    if (d.is_static())
+      total += d.size();
+    else
+      known_len = false;
   }
   out[static_cast<size_t>(*axis)] = known_len ? Dim(total) : (c.inputs.size() == 1 ? x[*axis] : Dim::unknown());
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(out)};
@@ -259,15 +278,22 @@ Result slice(InferContext& c) {
     return {};
   }
   if (starts->size() != ends->size()) return error("starts and ends differ in length");
-  if (!axes) { axes.emplace(); for (size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<int64_t>(i)); }
+  if (!axes) {
+    axes.emplace();
+    for (size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<int64_t>(i));
+  }
   if (!steps) steps = std::vector<int64_t>(starts->size(), 1);
-  if (axes->size() != starts->size() || steps->size() != starts->size()) return error("axes or steps differ in length from starts");
+  if (axes->size() != starts->size() || steps->size() != starts->size())
+    return error("axes or steps differ in length from starts");
   for (size_t i = 0; i < starts->size(); ++i) {
     auto a = normalize_axis((*axes)[i], x.rank());
     if (!a) return error(fmt::format("axis {} out of range", (*axes)[i]));
     int64_t step = (*steps)[i];
     if (step == 0) return error("step must not be 0");
-    if (!x[*a].is_static()) { out[*a] = Dim::unknown(); continue; }
+    if (!x[*a].is_static()) {
+      out[*a] = Dim::unknown();
+      continue;
+    }
     int64_t dim = x[*a].size();
     int64_t s = (*starts)[i], e = (*ends)[i];
     if (s < 0) s += dim;
@@ -328,7 +354,8 @@ Result expand(InferContext& c) {
   auto target = c.dims_value(1);
   if (!target) {
     int64_t n = c.shape(1)[0].is_static() ? c.shape(1)[0].size() : 0;
-    c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::vector<Dim>(static_cast<size_t>(std::max(n, c.shape(0).rank()))))};
+    c.outputs[0] =
+        TensorType{c.in(0).dtype, Shape(std::vector<Dim>(static_cast<size_t>(std::max(n, c.shape(0).rank()))))};
     return {};
   }
   auto s = broadcast(c.shape(0), Shape(*target));
@@ -358,9 +385,11 @@ Result pad(InferContext& c) {
   if (!pads) {
     for (int64_t i = 0; i < x.rank(); ++i) out[i] = Dim::unknown();
   } else {
-    if (static_cast<int64_t>(pads->size()) != 2 * x.rank()) return error(fmt::format("pads has {} entries for rank {}", pads->size(), x.rank()));
+    if (static_cast<int64_t>(pads->size()) != 2 * x.rank())
+      return error(fmt::format("pads has {} entries for rank {}", pads->size(), x.rank()));
     for (int64_t i = 0; i < x.rank(); ++i)
-      if (x[i].is_static()) out[i] = Dim(x[i].size() + (*pads)[static_cast<size_t>(i)] + (*pads)[static_cast<size_t>(i + x.rank())]);
+      if (x[i].is_static())
+        out[i] = Dim(x[i].size() + (*pads)[static_cast<size_t>(i)] + (*pads)[static_cast<size_t>(i + x.rank())]);
   }
   c.outputs[0] = TensorType{c.in(0).dtype, out};
   return {};
@@ -390,7 +419,10 @@ Result space_to_depth(InferContext& c) {
   Shape out = x;
   out[1] = mul_dims(x[1], Dim(b * b));
   for (int i : {2, 3}) {
-    if (!x[i].is_static()) { out[i] = Dim::unknown(); continue; }
+    if (!x[i].is_static()) {
+      out[i] = Dim::unknown();
+      continue;
+    }
     if (x[i].size() % b != 0) return error("spatial size is not divisible by blocksize");
     out[i] = Dim(x[i].size() / b);
   }
@@ -406,28 +438,60 @@ Result trilu(InferContext& c) {
 }  // namespace
 
 void register_layout(Table& t) {
-  define(t, OpInfo{.op = Op::Reshape, .min_inputs = 2, .max_inputs = 2, .attrs = {int_attr("allowzero", 0)},
-                   .int_inputs = {1}, .infer = reshape});
-  define(t, OpInfo{.op = Op::Flatten, .min_inputs = 1, .max_inputs = 1, .attrs = {int_attr("axis", 1)}, .infer = flatten});
-  define(t, OpInfo{.op = Op::Transpose, .min_inputs = 1, .max_inputs = 1,
+  define(t, OpInfo{.op = Op::Reshape,
+                   .min_inputs = 2,
+                   .max_inputs = 2,
+                   .attrs = {int_attr("allowzero", 0)},
+                   .int_inputs = {1},
+                   .infer = reshape});
+  define(t,
+         OpInfo{.op = Op::Flatten, .min_inputs = 1, .max_inputs = 1, .attrs = {int_attr("axis", 1)}, .infer = flatten});
+  define(t, OpInfo{.op = Op::Transpose,
+                   .min_inputs = 1,
+                   .max_inputs = 1,
                    .attrs = {{"perm", AttrKind::Ints, AttrUse::Optional, {.rule = AttrDefault::Rule::ReversedAxes}}},
                    .infer = transpose});
   define(t, OpInfo{.op = Op::Squeeze, .min_inputs = 1, .max_inputs = 2, .int_inputs = {1}, .infer = squeeze});
   define(t, OpInfo{.op = Op::Unsqueeze, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .infer = unsqueeze});
-  define(t, OpInfo{.op = Op::Concat, .min_inputs = 1, .max_inputs = -1, .attrs = {{"axis", AttrKind::Int, AttrUse::Required}}, .infer = concat});
-  define(t, OpInfo{.op = Op::Split, .min_inputs = 1, .max_inputs = 2, .min_outputs = 1, .max_outputs = -1,
-                   .attrs = {int_attr("axis", 0)}, .int_inputs = {1}, .infer = split});
+  define(t, OpInfo{.op = Op::Concat,
+                   .min_inputs = 1,
+                   .max_inputs = -1,
+                   .attrs = {{"axis", AttrKind::Int, AttrUse::Required}},
+                   .infer = concat});
+  define(t, OpInfo{.op = Op::Split,
+                   .min_inputs = 1,
+                   .max_inputs = 2,
+                   .min_outputs = 1,
+                   .max_outputs = -1,
+                   .attrs = {int_attr("axis", 0)},
+                   .int_inputs = {1},
+                   .infer = split});
   define(t, OpInfo{.op = Op::Slice, .min_inputs = 3, .max_inputs = 5, .int_inputs = {1, 2, 3, 4}, .infer = slice});
-  define(t, OpInfo{.op = Op::Gather, .min_inputs = 2, .max_inputs = 2, .attrs = {int_attr("axis", 0)}, .infer = gather});
-  define(t, OpInfo{.op = Op::GatherElements, .min_inputs = 2, .max_inputs = 2, .attrs = {int_attr("axis", 0)}, .infer = gather_elements});
+  define(t,
+         OpInfo{.op = Op::Gather, .min_inputs = 2, .max_inputs = 2, .attrs = {int_attr("axis", 0)}, .infer = gather});
+  define(t, OpInfo{.op = Op::GatherElements,
+                   .min_inputs = 2,
+                   .max_inputs = 2,
+                   .attrs = {int_attr("axis", 0)},
+                   .infer = gather_elements});
   define(t, OpInfo{.op = Op::Expand, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .infer = expand});
   define(t, OpInfo{.op = Op::Tile, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .infer = tile});
-  define(t, OpInfo{.op = Op::Pad, .min_inputs = 2, .max_inputs = 3, .attrs = {string_attr("mode", "constant")},
-                   .int_inputs = {1}, .infer = pad});
-  define(t, OpInfo{.op = Op::DepthToSpace, .min_inputs = 1, .max_inputs = 1,
-                   .attrs = {{"blocksize", AttrKind::Int, AttrUse::Required}, string_attr("mode", "DCR")}, .infer = depth_to_space});
-  define(t, OpInfo{.op = Op::SpaceToDepth, .min_inputs = 1, .max_inputs = 1,
-                   .attrs = {{"blocksize", AttrKind::Int, AttrUse::Required}}, .infer = space_to_depth});
+  define(t, OpInfo{.op = Op::Pad,
+                   .min_inputs = 2,
+                   .max_inputs = 3,
+                   .attrs = {string_attr("mode", "constant")},
+                   .int_inputs = {1},
+                   .infer = pad});
+  define(t, OpInfo{.op = Op::DepthToSpace,
+                   .min_inputs = 1,
+                   .max_inputs = 1,
+                   .attrs = {{"blocksize", AttrKind::Int, AttrUse::Required}, string_attr("mode", "DCR")},
+                   .infer = depth_to_space});
+  define(t, OpInfo{.op = Op::SpaceToDepth,
+                   .min_inputs = 1,
+                   .max_inputs = 1,
+                   .attrs = {{"blocksize", AttrKind::Int, AttrUse::Required}},
+                   .infer = space_to_depth});
   define(t, OpInfo{.op = Op::Trilu, .min_inputs = 1, .max_inputs = 2, .attrs = {int_attr("upper", 1)}, .infer = trilu});
 }
 

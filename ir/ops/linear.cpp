@@ -4,9 +4,7 @@
 namespace refinery::ir::ops {
 namespace {
 
-bool dims_compatible(const Dim& a, const Dim& b) {
-  return !(a.is_static() && b.is_static() && a.size() != b.size());
-}
+bool dims_compatible(const Dim& a, const Dim& b) { return !(a.is_static() && b.is_static() && a.size() != b.size()); }
 
 Result matmul(InferContext& c) {
   if (auto ok = same_dtype(c, 0, 1, 2); !ok) return ok;
@@ -43,7 +41,8 @@ Result gemm(InferContext& c) {
   Shape out({m, n});
   if (c.has_input(2)) {
     auto b = broadcast(out, c.shape(2));
-    if (!b || b->rank() != 2) return error(fmt::format("bias {} does not broadcast to {}", c.shape(2).str(), out.str()));
+    if (!b || b->rank() != 2)
+      return error(fmt::format("bias {} does not broadcast to {}", c.shape(2).str(), out.str()));
   }
   c.outputs[0] = TensorType{c.in(0).dtype, out};
   return {};
@@ -53,7 +52,9 @@ Result gemm(InferContext& c) {
 
 void register_linear(Table& t) {
   define(t, OpInfo{.op = Op::MatMul, .min_inputs = 2, .max_inputs = 2, .infer = matmul});
-  define(t, OpInfo{.op = Op::Gemm, .min_inputs = 2, .max_inputs = 3,
+  define(t, OpInfo{.op = Op::Gemm,
+                   .min_inputs = 2,
+                   .max_inputs = 3,
                    .attrs = {float_attr("alpha", 1.0f), float_attr("beta", 1.0f), int_attr("transA", 0),
                              int_attr("transB", 0)},
                    .infer = gemm});

@@ -11,8 +11,7 @@ struct Window {
   bool ceil_mode = false;
 };
 
-std::expected<Window, InferError> read_window(const InferContext& c, int64_t spatial,
-                                              std::vector<int64_t> kernel) {
+std::expected<Window, InferError> read_window(const InferContext& c, int64_t spatial, std::vector<int64_t> kernel) {
   Window w;
   OpAttrs a = c.op_attrs();
   w.kernel = std::move(kernel);
@@ -63,13 +62,14 @@ Result conv(InferContext& c) {
   if (!win) return std::unexpected(win.error());
   int64_t group = c.op_attrs().get_int("group");
   if (x[1].is_static() && w[1].is_static() && x[1].size() != w[1].size() * group)
-    return error(fmt::format("input has {} channels but weight {} with group {} expects {}", x[1].size(),
-                             w.str(), group, w[1].size() * group));
-  if (c.has_input(2) && (c.shape(2).rank() != 1 || (w[0].is_static() && c.shape(2)[0].is_static() &&
-                                                    c.shape(2)[0].size() != w[0].size())))
+    return error(fmt::format("input has {} channels but weight {} with group {} expects {}", x[1].size(), w.str(),
+                             group, w[1].size() * group));
+  if (c.has_input(2) && (c.shape(2).rank() != 1 ||
+                         (w[0].is_static() && c.shape(2)[0].is_static() && c.shape(2)[0].size() != w[0].size())))
     return error(fmt::format("bias shape {} does not match {} output channels", c.shape(2).str(), w[0].str()));
   std::vector<Dim> out{x[0], w[0]};
-  for (size_t i = 0; i < static_cast<size_t>(spatial); ++i) out.push_back(window_out(*win, i, x[static_cast<int64_t>(i) + 2]));
+  for (size_t i = 0; i < static_cast<size_t>(spatial); ++i)
+    out.push_back(window_out(*win, i, x[static_cast<int64_t>(i) + 2]));
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
   return {};
 }
@@ -100,8 +100,8 @@ Result conv_transpose(InferContext& c) {
     } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       out.emplace_back(in.size() * strides[i]);
     } else {
-      out.emplace_back(strides[i] * (in.size() - 1) + outpad[i] + ((kernel[i] - 1) * dil[i] + 1) -
-                       pads[i] - pads[i + sz]);
+      out.emplace_back(strides[i] * (in.size() - 1) + outpad[i] + ((kernel[i] - 1) * dil[i] + 1) - pads[i] -
+                       pads[i + sz]);
     }
   }
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
@@ -180,9 +180,9 @@ Result lrn(InferContext& c) {
 }
 
 // kernel_shape has no default: the weight's shape gives it.
-const std::vector<AttrSpec> kConvAttrs{string_attr("auto_pad", "NOTSET"), ints_per_axis("dilations", 1),
-                                       int_attr("group", 1),              {"kernel_shape", AttrKind::Ints},
-                                       ints_per_axis_ends("pads", 0),     ints_per_axis("strides", 1)};
+const std::vector<AttrSpec> kConvAttrs{
+    string_attr("auto_pad", "NOTSET"), ints_per_axis("dilations", 1), int_attr("group", 1),
+    {"kernel_shape", AttrKind::Ints},  ints_per_axis_ends("pads", 0), ints_per_axis("strides", 1)};
 
 }  // namespace
 
@@ -191,43 +191,71 @@ void register_nn(Table& t) {
   auto ct_attrs = kConvAttrs;
   ct_attrs.push_back(ints_per_axis("output_padding", 0));
   ct_attrs.push_back({"output_shape", AttrKind::Ints});  // absent: from the input, strides and pads
-  define(t, OpInfo{.op = Op::ConvTranspose, .min_inputs = 2, .max_inputs = 3, .attrs = ct_attrs,
-                   .infer = conv_transpose});
-  define(t, OpInfo{.op = Op::MaxPool, .min_inputs = 1, .max_inputs = 1, .min_outputs = 1, .max_outputs = 2,
-                   .attrs = {string_attr("auto_pad", "NOTSET"), int_attr("ceil_mode", 0),
-                             ints_per_axis("dilations", 1), {"kernel_shape", AttrKind::Ints, AttrUse::Required},
-                             ints_per_axis_ends("pads", 0), int_attr("storage_order", 0),
+  define(t,
+         OpInfo{.op = Op::ConvTranspose, .min_inputs = 2, .max_inputs = 3, .attrs = ct_attrs, .infer = conv_transpose});
+  define(t, OpInfo{.op = Op::MaxPool,
+                   .min_inputs = 1,
+                   .max_inputs = 1,
+                   .min_outputs = 1,
+                   .max_outputs = 2,
+                   .attrs = {string_attr("auto_pad", "NOTSET"),
+                             int_attr("ceil_mode", 0),
+                             ints_per_axis("dilations", 1),
+                             {"kernel_shape", AttrKind::Ints, AttrUse::Required},
+                             ints_per_axis_ends("pads", 0),
+                             int_attr("storage_order", 0),
                              ints_per_axis("strides", 1)},
                    .infer = pool});
-  define(t, OpInfo{.op = Op::AveragePool, .min_inputs = 1, .max_inputs = 1,
+  define(t, OpInfo{.op = Op::AveragePool,
+                   .min_inputs = 1,
+                   .max_inputs = 1,
                    // dilations: ONNX AveragePool-19's; the shape rule and the kernel read it
-                   .attrs = {string_attr("auto_pad", "NOTSET"), int_attr("ceil_mode", 0),
-                             int_attr("count_include_pad", 0), ints_per_axis("dilations", 1),
-                             {"kernel_shape", AttrKind::Ints, AttrUse::Required}, ints_per_axis_ends("pads", 0),
+                   .attrs = {string_attr("auto_pad", "NOTSET"),
+                             int_attr("ceil_mode", 0),
+                             int_attr("count_include_pad", 0),
+                             ints_per_axis("dilations", 1),
+                             {"kernel_shape", AttrKind::Ints, AttrUse::Required},
+                             ints_per_axis_ends("pads", 0),
                              ints_per_axis("strides", 1)},
                    .infer = pool});
   for (Op op : {Op::GlobalAveragePool, Op::GlobalMaxPool})
     define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .infer = global_pool});
-  define(t, OpInfo{.op = Op::BatchNormalization, .min_inputs = 5, .max_inputs = 5, .min_outputs = 1,
+  define(t, OpInfo{.op = Op::BatchNormalization,
+                   .min_inputs = 5,
+                   .max_inputs = 5,
+                   .min_outputs = 1,
                    .max_outputs = 3,
-                   .attrs = {float_attr("epsilon", 1e-5f), float_attr("momentum", 0.9f),
-                             int_attr("training_mode", 0)},
+                   .attrs = {float_attr("epsilon", 1e-5f), float_attr("momentum", 0.9f), int_attr("training_mode", 0)},
                    .infer = batch_norm});
-  define(t, OpInfo{.op = Op::InstanceNormalization, .min_inputs = 3, .max_inputs = 3,
-                   .attrs = {float_attr("epsilon", 1e-5f)}, .infer = instance_norm});
-  define(t, OpInfo{.op = Op::LayerNormalization, .min_inputs = 2, .max_inputs = 3, .min_outputs = 1,
+  define(t, OpInfo{.op = Op::InstanceNormalization,
+                   .min_inputs = 3,
+                   .max_inputs = 3,
+                   .attrs = {float_attr("epsilon", 1e-5f)},
+                   .infer = instance_norm});
+  define(t, OpInfo{.op = Op::LayerNormalization,
+                   .min_inputs = 2,
+                   .max_inputs = 3,
+                   .min_outputs = 1,
                    .max_outputs = 3,
                    .attrs = {int_attr("axis", -1), float_attr("epsilon", 1e-5f), int_attr("stash_type", 1)},
                    .infer = layer_norm});
-  define(t, OpInfo{.op = Op::LRN, .min_inputs = 1, .max_inputs = 1,
-                   .attrs = {float_attr("alpha", 1e-4f), float_attr("beta", 0.75f), float_attr("bias", 1.0f),
+  define(t, OpInfo{.op = Op::LRN,
+                   .min_inputs = 1,
+                   .max_inputs = 1,
+                   .attrs = {float_attr("alpha", 1e-4f),
+                             float_attr("beta", 0.75f),
+                             float_attr("bias", 1.0f),
                              {"size", AttrKind::Int, AttrUse::Required}},
                    .infer = lrn});
-  define(t, OpInfo{.op = Op::Dropout, .min_inputs = 1, .max_inputs = 3, .min_outputs = 1, .max_outputs = 2,
-                   .attrs = {{"seed", AttrKind::Int}}, .infer = dropout});  // absent seed: a random one
+  define(t, OpInfo{.op = Op::Dropout,
+                   .min_inputs = 1,
+                   .max_inputs = 3,
+                   .min_outputs = 1,
+                   .max_outputs = 2,
+                   .attrs = {{"seed", AttrKind::Int}},
+                   .infer = dropout});  // absent seed: a random one
   for (Op op : {Op::Softmax, Op::LogSoftmax, Op::Hardmax})
-    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = {int_attr("axis", -1)},
-                     .infer = softmax});
+    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = {int_attr("axis", -1)}, .infer = softmax});
 }
 
 }  // namespace refinery::ir::ops

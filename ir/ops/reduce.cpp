@@ -13,7 +13,7 @@ Result reduce(InferContext& c) {
   std::optional<std::vector<int64_t>> axes = at.maybe_ints("axes");
   if (c.has_input(1)) {
     axes = c.ints(1);
-    if (!axes) {  // axes not known: the rank is, when keepdims
+    if (!axes) {                          // axes not known: the rank is, when keepdims
       if (at.get_int("keepdims") == 0) {  // the rank follows from the number of axes
         const Shape& a = c.shape(1);
         if (a.rank() != 1 || !a[0].is_static() || a[0].size() > x.rank())
@@ -43,8 +43,10 @@ Result reduce(InferContext& c) {
   }
   std::vector<Dim> out;
   for (int64_t i = 0; i < x.rank(); ++i) {
-    if (!reduced[static_cast<size_t>(i)]) out.push_back(x[i]);
-    else if (keep) out.emplace_back(1);
+    if (!reduced[static_cast<size_t>(i)])
+      out.push_back(x[i]);
+    else if (keep)
+      out.emplace_back(1);
   }
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
   return {};
@@ -57,8 +59,10 @@ Result arg_reduce(InferContext& c) {
   if (!axis) return error("axis out of range");
   std::vector<Dim> out;
   for (int64_t i = 0; i < x.rank(); ++i) {
-    if (i != *axis) out.push_back(x[i]);
-    else if (a.get_int("keepdims") != 0) out.emplace_back(1);
+    if (i != *axis)
+      out.push_back(x[i]);
+    else if (a.get_int("keepdims") != 0)
+      out.emplace_back(1);
   }
   c.outputs[0] = TensorType{DType::i64, Shape(std::move(out))};
   return {};
@@ -85,23 +89,36 @@ Result topk(InferContext& c) {
 
 void register_reduce(Table& t) {
   // absent axes: all of them (or none, with noop_with_empty_axes)
-  const std::vector<AttrSpec> attrs{{"axes", AttrKind::Ints}, int_attr("keepdims", 1),
-                                    int_attr("noop_with_empty_axes", 0)};
+  const std::vector<AttrSpec> attrs{
+      {"axes", AttrKind::Ints}, int_attr("keepdims", 1), int_attr("noop_with_empty_axes", 0)};
   for (Op op : {Op::ReduceMean, Op::ReduceMax, Op::ReduceMin, Op::ReduceProd, Op::ReduceL1, Op::ReduceL2,
                 Op::ReduceLogSum, Op::ReduceLogSumExp, Op::ReduceSumSquare})
     define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = attrs, .infer = reduce});
-  define(t, OpInfo{.op = Op::ReduceSum, .min_inputs = 1, .max_inputs = 2,
-                   .attrs = {int_attr("keepdims", 1), int_attr("noop_with_empty_axes", 0)}, .int_inputs = {1},
+  define(t, OpInfo{.op = Op::ReduceSum,
+                   .min_inputs = 1,
+                   .max_inputs = 2,
+                   .attrs = {int_attr("keepdims", 1), int_attr("noop_with_empty_axes", 0)},
+                   .int_inputs = {1},
                    .infer = reduce});
   for (Op op : {Op::ArgMax, Op::ArgMin})
-    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1,
+    define(t, OpInfo{.op = op,
+                     .min_inputs = 1,
+                     .max_inputs = 1,
                      .attrs = {int_attr("axis", 0), int_attr("keepdims", 1), int_attr("select_last_index", 0)},
                      .infer = arg_reduce});
-  define(t, OpInfo{.op = Op::CumSum, .min_inputs = 2, .max_inputs = 2,
-                   .attrs = {int_attr("exclusive", 0), int_attr("reverse", 0)}, .infer = cumsum});
-  define(t, OpInfo{.op = Op::TopK, .min_inputs = 2, .max_inputs = 2, .min_outputs = 2, .max_outputs = 2,
+  define(t, OpInfo{.op = Op::CumSum,
+                   .min_inputs = 2,
+                   .max_inputs = 2,
+                   .attrs = {int_attr("exclusive", 0), int_attr("reverse", 0)},
+                   .infer = cumsum});
+  define(t, OpInfo{.op = Op::TopK,
+                   .min_inputs = 2,
+                   .max_inputs = 2,
+                   .min_outputs = 2,
+                   .max_outputs = 2,
                    .attrs = {int_attr("axis", -1), int_attr("largest", 1), int_attr("sorted", 1)},
-                   .int_inputs = {1}, .infer = topk});
+                   .int_inputs = {1},
+                   .infer = topk});
 }
 
 }  // namespace refinery::ir::ops

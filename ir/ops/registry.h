@@ -1,8 +1,8 @@
 // Internal to ir/: how op families register their OpInfo entries, plus the
 // shape-rule helpers they share. Not a public header.
 #pragma once
-#include <array>
 #include <fmt/format.h>
+#include <array>
 
 #include "ir/op.h"
 
@@ -31,17 +31,22 @@ inline AttrSpec float_attr(std::string_view name, float fallback) {
   return {name, AttrKind::Float, AttrUse::Optional, {.rule = AttrDefault::Rule::Value, .value = fallback}};
 }
 inline AttrSpec string_attr(std::string_view name, std::string_view fallback) {
-  return {name, AttrKind::String, AttrUse::Optional, {.rule = AttrDefault::Rule::Value, .value = std::string(fallback)}};
+  return {
+      name, AttrKind::String, AttrUse::Optional, {.rule = AttrDefault::Rule::Value, .value = std::string(fallback)}};
 }
 // Ints that default to `value` once per spatial axis of input 0 (strides,
 // dilations), or at both ends of each (pads); `leading_axes` come before
 // the spatial ones (2 for ONNX's N, C; 1 for NIR's C).
 inline AttrSpec ints_per_axis(std::string_view name, int64_t value, int leading_axes = 2) {
-  return {name, AttrKind::Ints, AttrUse::Optional,
+  return {name,
+          AttrKind::Ints,
+          AttrUse::Optional,
           {.rule = AttrDefault::Rule::PerAxis, .value = value, .leading_axes = leading_axes}};
 }
 inline AttrSpec ints_per_axis_ends(std::string_view name, int64_t value, int leading_axes = 2) {
-  return {name, AttrKind::Ints, AttrUse::Optional,
+  return {name,
+          AttrKind::Ints,
+          AttrUse::Optional,
           {.rule = AttrDefault::Rule::PerAxisEnds, .value = value, .leading_axes = leading_axes}};
 }
 

@@ -91,21 +91,33 @@ Result range(InferContext& c) {
 }  // namespace
 
 void register_shape_ops(Table& t) {
-  define(t, OpInfo{.op = Op::Shape, .min_inputs = 1, .max_inputs = 1,
+  define(t, OpInfo{.op = Op::Shape,
+                   .min_inputs = 1,
+                   .max_inputs = 1,
                    .attrs = {{"end", AttrKind::Int, AttrUse::Optional, {.rule = AttrDefault::Rule::InputRank}},
                              int_attr("start", 0)},
                    .infer = shape});
   define(t, OpInfo{.op = Op::Size, .min_inputs = 1, .max_inputs = 1, .infer = size});
-  define(t, OpInfo{.op = Op::Constant, .min_inputs = 0, .max_inputs = 0,
-                   .attrs = {{"value", AttrKind::Tensor}, {"value_float", AttrKind::Float},
-                             {"value_floats", AttrKind::Floats}, {"value_int", AttrKind::Int},
-                             {"value_ints", AttrKind::Ints}, {"value_string", AttrKind::String},
+  define(t, OpInfo{.op = Op::Constant,
+                   .min_inputs = 0,
+                   .max_inputs = 0,
+                   .attrs = {{"value", AttrKind::Tensor},
+                             {"value_float", AttrKind::Float},
+                             {"value_floats", AttrKind::Floats},
+                             {"value_int", AttrKind::Int},
+                             {"value_ints", AttrKind::Ints},
+                             {"value_string", AttrKind::String},
                              {"value_strings", AttrKind::Strings}},
                    .infer = constant});
-  define(t, OpInfo{.op = Op::ConstantOfShape, .min_inputs = 1, .max_inputs = 1,
-                   .attrs = {{"value", AttrKind::Tensor, AttrUse::Optional,
+  define(t, OpInfo{.op = Op::ConstantOfShape,
+                   .min_inputs = 1,
+                   .max_inputs = 1,
+                   .attrs = {{"value",
+                              AttrKind::Tensor,
+                              AttrUse::Optional,
                               {.rule = AttrDefault::Rule::Value,
-                               .value = std::make_shared<const Tensor>(Tensor::from_values<float>(DType::f32, {1}, {0.0f}))}}},
+                               .value = std::make_shared<const Tensor>(
+                                   Tensor::from_values<float>(DType::f32, {1}, {0.0f}))}}},
                    .infer = constant_of_shape});
   define(t, OpInfo{.op = Op::Range, .min_inputs = 3, .max_inputs = 3, .infer = range});
 }

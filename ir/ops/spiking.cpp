@@ -43,25 +43,31 @@ Result conv(InferContext& c) {
   const Shape& x = c.shape(0);
   const Shape& w = c.shape(1);
   auto spatial = static_cast<size_t>(w.rank()) - 2;
-  if (w.rank() < 3 || !w.is_static()) return error(fmt::format("weight must be static C' x C x K..., got [{}]", w.str()));
+  if (w.rank() < 3 || !w.is_static())
+    return error(fmt::format("weight must be static C' x C x K..., got [{}]", w.str()));
   if (x.rank() != w.rank() - 1)
-    return error(fmt::format("weight [{}] does not fit the input [{}]: expects rank {}", w.str(), x.str(), w.rank() - 1));
+    return error(
+        fmt::format("weight [{}] does not fit the input [{}]: expects rank {}", w.str(), x.str(), w.rank() - 1));
   OpAttrs a = c.op_attrs();
   auto strides = a.get_ints("strides"), pads = a.get_ints("pads"), dil = a.get_ints("dilations");
   int64_t group = a.get_int("group");
   if (strides.size() != spatial || dil.size() != spatial || pads.size() != 2 * spatial)
     return error("strides, dilations or pads do not match the number of spatial dimensions");
-  if (group <= 0 || w[0].size() % group != 0) return error(fmt::format("group {} does not divide {} output channels", group, w[0].size()));
+  if (group <= 0 || w[0].size() % group != 0)
+    return error(fmt::format("group {} does not divide {} output channels", group, w[0].size()));
   if (x[0].is_static() && x[0].size() != w[1].size() * group)
-    return error(fmt::format("weight [{}] with group {} does not fit the input [{}]: expects {} channels", w.str(), group,
-                             x.str(), w[1].size() * group));
+    return error(fmt::format("weight [{}] with group {} does not fit the input [{}]: expects {} channels", w.str(),
+                             group, x.str(), w[1].size() * group));
   if (c.has_input(2) && (c.shape(2).rank() != 1 || !fits(c.shape(2)[0], w[0])))
     return error(fmt::format("bias [{}] does not fit the weight [{}]", c.shape(2).str(), w.str()));
   std::vector<Dim> out{w[0]};
   for (size_t i = 0; i < spatial; ++i) {
     const Dim& in = x[static_cast<int64_t>(i) + 1];
     if (strides[i] <= 0 || dil[i] <= 0) return error("strides and dilations must be positive");
-    if (!in.is_static()) { out.push_back(Dim::unknown()); continue; }
+    if (!in.is_static()) {
+      out.push_back(Dim::unknown());
+      continue;
+    }
     int64_t k = w[static_cast<int64_t>(i) + 2].size();
     int64_t span = in.size() + pads[i] + pads[i + spatial] - dil[i] * (k - 1) - 1;
     if (span < 0) return error(fmt::format("kernel [{}] is larger than the padded input [{}]", w.str(), x.str()));
@@ -84,7 +90,10 @@ Result pool2d(InferContext& c) {
   for (size_t i = 0; i < 2; ++i) {
     const Dim& in = x[static_cast<int64_t>(i) + 1];
     if (k[i] <= 0 || strides[i] <= 0) return error("kernel and strides must be positive");
-    if (!in.is_static()) { out.push_back(Dim::unknown()); continue; }
+    if (!in.is_static()) {
+      out.push_back(Dim::unknown());
+      continue;
+    }
     int64_t span = in.size() + pads[i] + pads[i + 2] - k[i];
     if (span < 0) return error(fmt::format("kernel is larger than the padded input [{}]", x.str()));
     out.emplace_back(span / strides[i] + 1);
@@ -154,12 +163,13 @@ void register_spiking(Table& t) {
   const std::vector<AttrSpec> conv_attrs{ints_per_axis("dilations", 1, 1), int_attr("group", 1),
                                          ints_per_axis_ends("pads", 0, 1), ints_per_axis("strides", 1, 1)};
   const std::vector<AttrSpec> pool_attrs{
-      {"kernel_shape", AttrKind::Ints, AttrUse::Required}, ints_per_axis_ends("pads", 0, 1),
+      {"kernel_shape", AttrKind::Ints, AttrUse::Required},
+      ints_per_axis_ends("pads", 0, 1),
       {"strides", AttrKind::Ints, AttrUse::Optional, {.rule = AttrDefault::Rule::SameAs, .other = "kernel_shape"}}};
   for (const Entry& e : entries()) {
     int n = static_cast<int>(e.operands.size());
-    OpInfo info{.op = e.op, .min_inputs = n - e.optional_params, .max_inputs = n, .infer = e.infer,
-                .stateful = e.stateful};
+    OpInfo info{
+        .op = e.op, .min_inputs = n - e.optional_params, .max_inputs = n, .infer = e.infer, .stateful = e.stateful};
     if (e.op == Op::NirConv1d || e.op == Op::NirConv2d) info.attrs = conv_attrs;
     if (e.op == Op::SumPool2d || e.op == Op::AvgPool2d) info.attrs = pool_attrs;
     if (e.op == Op::NirFlatten) info.attrs = {int_attr("end_dim", -1), int_attr("start_dim", 0)};

@@ -184,7 +184,8 @@ z3::expr SymDomain::log(const z3::expr& a, bool partial) {
 static std::optional<z3::expr> negated(const z3::expr& a) {
   z3::expr s = a.simplify();
   bool neg = false;
-  if (s.is_numeral()) neg = (s < 0).simplify().is_true();
+  if (s.is_numeral())
+    neg = (s < 0).simplify().is_true();
   else if (s.is_app() && s.decl().decl_kind() == Z3_OP_MUL && s.num_args() == 2 && s.arg(0).is_numeral())
     neg = (s.arg(0) < 0).simplify().is_true();
   if (!neg) return std::nullopt;

@@ -15,7 +15,9 @@ Result relu(Ctx& c) {
   return map_unary(c, [&](const Expr& x) { return z3::ite(d.lt(x, d.num(0)), d.num(0), x); });
 }
 
-Result neg(Ctx& c) { return map_unary(c, [&](const Expr& x) { return c.d.neg(x); }); }
+Result neg(Ctx& c) {
+  return map_unary(c, [&](const Expr& x) { return c.d.neg(x); });
+}
 
 Result abs(Ctx& c) {
   auto& d = c.d;
@@ -30,19 +32,25 @@ Result sign(Ctx& c) {
   });
 }
 
-Result reciprocal(Ctx& c) { return map_unary(c, [&](const Expr& x) { return c.d.div(c.d.num(1), x); }); }
-Result sqrt(Ctx& c) { return map_unary(c, [&](const Expr& x) { return c.d.sqrt(x); }); }
+Result reciprocal(Ctx& c) {
+  return map_unary(c, [&](const Expr& x) { return c.d.div(c.d.num(1), x); });
+}
+Result sqrt(Ctx& c) {
+  return map_unary(c, [&](const Expr& x) { return c.d.sqrt(x); });
+}
 
 // An uninterpreted function of one argument (exp, log, tanh, ...).
 template <const char* Name>
 Result uninterpreted(Ctx& c) {
   return map_unary(c, [&](const Expr& x) { return c.d.fn(Name, x); });
 }
-constexpr char kExp[] = "exp", kTanh[] = "tanh", kSigmoid[] = "sigmoid", kErf[] = "erf",
-               kSoftplus[] = "softplus", kSin[] = "sin", kCos[] = "cos";
+constexpr char kExp[] = "exp", kTanh[] = "tanh", kSigmoid[] = "sigmoid", kErf[] = "erf", kSoftplus[] = "softplus",
+               kSin[] = "sin", kCos[] = "cos";
 
 // log is defined for positive arguments (over the reals).
-Result log(Ctx& c) { return map_unary(c, [&](const Expr& x) { return c.d.log(x); }); }
+Result log(Ctx& c) {
+  return map_unary(c, [&](const Expr& x) { return c.d.log(x); });
+}
 
 // softsign is total: 1 + |x| is never 0.
 Result softsign(Ctx& c) {
@@ -70,13 +78,15 @@ Result elu(Ctx& c) {
 Result hard_sigmoid(Ctx& c) {
   auto& d = c.d;
   double a = c.attr_float("alpha"), b = c.attr_float("beta");
-  return map_unary(c, [&](const Expr& x) { return d.max(d.num(0), d.min(d.num(1), d.add(d.mul(d.num(a), x), d.num(b)))); });
+  return map_unary(
+      c, [&](const Expr& x) { return d.max(d.num(0), d.min(d.num(1), d.add(d.mul(d.num(a), x), d.num(b)))); });
 }
 
 Result hard_swish(Ctx& c) {
   auto& d = c.d;
   return map_unary(c, [&](const Expr& x) {
-    return d.mul(x, d.max(d.num(0), d.min(d.num(1), d.add(d.mul(d.num(static_cast<double>(1.0f / 6.0f)), x), d.num(0.5)))));
+    return d.mul(
+        x, d.max(d.num(0), d.min(d.num(1), d.add(d.mul(d.num(static_cast<double>(1.0f / 6.0f)), x), d.num(0.5)))));
   });
 }
 
@@ -98,12 +108,24 @@ Result prelu(Ctx& c) {
   return map_nary(c, [&](const Expr& x, const Expr& s) { return z3::ite(d.lt(x, d.num(0)), d.mul(s, x), x); });
 }
 
-Result add(Ctx& c) { return map_nary(c, [&](const Expr& a, const Expr& b) { return c.d.add(a, b); }); }
-Result sub(Ctx& c) { return map_nary(c, [&](const Expr& a, const Expr& b) { return c.d.sub(a, b); }); }
-Result mul(Ctx& c) { return map_nary(c, [&](const Expr& a, const Expr& b) { return c.d.mul(a, b); }); }
-Result div(Ctx& c) { return map_nary(c, [&](const Expr& a, const Expr& b) { return c.d.div(a, b); }); }
-Result max(Ctx& c) { return map_nary(c, [&](const Expr& a, const Expr& b) { return c.d.max(a, b); }); }
-Result min(Ctx& c) { return map_nary(c, [&](const Expr& a, const Expr& b) { return c.d.min(a, b); }); }
+Result add(Ctx& c) {
+  return map_nary(c, [&](const Expr& a, const Expr& b) { return c.d.add(a, b); });
+}
+Result sub(Ctx& c) {
+  return map_nary(c, [&](const Expr& a, const Expr& b) { return c.d.sub(a, b); });
+}
+Result mul(Ctx& c) {
+  return map_nary(c, [&](const Expr& a, const Expr& b) { return c.d.mul(a, b); });
+}
+Result div(Ctx& c) {
+  return map_nary(c, [&](const Expr& a, const Expr& b) { return c.d.div(a, b); });
+}
+Result max(Ctx& c) {
+  return map_nary(c, [&](const Expr& a, const Expr& b) { return c.d.max(a, b); });
+}
+Result min(Ctx& c) {
+  return map_nary(c, [&](const Expr& a, const Expr& b) { return c.d.min(a, b); });
+}
 
 Result mean(Ctx& c) {
   auto& d = c.d;

@@ -66,8 +66,10 @@ Result slice(Ctx& c) {
   auto starts = c.ints(1), ends = c.ints(2);
   if (!starts || !ends) return fail_sem(c, "slice with unknown bounds");
   std::vector<int64_t> axes, steps(starts->size(), 1);
-  if (c.has(3)) axes = *c.ints(3);
-  else for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (c.has(3))
+    axes = *c.ints(3);
+  else
+    for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
   if (c.has(4)) steps = *c.ints(4);
   Shape begin(r, 0), step(r, 1);
   for (size_t i = 0; i < axes.size(); ++i) {

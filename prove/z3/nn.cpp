@@ -36,7 +36,8 @@ Result conv(Ctx& c) {
         if (!inside) continue;
         Shape wi{m, ci};
         wi.insert(wi.end(), kidx.begin(), kidx.end());
-        z3::expr p = c.d.mul(X.elems[static_cast<size_t>(ravel(xi, X.shape))], W.elems[static_cast<size_t>(ravel(wi, W.shape))]);
+        z3::expr p =
+            c.d.mul(X.elems[static_cast<size_t>(ravel(xi, X.shape))], W.elems[static_cast<size_t>(ravel(wi, W.shape))]);
         acc = acc ? c.d.add(*acc, p) : p;
       }
     z3::expr v = acc ? *acc : c.d.num(0);

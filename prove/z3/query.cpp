@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -35,7 +35,8 @@ std::vector<SymTensor> symbolic_inputs(const Instance& inst, SymDomain& d, std::
       // Binary32 inputs may be NaN, infinite or a signed zero unless a
       // value condition says otherwise (fp.lt and fp.leq are false on NaN).
       ValueCond c = inst.input_conds[i];
-      if (d.fp32() && c != ValueCond::None) constraints.push_back(d.finite(e));  // value conditions hold of finite values
+      if (d.fp32() && c != ValueCond::None)
+        constraints.push_back(d.finite(e));  // value conditions hold of finite values
       if (has(c, ValueCond::Positive)) constraints.push_back(d.num(0) < e);
       if (has(c, ValueCond::NonNegative)) constraints.push_back(d.num(0) <= e);
       if (has(c, ValueCond::Nonzero)) constraints.push_back(d.fp32() ? !e.mk_is_zero() : e != d.num(0));
@@ -95,7 +96,8 @@ std::optional<std::string> fp32_witness(SymDomain& d, const Instance& inst, cons
   // integers, {0, +-1, +-2} (exact cancellations show the sign of zero),
   // extreme magnitudes (products that underflow to a signed zero or
   // overflow), and the special values NaN, +-inf, -0.
-  std::uniform_int_distribution<int> expo(-12, 12), wide(-140, 120), kind(0, 6), small(-4, 4), tiny(-2, 2), special(0, 3);
+  std::uniform_int_distribution<int> expo(-12, 12), wide(-140, 120), kind(0, 6), small(-4, 4), tiny(-2, 2),
+      special(0, 3);
   auto draw = [&](ValueCond c) {
     float x = 0;
     switch (kind(rng)) {
@@ -156,8 +158,9 @@ struct Watchdog {
 };
 
 // The sides' values at a model, one line per input and per side.
-std::string describe_model(const SymDomain& d, const z3::model& m, const Instance& inst, const std::vector<SymTensor>& ins,
-                           const std::vector<SymTensor>& lhs, const std::vector<SymTensor>* rhs) {
+std::string describe_model(const SymDomain& d, const z3::model& m, const Instance& inst,
+                           const std::vector<SymTensor>& ins, const std::vector<SymTensor>& lhs,
+                           const std::vector<SymTensor>* rhs) {
   std::vector<std::string> lines;
   for (size_t i = 0; i < ins.size(); ++i) lines.push_back(show(d, m, inst.inputs[i], ins[i]));
   for (size_t o = 0; o < lhs.size(); ++o) {
@@ -216,7 +219,9 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
   bool fp32 = domain == Domain::Exact32;
   z3::context ctx;
   SymDomain d(ctx, fp32);
-  auto asks = [&](const char* ax) { return !fp32 && std::find(body.axioms.begin(), body.axioms.end(), ax) != body.axioms.end(); };
+  auto asks = [&](const char* ax) {
+    return !fp32 && std::find(body.axioms.begin(), body.axioms.end(), ax) != body.axioms.end();
+  };
   d.exp_sums = asks("exp-sum");
   d.sigmoid_exp = asks("sigmoid-def");
   d.tanh_exp = asks("tanh-def");
@@ -275,7 +280,10 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
       for (size_t e = 0; e < (*lhs)[o].elems.size(); ++e, ++k) {
         z3::expr diff = ((*lhs)[o].elems[e] - (*rhs)[o].elems[e]).simplify(som);
         if (!(diff.is_numeral() && diff.get_decimal_string(0) == "0")) {
-          if (std::getenv("REFINERY_RULES_DEBUG")) fmt::print(stderr, "residual: {}\n", diff.to_string().size() > 900 ? diff.to_string().substr(diff.to_string().size() - 900) : diff.to_string());
+          if (std::getenv("REFINERY_RULES_DEBUG"))
+            fmt::print(stderr, "residual: {}\n",
+                       diff.to_string().size() > 900 ? diff.to_string().substr(diff.to_string().size() - 900)
+                                                     : diff.to_string());
           rest.push_back(diffs[static_cast<unsigned>(k)]);
         }
       }
@@ -336,7 +344,8 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
     if (!first) first = m;
   }
   if (!first) return {Check::Unsat, "", ""};
-  std::string detail = describe_model(d, *first, inst, ins, *lhs, nullptr) + "\nrhs undefined (needs " + fmt::format("{}", fmt::join(needs, " and ")) + ")";
+  std::string detail = describe_model(d, *first, inst, ins, *lhs, nullptr) + "\nrhs undefined (needs " +
+                       fmt::format("{}", fmt::join(needs, " and ")) + ")";
   return {Check::Undefined, detail, fmt::format("{}", fmt::join(needs, " and "))};
 }
 
@@ -388,7 +397,8 @@ static Query special_values(const RuleBody& body, const Instance& inst, unsigned
   s.set(p);
   for (const z3::expr& q : obligations) {
     for (int attempt = 0;; ++attempt) {
-      if (attempt == 4) return {Check::Unknown, "the left side is undefined over the reals at points where binary32 agrees", ""};
+      if (attempt == 4)
+        return {Check::Unknown, "the left side is undefined over the reals at points where binary32 agrees", ""};
       s.push();
       s.add(!q);
       z3::check_result r = s.check();
@@ -415,7 +425,8 @@ static Query special_values(const RuleBody& body, const Instance& inst, unsigned
           differs = fm.eval(class_differs(f, (*flhs)[o].elems[k], (*frhs)[o].elems[k]), true).is_true();
       if (differs)
         return {Check::Sat,
-                describe_model(f, fm, inst, fins, *flhs, &*frhs) + "\nlhs undefined over the reals (needs " + readable(q) + ")",
+                describe_model(f, fm, inst, fins, *flhs, &*frhs) + "\nlhs undefined over the reals (needs " +
+                    readable(q) + ")",
                 ""};
       s.add(!z3::mk_and(point));  // the sides agree in binary32 there: look elsewhere
     }

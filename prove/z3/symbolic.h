@@ -73,7 +73,7 @@ class SymDomain {
   z3::expr lt(const z3::expr& a, const z3::expr& b) const { return a < b; }
   z3::expr max(const z3::expr& a, const z3::expr& b) const;
   z3::expr min(const z3::expr& a, const z3::expr& b) const;
-  z3::expr sqrt(const z3::expr& a);  // defined where a >= 0 (reals)
+  z3::expr sqrt(const z3::expr& a);                      // defined where a >= 0 (reals)
   z3::expr log(const z3::expr& a, bool partial = true);  // defined where a > 0 (reals)
   // An uninterpreted unary function. In binary32, its value at NaN and at
   // the infinities is IEEE's (exp(-inf) = 0, tanh(inf) = 1, ...), and at a

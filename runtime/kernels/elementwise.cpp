@@ -109,9 +109,12 @@ KernelResult pow(const KernelCall& c) {
   const at::Tensor& base = c.in(0);
   const at::Tensor& e = c.in(1);
   at::Tensor r;
-  if (!is_integral(base)) r = at::pow(upcast(base), e.to(upcast(base).scalar_type()));
-  else if (is_integral(e)) r = at::pow(base.to(at::kLong), e.to(at::kLong));
-  else r = at::pow(base.to(at::kDouble), e.to(at::kDouble));
+  if (!is_integral(base))
+    r = at::pow(upcast(base), e.to(upcast(base).scalar_type()));
+  else if (is_integral(e))
+    r = at::pow(base.to(at::kLong), e.to(at::kLong));
+  else
+    r = at::pow(base.to(at::kDouble), e.to(at::kDouble));
   return one(r.to(base.scalar_type()));
 }
 

@@ -14,7 +14,8 @@ KernelResult reshape(const KernelCall& c) {
   bool allowzero = c.op_attrs().get_int("allowzero") != 0;
   for (size_t i = 0; i < shape.size(); ++i)
     if (shape[i] == 0 && !allowzero) {
-      if (static_cast<int64_t>(i) >= x.dim()) return kernel_error("a 0 in the shape copies a dimension the input lacks");
+      if (static_cast<int64_t>(i) >= x.dim())
+        return kernel_error("a 0 in the shape copies a dimension the input lacks");
       shape[i] = x.size(static_cast<int64_t>(i));
     }
   return one(x.reshape(shape));
@@ -98,8 +99,10 @@ KernelResult slice(const KernelCall& c) {
   at::Tensor x = c.in(0);
   std::vector<int64_t> starts = int_values(c.in(1)), ends = int_values(c.in(2));
   std::vector<int64_t> axes, steps;
-  if (c.has(3)) axes = int_values(c.in(3));
-  else for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (c.has(3))
+    axes = int_values(c.in(3));
+  else
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
   steps = c.has(4) ? int_values(c.in(4)) : std::vector<int64_t>(starts.size(), 1);
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     return kernel_error("starts, ends, axes and steps differ in length");
@@ -132,8 +135,8 @@ std::expected<at::Tensor, std::string> wrap_indices(const at::Tensor& indices, i
   if (i.numel() > 0) {
     const int64_t lo = i.min().item<int64_t>(), hi = i.max().item<int64_t>();
     if (lo < -dim || hi >= dim)
-      return std::unexpected(fmt::format("index {} is out of range for axis {} of size {}", lo < -dim ? lo : hi,
-                                         axis, dim));
+      return std::unexpected(
+          fmt::format("index {} is out of range for axis {} of size {}", lo < -dim ? lo : hi, axis, dim));
   }
   return at::where(i < 0, i + dim, i);
 }
@@ -233,9 +236,8 @@ KernelResult depth_to_space(const KernelCall& c) {
   int64_t n = x.size(0), ch = x.size(1), h = x.size(2), w = x.size(3);
   if (b <= 0 || ch % (b * b) != 0) return kernel_error("channels are not divisible by blocksize^2");
   int64_t oc = ch / (b * b);
-  at::Tensor y = c.op_attrs().get_string("mode") == "CRD"
-                     ? x.reshape({n, oc, b, b, h, w}).permute({0, 1, 4, 2, 5, 3})
-                     : x.reshape({n, b, b, oc, h, w}).permute({0, 3, 4, 1, 5, 2});
+  at::Tensor y = c.op_attrs().get_string("mode") == "CRD" ? x.reshape({n, oc, b, b, h, w}).permute({0, 1, 4, 2, 5, 3})
+                                                          : x.reshape({n, b, b, oc, h, w}).permute({0, 3, 4, 1, 5, 2});
   return one(y.reshape({n, oc, h * b, w * b}));
 }
 

@@ -40,10 +40,8 @@ KernelResult batch_norm(const KernelCall& c) {
   at::Tensor y = (x - batch_mean) / at::sqrt(batch_var + eps) * scale + bias;
   std::vector<at::Tensor> out{restore(y, c.in(0))};
   auto stat_type = c.in(3).scalar_type();
-  if (c.num_outputs() > 1)
-    out.push_back((mean * momentum + batch_mean * (1 - momentum)).reshape({-1}).to(stat_type));
-  if (c.num_outputs() > 2)
-    out.push_back((var * momentum + batch_var * (1 - momentum)).reshape({-1}).to(stat_type));
+  if (c.num_outputs() > 1) out.push_back((mean * momentum + batch_mean * (1 - momentum)).reshape({-1}).to(stat_type));
+  if (c.num_outputs() > 2) out.push_back((var * momentum + batch_var * (1 - momentum)).reshape({-1}).to(stat_type));
   return out;
 }
 

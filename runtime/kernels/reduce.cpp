@@ -13,8 +13,10 @@ bool integral(const at::Tensor& t) { return at::isIntegralType(t.scalar_type(), 
 // (noop_with_empty_axes with no axes).
 std::expected<std::optional<std::vector<int64_t>>, std::string> reduce_axes(const KernelCall& c) {
   std::vector<int64_t> axes;
-  if (c.has(1)) axes = int_values(c.in(1));
-  else axes = c.attrs().get_ints("axes", {});
+  if (c.has(1))
+    axes = int_values(c.in(1));
+  else
+    axes = c.attrs().get_ints("axes", {});
   int64_t rank = c.in(0).dim();
   if (axes.empty()) {
     if (c.op_attrs().get_int("noop_with_empty_axes") != 0) return std::nullopt;
@@ -97,7 +99,8 @@ KernelResult topk(const KernelCall& c) {
   auto axis = normalize_axis(c.op_attrs().get_int("axis"), x.dim());
   if (!axis) return kernel_error("axis out of range");
   int64_t k = int_values(c.in(1)).at(0);
-  if (k < 0 || k > x.size(*axis)) return kernel_error(fmt::format("k = {} is out of range for axis of {}", k, x.size(*axis)));
+  if (k < 0 || k > x.size(*axis))
+    return kernel_error(fmt::format("k = {} is out of range for axis of {}", k, x.size(*axis)));
   bool largest = c.op_attrs().get_int("largest") != 0;
   auto [values, indices] = at::sort(x, true, *axis, largest);
   return std::vector<at::Tensor>{restore(values.narrow(*axis, 0, k), c.in(0)), indices.narrow(*axis, 0, k)};

@@ -8,7 +8,9 @@ namespace {
 
 using ir::Op;
 
-at::Tensor longs(const std::vector<int64_t>& v) { return at::tensor(v, at::kLong).reshape({static_cast<int64_t>(v.size())}); }
+at::Tensor longs(const std::vector<int64_t>& v) {
+  return at::tensor(v, at::kLong).reshape({static_cast<int64_t>(v.size())});
+}
 
 KernelResult shape(const KernelCall& c) {
   int64_t r = c.in(0).dim();

@@ -1,12 +1,12 @@
 // Runs the refinery executable and captures its exit code, stdout and stderr.
 #pragma once
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace refinery::testing {
 
@@ -25,7 +25,8 @@ inline std::string slurp(const std::filesystem::path& p) {
 inline CliResult run_cli(const std::string& args) {
   auto dir = std::filesystem::temp_directory_path() / ("refinery_cli_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  std::string cmd = std::string(REFINERY_EXE) + " " + args + " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
+  std::string cmd =
+      std::string(REFINERY_EXE) + " " + args + " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
   int status = std::system(cmd.c_str());
   CliResult r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

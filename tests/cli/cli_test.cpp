@@ -89,8 +89,7 @@ TEST_P(BadInput, OneLineNamingFileAndNodeExitTwoNothingWritten) {
 INSTANTIATE_TEST_SUITE_P(Cases, BadInput,
                          ::testing::Values(BadCase{"truncated.onnx", ""}, BadCase{"garbage.onnx", ""},
                                            BadCase{"missing_initializer.onnx", "add_bias"},
-                                           BadCase{"dangling_input.onnx", "mul_ghost"},
-                                           BadCase{"cycle.onnx", "add_a"},
+                                           BadCase{"dangling_input.onnx", "mul_ghost"}, BadCase{"cycle.onnx", "add_a"},
                                            BadCase{"wrong_types.onnx", "add_mixed"}),
                          [](const auto& info) {
                            std::string n = info.param.file;
@@ -101,8 +100,8 @@ TEST(Cli, BadDimFlagIsAnErrorNotACrash) {
   for (const char* flag : {"batch=abc", "batch", "batch=0", "=3", "batch=2x"}) {
     CliResult r = run_cli("run " + source_path("examples/tiny_cnn.onnx") + " --dim " + flag);
     EXPECT_EQ(r.code, 2) << flag << ": " << r.err;
-    EXPECT_EQ(r.err, fmt::format("refinery: error: --dim expects NAME=VALUE with VALUE a positive integer, got '{}'\n",
-                                 flag));
+    EXPECT_EQ(r.err,
+              fmt::format("refinery: error: --dim expects NAME=VALUE with VALUE a positive integer, got '{}'\n", flag));
   }
 }
 

@@ -48,9 +48,8 @@ TEST_P(NirShared, InspectShowsLayersNeuronsSynapsesAndParameters) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;
   for (std::string want : {std::string("graph @main, NIR graph, NIR version ") + GetParam().version + "\n",
-                           std::string(GetParam().figures), std::string("parameters:"),
-                           std::string(" per step\n"), std::string("synaptic operations: "),
-                           std::string("multiply-adds per step")})
+                           std::string(GetParam().figures), std::string("parameters:"), std::string(" per step\n"),
+                           std::string("synaptic operations: "), std::string("multiply-adds per step")})
     EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
   EXPECT_EQ(r.out.find("opsets"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("nir."), std::string::npos) << r.out;
@@ -105,7 +104,8 @@ TEST_P(NirShared, OptimizeWritesAValidatedOrUnchangedGraph) {
 
 INSTANTIATE_TEST_SUITE_P(Files, NirShared, ::testing::ValuesIn(kLoads), [](const auto& info) {
   std::string n = fs::path(info.param.file).stem().string();
-  std::replace_if(n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+  std::replace_if(
+      n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
   return n;
 });
 

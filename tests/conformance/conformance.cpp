@@ -98,8 +98,8 @@ Outcome run_test(const fs::path& dir) {
     // model is invalid, that is the converter's limit, not ours: unsupported.
     auto upgraded = frontends::import_onnx(dir / "model.onnx", {.upgrade_old_opset = true});
     if (!upgraded)
-      return {Status::Unsupported, fmt::format("{}; converted to opset 13: {}", graph.error().message,
-                                               upgraded.error().message)};
+      return {Status::Unsupported,
+              fmt::format("{}; converted to opset 13: {}", graph.error().message, upgraded.error().message)};
     graph = std::move(upgraded);
   }
   if (!graph) {
@@ -134,8 +134,8 @@ Outcome run_test(const fs::path& dir) {
       expected.push_back(std::move(*t));
     }
     if (inputs.size() != graph->inputs().size())
-      return {Status::Fail, fmt::format("{}the model takes {} inputs, the test gives {}", where,
-                                        graph->inputs().size(), inputs.size())};
+      return {Status::Fail, fmt::format("{}the model takes {} inputs, the test gives {}", where, graph->inputs().size(),
+                                        inputs.size())};
     for (size_t i = 0; i < inputs.size(); ++i)
       if (graph->value(graph->inputs()[i]).type.dtype == ir::DType::bf16) inputs[i] = bf16_from_bits(inputs[i]);
     auto outputs = runtime::run(*graph, inputs, {.threads = 1});
@@ -145,8 +145,8 @@ Outcome run_test(const fs::path& dir) {
     for (size_t i = 0; i < expected.size(); ++i) {
       if ((*outputs)[i].dtype() == ir::DType::bf16) expected[i] = bf16_from_bits(expected[i]);
       if (std::string why = compare((*outputs)[i], expected[i]); !why.empty())
-        return {Status::Fail, fmt::format("{}output {} ('{}'): {}", where, i,
-                                          graph->value(graph->outputs()[i]).name, why)};
+        return {Status::Fail,
+                fmt::format("{}output {} ('{}'): {}", where, i, graph->value(graph->outputs()[i]).name, why)};
     }
   }
   return {Status::Pass, {}};
@@ -194,12 +194,18 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     const char* v = nullptr;
-    if (a == "--quiet") opt.quiet = true;
-    else if (a == "--data" && (v = next())) opt.data = v;
-    else if (a == "--exceptions" && (v = next())) opt.exceptions = v;
-    else if (a == "--suite" && (v = next())) suites.emplace_back(v);
-    else if (a == "--filter" && (v = next())) opt.filter = v;
-    else return usage();
+    if (a == "--quiet")
+      opt.quiet = true;
+    else if (a == "--data" && (v = next()))
+      opt.data = v;
+    else if (a == "--exceptions" && (v = next()))
+      opt.exceptions = v;
+    else if (a == "--suite" && (v = next()))
+      suites.emplace_back(v);
+    else if (a == "--filter" && (v = next()))
+      opt.filter = v;
+    else
+      return usage();
   }
   if (!suites.empty()) opt.suites = suites;
 
@@ -208,7 +214,9 @@ int main(int argc, char** argv) {
   if (!opt.exceptions.empty()) exceptions = read_exceptions(opt.exceptions, ok);
   std::set<std::string> seen;
 
-  struct Totals { int pass = 0, fail = 0, excepted = 0, unsupported = 0; };
+  struct Totals {
+    int pass = 0, fail = 0, excepted = 0, unsupported = 0;
+  };
   std::map<std::string, Totals> per_suite;
   Totals all;
   int unexpected = 0;

@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <variant>
 
 #include "egraph/dump.h"

@@ -101,8 +101,10 @@ TEST_P(RandomOps, MatchesNaiveCongruenceClosure) {
   for (int step = 0; step < 250; ++step) {
     auto pick = [&] { return make_id(rng() % ids.size()); };
     switch (rng() % 6) {
-      case 0: case 1: add(Node(10, {pick()})); break;
-      case 2: case 3: add(Node(11, {pick(), pick()})); break;
+      case 0:
+      case 1: add(Node(10, {pick()})); break;
+      case 2:
+      case 3: add(Node(11, {pick(), pick()})); break;
       case 4: {
         std::size_t a = rng() % ids.size(), b = rng() % ids.size();
         g.merge(ids[a], ids[b]);

@@ -86,8 +86,7 @@ TEST(EMatch, MultiPatternJoinsOnSharedVariables) {
   EXPECT_EQ(m.subst(0)[r->var("?a")], *g.lookup_expr(must_parse("x")));
   EXPECT_EQ(r->apply(g, m), 1u);
   g.rebuild();
-  EXPECT_EQ(g.find(*g.lookup_expr(must_parse("(sin x)"))),
-            g.find(*g.lookup_expr(must_parse("(+ (sin x) (cos x))"))));
+  EXPECT_EQ(g.find(*g.lookup_expr(must_parse("(sin x)"))), g.find(*g.lookup_expr(must_parse("(+ (sin x) (cos x))"))));
 }
 
 TEST(EMatch, MultiPatternWithBoundRoot) {

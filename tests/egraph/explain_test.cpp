@@ -95,8 +95,8 @@ TEST_P(ExplainMath, GoalProofReplaysWithConstantFolding) {
 
 INSTANTIATE_TEST_SUITE_P(Egg, ExplainMath,
                          ::testing::Values("math_simplify_add", "math_simplify_const", "math_diff_same",
-                                           "math_diff_simple1", "math_diff_simple2", "diff_power_simple",
-                                           "integ_one", "integ_sin", "integ_x", "integ_part1", "math_powers"),
+                                           "math_diff_simple1", "math_diff_simple2", "diff_power_simple", "integ_one",
+                                           "integ_sin", "integ_x", "integ_part1", "math_powers"),
                          [](const auto& info) { return std::string(info.param); });
 
 TEST(Explain, TamperedProofsAreRejected) {
@@ -110,8 +110,7 @@ TEST(Explain, TamperedProofsAreRejected) {
 
   Proof wrong_rule = good;
   wrong_rule.steps[1].rule = "assoc-add";
-  EXPECT_EQ(check_assoc(wrong_rule, rules).error(),
-            "step 1 (assoc-add at []): not an instance of the rule");
+  EXPECT_EQ(check_assoc(wrong_rule, rules).error(), "step 1 (assoc-add at []): not an instance of the rule");
 
   Proof assoc = prove(r.egraph, "(+ 1 (+ 2 3))", "(+ (+ 1 2) 3)");
   ASSERT_EQ(assoc.num_rewrites(), 1u) << assoc.to_string();

@@ -103,8 +103,8 @@ inline std::vector<MathRewrite> math_rules() {
   add(when(rw("d-ln", "(d ?x (ln ?x))", "(/ 1 ?x)"), is_not_zero, "?x"));
 
   {
-    MathRewrite r = rw("d-power", "(d ?x (pow ?f ?g))",
-                       "(* (pow ?f ?g) (+ (* (d ?x ?f) (/ ?g ?f)) (* (d ?x ?g) (ln ?f))))");
+    MathRewrite r =
+        rw("d-power", "(d ?x (pow ?f ?g))", "(* (pow ?f ?g) (+ (* (d ?x ?f) (/ ?g ?f)) (* (d ?x ?g) (ln ?f))))");
     Var f = r.var("?f"), g = r.var("?g");
     add(std::move(r).when(is_not_zero(f)).when(is_not_zero(g)));
   }

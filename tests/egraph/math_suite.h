@@ -26,11 +26,11 @@ struct MathCase {
   std::string_view start;
   std::vector<std::string_view> goals;
   RunnerLimits limits{};
-  bool assoc_only = false;        // only comm-add and assoc-add, as math_associate_adds
-  bool simple_scheduler = false;  // egg's test asks for the SimpleScheduler
-  bool goal_hook = true;          // stop once the goals are proved (egg: unless @check)
+  bool assoc_only = false;                      // only comm-add and assoc-add, as math_associate_adds
+  bool simple_scheduler = false;                // egg's test asks for the SimpleScheduler
+  bool goal_hook = true;                        // stop once the goals are proved (egg: unless @check)
   std::vector<std::string_view> extra_exprs{};  // added before the start term
-  bool expect_proved = true;      // math_fail must not prove its goal
+  bool expect_proved = true;                    // math_fail must not prove its goal
 };
 
 inline std::vector<MathCase> math_cases() {
@@ -51,9 +51,7 @@ inline std::vector<MathCase> math_cases() {
                .start = "(/ 1 (- (/ (+ 1 (sqrt five)) 2) (/ (- 1 (sqrt five)) 2)))",
                .goals = {"(/ 1 (sqrt five))"},
                .limits = {.node_limit = 75'000}});
-  c.push_back({.name = "math_simplify_factor",
-               .start = "(* (+ x 3) (+ x 1))",
-               .goals = {"(+ (+ (* x x) (* 4 x)) 3)"}});
+  c.push_back({.name = "math_simplify_factor", .start = "(* (+ x 3) (+ x 1))", .goals = {"(+ (+ (* x x) (* 4 x)) 3)"}});
   c.push_back({.name = "math_diff_same", .start = "(d x x)", .goals = {"1"}});
   c.push_back({.name = "math_diff_different", .start = "(d x y)", .goals = {"0"}});
   c.push_back({.name = "math_diff_simple1", .start = "(d x (+ 1 (* 2 x)))", .goals = {"2"}});

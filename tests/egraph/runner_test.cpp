@@ -141,17 +141,16 @@ TEST(Runner, CustomApplierRuns) {
   using Graph = EGraph<MathNode, NoAnalysis>;
   using Rule = Rewrite<MathNode, NoAnalysis>;
   // Folds (+ c1 c2) of two constants, as a named C++ applier.
-  auto fold = Rule::make_custom("fold-add", "(+ ?a ?b)",
-                                {"fold-add", [](Graph& g, Id root, Subst s) -> std::size_t {
-                                   auto value_of = [&](Id id) -> std::optional<double> {
-                                     for (const MathNode& n : g[id].nodes)
-                                       if (n.is_constant()) return n.value();
-                                     return std::nullopt;
-                                   };
-                                   auto a = value_of(s[Var{0}]), b = value_of(s[Var{1}]);
-                                   if (!a || !b) return 0;
-                                   return g.merge(root, g.add(MathNode::constant(*a + *b)));
-                                 }});
+  auto fold = Rule::make_custom("fold-add", "(+ ?a ?b)", {"fold-add", [](Graph& g, Id root, Subst s) -> std::size_t {
+                                                            auto value_of = [&](Id id) -> std::optional<double> {
+                                                              for (const MathNode& n : g[id].nodes)
+                                                                if (n.is_constant()) return n.value();
+                                                              return std::nullopt;
+                                                            };
+                                                            auto a = value_of(s[Var{0}]), b = value_of(s[Var{1}]);
+                                                            if (!a || !b) return 0;
+                                                            return g.merge(root, g.add(MathNode::constant(*a + *b)));
+                                                          }});
   ASSERT_TRUE(fold);
   std::vector<Rule> rules;
   rules.push_back(std::move(*fold));

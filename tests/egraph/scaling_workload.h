@@ -40,8 +40,7 @@ inline ScalingResult run_scaling(int n, std::size_t node_limit = 1'000'000) {
   auto rules = assoc_rules();
   auto t0 = std::chrono::steady_clock::now();
   double c0 = thread_cpu_ms();
-  Runner<MathNode, NoAnalysis> runner(
-      RunnerLimits{.iter_limit = 1'000, .node_limit = node_limit, .time_limit = 3600s});
+  Runner<MathNode, NoAnalysis> runner(RunnerLimits{.iter_limit = 1'000, .node_limit = node_limit, .time_limit = 3600s});
   runner.set_scheduler(std::make_unique<SimpleScheduler>());
   runner.add_expr(must_parse(nested_sum(n)));
   runner.run(rules);

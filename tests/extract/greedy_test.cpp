@@ -3,11 +3,11 @@
 // e-graph whose classes contain themselves.
 #include <gtest/gtest.h>
 
+#include "egraph/egraph.h"
+#include "egraph/parse.h"
 #include "extract/greedy.h"
 #include "extract/problem.h"
 #include "tests/egraph/math_lang.h"
-#include "egraph/egraph.h"
-#include "egraph/parse.h"
 #include "tests/extract/problems.h"
 
 namespace refinery::extract {
@@ -72,7 +72,8 @@ TEST(Greedy, EGraphWithSelfCyclesExtractsTheLeaves) {
   using egraph::math::MathNode;
   egraph::EGraph<MathNode> g;
   auto expr = [&](std::string_view t) { return g.add_expr(*egraph::parse_term<MathNode>(t)); };
-  egraph::Id x = expr("x"), x1 = expr("(* x 1)"), y = expr("y"), y0 = expr("(+ y 0)"), root = expr("(+ (* x 1) (+ y 0))");
+  egraph::Id x = expr("x"), x1 = expr("(* x 1)"), y = expr("y"), y0 = expr("(+ y 0)"),
+             root = expr("(+ (* x 1) (+ y 0))");
   g.merge(x, x1);
   g.merge(y, y0);
   egraph::Id sum = expr("(+ x y)");

@@ -69,8 +69,9 @@ TEST_F(BadInput, MissingInitializer) {
   b.input("x", TP::FLOAT, {int64_t{1}, int64_t{1}, int64_t{4}, int64_t{4}})
       .output("y", TP::FLOAT, {int64_t{1}, int64_t{1}, int64_t{4}, int64_t{4}});
   b.node("Conv", {"x", "conv.weight"}, {"y"}, "conv1");
-  EXPECT_EQ(error_of(b.write(dir, "noweight.onnx")),
-            "DIR/noweight.onnx:node 'conv1': input 'conv.weight' is not defined by any node, graph input or initializer");
+  EXPECT_EQ(
+      error_of(b.write(dir, "noweight.onnx")),
+      "DIR/noweight.onnx:node 'conv1': input 'conv.weight' is not defined by any node, graph input or initializer");
 }
 
 TEST_F(BadInput, DanglingInput) {
@@ -166,9 +167,9 @@ TEST_F(BadInput, ExternalDataUpTheTreeIsRefused) {
   std::string up;
   for (const auto& part : dir.relative_path()) up += part.empty() ? "" : "../";
   const std::string location = up + "etc/passwd";
-  EXPECT_EQ(error_of(external_model(dir, location)),
-            "DIR/ext.onnx:initializer 'w': external data location '" + location +
-                "' contains '..'; it must stay inside the model's folder");
+  EXPECT_EQ(error_of(external_model(dir, location)), "DIR/ext.onnx:initializer 'w': external data location '" +
+                                                         location +
+                                                         "' contains '..'; it must stay inside the model's folder");
   // ".." that comes back inside is refused too: the rule is about the text.
   write_bytes(dir / "w.bin", 8);
   EXPECT_EQ(error_of(external_model(dir, "sub/../w.bin")),
@@ -248,8 +249,9 @@ TEST_F(BadInput, ATensorPastTwoToTheFortyElementsIsRefused) {
   // ONNX's checker multiplies these to 0 and says "0-element but contains data".
   EXPECT_EQ(error_for({int64_t{1} << 62, 8}),
             "DIR/huge.onnx:initializer 'w': has dims [4611686018427387904, 8], whose element count overflows int64");
-  EXPECT_EQ(error_for({int64_t{1} << 40}), "DIR/huge.onnx:initializer 'w': raw_data holds 8 bytes, the tensor needs "
-                                           "4398046511104");  // 2^40 itself is allowed: the bytes are wrong
+  EXPECT_EQ(error_for({int64_t{1} << 40}),
+            "DIR/huge.onnx:initializer 'w': raw_data holds 8 bytes, the tensor needs "
+            "4398046511104");  // 2^40 itself is allowed: the bytes are wrong
 }
 
 TEST_F(BadInput, AConstantAttributeWithBadExternalDataIsAnErrorNotAnOpaqueNode) {

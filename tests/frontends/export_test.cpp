@@ -146,8 +146,9 @@ TEST_F(Export, CheckerFailureLeavesNothingWritten) {
   for (bool external : {false, true}) {
     auto ok = export_onnx(g, dir / "bad.onnx", {.force_external = external});
     ASSERT_FALSE(ok);
-    EXPECT_EQ(ok.error().str(), (dir / "bad.onnx").string() +
-                                    ":node 'mystery': ONNX checker: No Op registered for NoSuchOp with domain_version of 17");
+    EXPECT_EQ(ok.error().str(),
+              (dir / "bad.onnx").string() +
+                  ":node 'mystery': ONNX checker: No Op registered for NoSuchOp with domain_version of 17");
     EXPECT_EQ(files_in_dir(), std::vector<std::string>{});
   }
 }
@@ -156,7 +157,8 @@ TEST_F(Export, MissingFolderIsAnError) {
   ir::Graph g;
   auto ok = export_onnx(g, dir / "no" / "such" / "out.onnx");
   ASSERT_FALSE(ok);
-  EXPECT_EQ(ok.error().str(), (dir / "no" / "such" / "out.onnx").string() + ": cannot write: the folder does not exist");
+  EXPECT_EQ(ok.error().str(),
+            (dir / "no" / "such" / "out.onnx").string() + ": cannot write: the folder does not exist");
 }
 
 TEST_F(Export, ReadTensorProto) {
@@ -175,7 +177,8 @@ TEST_F(Export, ReadTensorProto) {
 
   auto missing = read_tensor_proto(dir / "output_0.pb");
   ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.error().str(), (dir / "output_0.pb").string() + ": cannot open the file: No such file or directory");
+  EXPECT_EQ(missing.error().str(),
+            (dir / "output_0.pb").string() + ": cannot open the file: No such file or directory");
 }
 
 }  // namespace

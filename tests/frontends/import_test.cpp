@@ -73,9 +73,12 @@ TEST_F(Import, TypedFieldsOfEveryElementType) {
     t->set_data_type(c.type);
     t->add_dims(2);
     for (int64_t v : c.values) {
-      if (c.type == TP::INT64) t->add_int64_data(v);
-      else if (c.type == TP::UINT32 || c.type == TP::UINT64) t->add_uint64_data(static_cast<uint64_t>(v));
-      else t->add_int32_data(static_cast<int32_t>(v));
+      if (c.type == TP::INT64)
+        t->add_int64_data(v);
+      else if (c.type == TP::UINT32 || c.type == TP::UINT64)
+        t->add_uint64_data(static_cast<uint64_t>(v));
+      else
+        t->add_int32_data(static_cast<int32_t>(v));
     }
     b.node("Identity", {t->name()}, {std::string("o_") + c.name});
     b.output(std::string("o_") + c.name, c.type, {int64_t{2}});

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <gtest/gtest.h>
 
 #include <array>
 #include <cstdio>
@@ -27,8 +27,10 @@ void set_dims(onnx::TypeProto* type, int elem_type, const std::vector<DimSpec>& 
   auto* shape = t->mutable_shape();
   for (const auto& d : dims) {
     auto* dim = shape->add_dim();
-    if (const auto* size = std::get_if<int64_t>(&d)) dim->set_dim_value(*size);
-    else if (!std::get<std::string>(d).empty()) dim->set_dim_param(std::get<std::string>(d));
+    if (const auto* size = std::get_if<int64_t>(&d))
+      dim->set_dim_value(*size);
+    else if (!std::get<std::string>(d).empty())
+      dim->set_dim_param(std::get<std::string>(d));
   }
 }
 
@@ -69,8 +71,8 @@ onnx::TensorProto& ModelBuilder::initializer_f32(const std::string& name, const 
 }
 
 onnx::TensorProto& ModelBuilder::initializer_external(const std::string& name, const std::vector<int64_t>& dims,
-                                                       const std::string& location, std::optional<uint64_t> offset,
-                                                       std::optional<uint64_t> length) {
+                                                      const std::string& location, std::optional<uint64_t> offset,
+                                                      std::optional<uint64_t> length) {
   auto* t = model_.mutable_graph()->add_initializer();
   t->set_name(name);
   t->set_data_type(onnx::TensorProto::FLOAT);
@@ -218,8 +220,7 @@ std::string node_text(const ir::Graph& g, const ir::Node& n) {
 
 std::vector<std::string> graph_differences(const ir::Graph& a, const ir::Graph& b) {
   std::vector<std::string> diffs;
-  if (a.num_nodes() != b.num_nodes())
-    diffs.push_back(fmt::format("{} nodes vs {}", a.num_nodes(), b.num_nodes()));
+  if (a.num_nodes() != b.num_nodes()) diffs.push_back(fmt::format("{} nodes vs {}", a.num_nodes(), b.num_nodes()));
   for (size_t i = 0; i < std::min(a.num_nodes(), b.num_nodes()); ++i) {
     const ir::Node& x = a.nodes()[i];
     const ir::Node& y = b.nodes()[i];
@@ -249,8 +250,8 @@ std::optional<OrtResult> ort_compare_exact(const std::filesystem::path& a, const
   const std::filesystem::path tools = std::filesystem::path(REFINERY_SOURCE_DIR) / "tools" / "ort";
   if (!std::filesystem::exists(tools / "node_modules" / "onnxruntime-node")) return std::nullopt;
   if (std::system("node --version > /dev/null 2>&1") != 0) return std::nullopt;
-  std::string cmd = fmt::format("node '{}' '{}' '{}' --exact 2>&1", (tools / "compare.mjs").string(), a.string(),
-                                b.string());
+  std::string cmd =
+      fmt::format("node '{}' '{}' '{}' --exact 2>&1", (tools / "compare.mjs").string(), a.string(), b.string());
   std::FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return std::nullopt;
   std::string output;

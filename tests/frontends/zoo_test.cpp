@@ -25,16 +25,21 @@ struct ZooModel {
 void PrintTo(const ZooModel& m, std::ostream* os) { *os << m.name; }
 
 const ZooModel kZoo[] = {
-    {"mlp", true},           {"bert_encoder", true}, {"squeezenet1_1", true},   {"mobilenet_v2", true},
-    {"shufflenet_v2_x1_0", true}, {"resnet18", false}, {"resnext50_32x4d", false}, {"inception_v3", false},
+    {"mlp", true},
+    {"bert_encoder", true},
+    {"squeezenet1_1", true},
+    {"mobilenet_v2", true},
+    {"shufflenet_v2_x1_0", true},
+    {"resnet18", false},
+    {"resnext50_32x4d", false},
+    {"inception_v3", false},
 };
 
 class Zoo : public ::testing::TestWithParam<ZooModel> {
  protected:
   void SetUp() override {
     file = std::filesystem::path(REFINERY_BINARY_DIR) / "zoo" / (std::string(GetParam().name) + ".onnx");
-    if (!std::filesystem::exists(file))
-      GTEST_SKIP() << file << " is absent: build the zoo_small (or zoo) target first";
+    if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " is absent: build the zoo_small (or zoo) target first";
     const char* all = std::getenv("REFINERY_ZOO_ALL");
     if (!GetParam().small && all != nullptr && std::string(all) == "0")
       GTEST_SKIP() << GetParam().name << " is a large model and REFINERY_ZOO_ALL=0 leaves them out";
@@ -87,7 +92,8 @@ TEST_P(Zoo, ShapeInferenceAgreesWithOnnx) {
       disagreements.push_back(fmt::format("{}: ours {}, ONNX elem_type {}", vi.name(), ours.str(), theirs.elem_type()));
     if (!theirs.has_shape() || !ours.shape.ranked()) return;
     if (ours.shape.rank() != theirs.shape().dim_size()) {
-      disagreements.push_back(fmt::format("{}: ours {}, ONNX rank {}", vi.name(), ours.str(), theirs.shape().dim_size()));
+      disagreements.push_back(
+          fmt::format("{}: ours {}, ONNX rank {}", vi.name(), ours.str(), theirs.shape().dim_size()));
       return;
     }
     for (int i = 0; i < theirs.shape().dim_size(); ++i) {
@@ -100,8 +106,10 @@ TEST_P(Zoo, ShapeInferenceAgreesWithOnnx) {
   };
   for (const auto& vi : m.graph().value_info()) check(vi);
   for (const auto& vi : m.graph().output()) check(vi);
-  std::cout << fmt::format("[ zoo      ] {}: {} values compared, {} disagreements, {} dims ONNX knows and Refinery "
-                           "does not\n", GetParam().name, compared, disagreements.size(), ours_less);
+  std::cout << fmt::format(
+      "[ zoo      ] {}: {} values compared, {} disagreements, {} dims ONNX knows and Refinery "
+      "does not\n",
+      GetParam().name, compared, disagreements.size(), ours_less);
   EXPECT_EQ(disagreements, std::vector<std::string>{});
   EXPECT_GT(compared, 0);
 }

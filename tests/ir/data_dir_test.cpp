@@ -19,12 +19,16 @@ class DataEnv {
  public:
   explicit DataEnv(const char* value) {
     if (const char* old = std::getenv("REFINERY_DATA")) old_ = old, had_ = true;
-    if (value) ::setenv("REFINERY_DATA", value, 1);
-    else ::unsetenv("REFINERY_DATA");
+    if (value)
+      ::setenv("REFINERY_DATA", value, 1);
+    else
+      ::unsetenv("REFINERY_DATA");
   }
   ~DataEnv() {
-    if (had_) ::setenv("REFINERY_DATA", old_.c_str(), 1);
-    else ::unsetenv("REFINERY_DATA");
+    if (had_)
+      ::setenv("REFINERY_DATA", old_.c_str(), 1);
+    else
+      ::unsetenv("REFINERY_DATA");
   }
 
  private:

@@ -39,7 +39,7 @@ TEST(OpTable, WindowDefaultsFollowTheSpatialRank) {
   EXPECT_EQ(OpAttrs(Op::NirConv1d, none, 2).get_ints("dilations"), (std::vector<int64_t>{1}));  // [C, L]
   EXPECT_EQ(OpAttrs(Op::Transpose, none, 3).get_ints("perm"), (std::vector<int64_t>{2, 1, 0}));
   EXPECT_EQ(OpAttrs(Op::Shape, none, 3).get_int("end"), 3);
-  EXPECT_EQ(attr_default(Op::Conv, "strides"), std::nullopt);  // the rank is needed
+  EXPECT_EQ(attr_default(Op::Conv, "strides"), std::nullopt);          // the rank is needed
   EXPECT_EQ(attr_default(Op::Conv, "kernel_shape", 4), std::nullopt);  // the weight gives it
   Attributes k;
   k.set("kernel_shape", std::vector<int64_t>{2, 3});

@@ -31,11 +31,12 @@ TEST(ShapeRules, MatMulBatchesAndVectors) {
 }
 
 TEST(ShapeRules, ConvAndPoolArithmetic) {
-  EXPECT_EQ(infer("%w = const hex<\"" + std::string(64 * 3 * 7 * 7 * 8, '0') +
-                      "\"> : tensor<64x3x7x7xf32>\n"
-                      "%y = conv(%x, %w) {kernel_shape = [7, 7], pads = [3, 3, 3, 3], strides = [2, 2]} : tensor<*xf32>",
-                  "%x: tensor<1x3x224x224xf32>", "y"),
-            "tensor<1x64x112x112xf32>");
+  EXPECT_EQ(
+      infer("%w = const hex<\"" + std::string(64 * 3 * 7 * 7 * 8, '0') +
+                "\"> : tensor<64x3x7x7xf32>\n"
+                "%y = conv(%x, %w) {kernel_shape = [7, 7], pads = [3, 3, 3, 3], strides = [2, 2]} : tensor<*xf32>",
+            "%x: tensor<1x3x224x224xf32>", "y"),
+      "tensor<1x64x112x112xf32>");
   EXPECT_EQ(infer("%y = max_pool(%x) {ceil_mode = 1, kernel_shape = [3, 3], strides = [2, 2]} : tensor<*xf32>",
                   "%x: tensor<1x64x111x111xf32>", "y"),
             "tensor<1x64x55x55xf32>");
@@ -94,9 +95,11 @@ TEST(ShapeRules, LayoutOps) {
   EXPECT_EQ(infer("%a = const dense<[1, -1]> : tensor<2xi64>\n%y = unsqueeze(%x, %a) : tensor<*xf32>",
                   "%x: tensor<2x3xf32>", "y"),
             "tensor<2x1x3x1xf32>");
-  EXPECT_EQ(infer("%s = const dense<[1, 3]> : tensor<2xi64>\n%y, %z = split(%x, %s) {axis = 1} : tensor<*xf32>, tensor<*xf32>",
-                  "%x: tensor<2x4xf32>", "z"),
-            "tensor<2x3xf32>");
+  EXPECT_EQ(
+      infer(
+          "%s = const dense<[1, 3]> : tensor<2xi64>\n%y, %z = split(%x, %s) {axis = 1} : tensor<*xf32>, tensor<*xf32>",
+          "%x: tensor<2x4xf32>", "z"),
+      "tensor<2x3xf32>");
   EXPECT_EQ(infer("%b = const dense<[1]> : tensor<1xi64>\n%e = const dense<[-1]> : tensor<1xi64>\n"
                   "%a = const dense<[1]> : tensor<1xi64>\n%y = slice(%x, %b, %e, %a) : tensor<*xf32>",
                   "%x: tensor<2x10xf32>", "y"),

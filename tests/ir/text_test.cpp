@@ -60,7 +60,8 @@ TEST(Text, NanConstantsAndLargeConstantsKeepTheirBits) {
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) * 0.1f - 1.3f;
   big[7] = std::bit_cast<float>(0x7fc00123u);  // a NaN with a payload
   ValueId c = g.add_constant("c", std::make_shared<const Tensor>(Tensor::from_values<float>(DType::f32, {40}, big)));
-  ValueId h = g.add_constant("h", std::make_shared<const Tensor>(Tensor::from_values<uint16_t>(DType::f16, {2}, {0x3c00, 0x0001})));
+  ValueId h = g.add_constant(
+      "h", std::make_shared<const Tensor>(Tensor::from_values<uint16_t>(DType::f16, {2}, {0x3c00, 0x0001})));
   Node add;
   add.op = Op::Add;
   add.inputs = {x, c};

@@ -26,10 +26,12 @@ TEST(Work, MatrixOpsCountMultiplyAddsAsTwo) {
   EXPECT_EQ(gemm.epilogue_flops, 4 * 16);
   // per output: C/group x kernel multiply-adds
   EXPECT_EQ(last_node("%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>",
-                      "%y = conv(%x, %w) {group = 2, pads = [1, 1, 1, 1]} : tensor<1x6x8x8xf32>", "y").flops,
+                      "%y = conv(%x, %w) {group = 2, pads = [1, 1, 1, 1]} : tensor<1x6x8x8xf32>", "y")
+                .flops,
             2.0 * 6 * 64 * 2 * 9);
   EXPECT_EQ(last_node("%x: tensor<1x4x4x4xf32>, %w: tensor<4x2x2x2xf32>, %b: tensor<2xf32>",
-                      "%y = conv_transpose(%x, %w, %b) {strides = [2, 2]} : tensor<1x2x8x8xf32>", "y").flops,
+                      "%y = conv_transpose(%x, %w, %b) {strides = [2, 2]} : tensor<1x2x8x8xf32>", "y")
+                .flops,
             2.0 * 64 * 2 * 4 + 128);
 }
 
@@ -38,8 +40,10 @@ TEST(Work, ElementwiseReductionsAndMovement) {
   EXPECT_EQ(last_node("%x: tensor<2x3xf32>", "%y = identity(%x) : tensor<2x3xf32>", "y").flops, 0);
   EXPECT_EQ(last_node("%x: tensor<2x3xf32>", "%y = log_softmax(%x) : tensor<2x3xf32>", "y").flops, 30);
   EXPECT_EQ(last_node("%x: tensor<2x3xf32>", "%y = reduce_max(%x) : tensor<1x1xf32>", "y").flops, 12);
-  EXPECT_EQ(last_node("%x: tensor<1x1x4x4xf32>", "%y = max_pool(%x) {kernel_shape = [2, 2], strides = [2, 2]} : tensor<1x1x2x2xf32>",
-                      "y").flops, 16);
+  EXPECT_EQ(last_node("%x: tensor<1x1x4x4xf32>",
+                      "%y = max_pool(%x) {kernel_shape = [2, 2], strides = [2, 2]} : tensor<1x1x2x2xf32>", "y")
+                .flops,
+            16);
   Work t = last_node("%x: tensor<2x3xf32>", "%y = transpose(%x) : tensor<3x2xf32>", "y");
   EXPECT_EQ(t.flops, 0);
   EXPECT_EQ(t.bytes_read, 24);

@@ -80,7 +80,8 @@ TEST(NirExport, NestedGraphIsWrittenNested) {
   ASSERT_TRUE(g.has_value()) << g.error().str();
   fs::path out = fs::path(REFINERY_BINARY_DIR) / "tests" / "nir" / "nested_layout.nir";
   ASSERT_TRUE(frontends::export_nir(*g, out).has_value());
-  std::string cmd = std::string(test::kPython) + " -c \"import h5py,sys\n"
+  std::string cmd = std::string(test::kPython) +
+                    " -c \"import h5py,sys\n"
                     "f = h5py.File(sys.argv[1])\n"
                     "r = f['node/nodes/rnn']\n"
                     "assert r['type'][()] == b'NIRGraph'\n"
@@ -90,7 +91,8 @@ TEST(NirExport, NestedGraphIsWrittenNested) {
                     "assert e == [('input', 'lif'), ('lif', 'lin'), ('lif', 'output'), ('lin', 'lif')], e\n"
                     "t = sorted((a.decode(), b.decode()) for a, b in f['node/edges'][()])\n"
                     "assert ('fc1', 'rnn') in t and ('rnn', 'fc2') in t, t\n"
-                    "assert f['version'][()] == b'0.2.0'\n\" " + out.string();
+                    "assert f['version'][()] == b'0.2.0'\n\" " +
+                    out.string();
   EXPECT_EQ(std::system(cmd.c_str()), 0);
 }
 
@@ -109,8 +111,9 @@ TEST(NirExport, NestedGraphEnteredOtherThanThroughItsInputFails) {
   fs::path out = fs::path(REFINERY_BINARY_DIR) / "tests" / "nir" / "bad_nesting.nir";
   auto ok = frontends::export_nir(*g, out);
   ASSERT_FALSE(ok.has_value());
-  EXPECT_EQ(ok.error().str(), out.string() + ":node 'sub/lin': edge 'x' -> 'sub/lin' crosses the boundary of a nested "
-                                             "graph other than through its Input or Output node");
+  EXPECT_EQ(ok.error().str(), out.string() +
+                                  ":node 'sub/lin': edge 'x' -> 'sub/lin' crosses the boundary of a nested "
+                                  "graph other than through its Input or Output node");
   EXPECT_FALSE(fs::exists(out));
 }
 
@@ -138,8 +141,9 @@ std::string error_of(const fs::path& file) {
 
 TEST(NirImport, MalformedSharedFilesNameTheFault) {
   fs::path scnn = test::shared_nir("NIR-demo-repo_norse_demo_scnn_model.nir");
-  EXPECT_EQ(error_of(scnn), scnn.string() + ":top-level graph: has no 'edges' dataset (a graph lists its edges as an "
-                                            "E x 2 table of node names)");
+  EXPECT_EQ(error_of(scnn), scnn.string() +
+                                ":top-level graph: has no 'edges' dataset (a graph lists its edges as an "
+                                "E x 2 table of node names)");
   fs::path sub = test::shared_nir("paper_03_rnn_extras_braille_noDelay_bias_zero_subgraph.nir");
   EXPECT_EQ(error_of(sub), sub.string() + ":graph 'lif1': edge 'input' -> 'lif': names no node 'lif'");
 }

@@ -22,7 +22,7 @@ using runtime::Reset;
 struct Case {
   std::string file;  // shared name, or "gen:NAME" for a generated network
   double dt;
-  double rate;       // input spike probability per step
+  double rate;  // input spike probability per step
 };
 // How gtest and ctest name a case (else as its bytes).
 void PrintTo(const Case& c, std::ostream* os) { *os << fmt::format("{} dt={:g} rate={:g}", c.file, c.dt, c.rate); }
@@ -45,15 +45,17 @@ int64_t agree(const Case& c, const runtime::SimOptions& o, uint64_t seed) {
   fs::path in = dir / (stem + ".in.bin"), out = dir / (stem + ".py.txt");
   {
     std::ofstream f(in, std::ios::binary);
-    for (const auto& t : inputs) f.write(static_cast<const char*>(t.data()), static_cast<std::streamsize>(t.bytes().size()));
+    for (const auto& t : inputs)
+      f.write(static_cast<const char*>(t.data()), static_cast<std::streamsize>(t.bytes().size()));
   }
   auto mine = runtime::simulate(*g, inputs, o);
   EXPECT_TRUE(mine.has_value()) << (mine ? "" : mine.error().str());
   if (!mine) return 0;
-  std::string cmd = fmt::format("{} {}/tools/nir_sim.py {} --steps {} --dt {:.17g} --discretisation {} --reset {} "
-                                "--input {} --out {}", test::kPython, REFINERY_SOURCE_DIR, path_of(c).string(), o.steps,
-                                o.dt, runtime::discretisation_name(o.discretisation), runtime::reset_name(o.reset),
-                                in.string(), out.string());
+  std::string cmd = fmt::format(
+      "{} {}/tools/nir_sim.py {} --steps {} --dt {:.17g} --discretisation {} --reset {} "
+      "--input {} --out {}",
+      test::kPython, REFINERY_SOURCE_DIR, path_of(c).string(), o.steps, o.dt,
+      runtime::discretisation_name(o.discretisation), runtime::reset_name(o.reset), in.string(), out.string());
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::ifstream f(out);
   std::string line;
@@ -83,7 +85,10 @@ int64_t agree(const Case& c, const runtime::SimOptions& o, uint64_t seed) {
       size_t k = 0;
       for (; k < g->outputs().size(); ++k)
         if (g->value(g->outputs()[k]).name == name) break;
-      if (k == g->outputs().size()) { ADD_FAILURE() << "no output " << name; continue; }
+      if (k == g->outputs().size()) {
+        ADD_FAILURE() << "no output " << name;
+        continue;
+      }
       std::istringstream vs(data);
       std::string hex;
       for (int64_t i = 0; vs >> hex; ++i)
@@ -125,8 +130,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"gen:gen_cubalif.nir", 1e-3, 0.3}, Case{"gen:gen_if.nir", 0.5, 0.3},
                       Case{"gen:gen_recurrent.nir", 1e-3, 0.3}, Case{"gen:gen_nested.nir", 1e-3, 0.4}),
     [](const auto& info) {
-      std::string s = fs::path(info.param.file.starts_with("gen:") ? info.param.file.substr(4) : info.param.file).stem().string();
-      for (char& ch : s) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      std::string s =
+          fs::path(info.param.file.starts_with("gen:") ? info.param.file.substr(4) : info.param.file).stem().string();
+      for (char& ch : s)
+        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
       return s;
     });
 

@@ -61,7 +61,8 @@ TEST(OptimizeCli, EveryTargetAndBothExtractors) {
 
 TEST(OptimizeCli, BadInputExitsTwoAndWritesNothing) {
   fs::path out = scratch("bad.onnx");
-  CliResult r = run_cli("optimize " + source_path("examples/tiny_cnn.onnx") + " -o " + out.string() + " --target quantum");
+  CliResult r =
+      run_cli("optimize " + source_path("examples/tiny_cnn.onnx") + " -o " + out.string() + " --target quantum");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("unknown target 'quantum'"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
@@ -153,7 +154,8 @@ TEST(OptimizeCli, AZooModelIsRewrittenValidatedAndWritten) {
   fs::path model = fs::path(REFINERY_BINARY_DIR) / "zoo" / "squeezenet1_1.onnx";
   ASSERT_TRUE(fs::exists(model)) << model << " missing (build the zoo_small target)";
   fs::path out = scratch("squeezenet.tpu.onnx"), rep = scratch("squeezenet.tpu.json");
-  CliResult r = run_cli("optimize " + model.string() + " -o " + out.string() + " --target tpu --report " + rep.string());
+  CliResult r =
+      run_cli("optimize " + model.string() + " -o " + out.string() + " --target tpu --report " + rep.string());
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   nlohmann::json j = read_json(rep);
   ASSERT_EQ(j["result"], "optimized") << j.dump(2);
@@ -171,8 +173,9 @@ TEST(OptimizeCli, AZooModelIsRewrittenValidatedAndWritten) {
   EXPECT_NE(g->num_nodes(), original->num_nodes());
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, SmallZoo, ::testing::Values("mlp", "bert_encoder", "squeezenet1_1", "mobilenet_v2",
-                                                              "shufflenet_v2_x1_0"));
+INSTANTIATE_TEST_SUITE_P(Models, SmallZoo,
+                         ::testing::Values("mlp", "bert_encoder", "squeezenet1_1", "mobilenet_v2",
+                                           "shufflenet_v2_x1_0"));
 
 // The transformer corpus (docs/zoo.md), exported as people export them
 // (dynamic batch/seq, the exporter's own types, opsets 13 and 17): each

@@ -53,8 +53,10 @@ ir::Graph two_matmuls() {
   std::vector<float> v1(128 * 96), v2(128 * 64);
   for (size_t i = 0; i < v1.size(); ++i) v1[i] = static_cast<float>((i * 7) % 13) / 13.f - 0.5f;
   for (size_t i = 0; i < v2.size(); ++i) v2[i] = static_cast<float>((i * 5) % 11) / 11.f - 0.5f;
-  auto w1 = b.graph().add_constant("w1", std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, {128, 96}, v1)));
-  auto w2 = b.graph().add_constant("w2", std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, {128, 64}, v2)));
+  auto w1 = b.graph().add_constant(
+      "w1", std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, {128, 96}, v1)));
+  auto w2 = b.graph().add_constant(
+      "w2", std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, {128, 64}, v2)));
   auto y1 = b.op1(ir::Op::MatMul, {x, w1});
   auto y2 = b.op1(ir::Op::MatMul, {x, w2});
   return b.finish({b.op1(ir::Op::Relu, {y1}), b.op1(ir::Op::Tanh, {y2})});

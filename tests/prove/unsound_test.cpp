@@ -22,10 +22,14 @@ using rules::Rule;
 TEST(RuleVerify, UnsoundRulesAreRefuted) {
   auto set = load_rules({std::filesystem::path(REFINERY_SOURCE_DIR) / "tests/prove/unsound.rules"});
   ASSERT_TRUE(set.has_value()) << set.error().str();
-  const std::map<std::string, std::string> refuted_in = {
-      {"div-cancel-unconditioned", "binary32"}, {"mul-recip-is-one", "binary32"}, {"div-self-is-one", "binary32"},
-      {"log-exp", "reals"}, {"exp-log", "reals"}, {"sqrt-of-square", "reals"}};
-  const std::map<std::string, std::string> only_if = {{"abs-as-sqrt-product", "?x >= 0"}, {"mul-as-div-recip", "?y != 0"}};
+  const std::map<std::string, std::string> refuted_in = {{"div-cancel-unconditioned", "binary32"},
+                                                         {"mul-recip-is-one", "binary32"},
+                                                         {"div-self-is-one", "binary32"},
+                                                         {"log-exp", "reals"},
+                                                         {"exp-log", "reals"},
+                                                         {"sqrt-of-square", "reals"}};
+  const std::map<std::string, std::string> only_if = {{"abs-as-sqrt-product", "?x >= 0"},
+                                                      {"mul-as-div-recip", "?y != 0"}};
   VerifyOptions opt;
   opt.numeric = false;
   for (const Rule& r : set->rules()) {
@@ -52,7 +56,8 @@ TEST(RuleVerify, SoundRulesAreProved) {
   for (const Rule& r : set->rules()) {
     RuleReport rep = verify_rule(r, {});
     EXPECT_TRUE(is_proved(rep.verdict)) << r.name << ": " << verdict_name(rep.verdict) << " " << rep.condition << " "
-                                        << rep.message << "\n" << rep.counterexample;
+                                        << rep.message << "\n"
+                                        << rep.counterexample;
     EXPECT_EQ(rep.numeric, "agree") << r.name;
   }
 }
@@ -104,9 +109,9 @@ TEST(RuleVerify, Binary32ClassificationOfCommonLaws) {
   ASSERT_TRUE(set.has_value()) << set.error().str();
   VerifyOptions quick;
   quick.numeric = false;
-  std::map<std::string, Verdict> want = {{"c", Verdict::ProvedExact}, {"n", Verdict::ProvedExact},
-                                        {"s", Verdict::ProvedExact}, {"t", Verdict::ProvedExact},
-                                        {"assoc", Verdict::ProvedReals}, {"e", Verdict::ProvedReals}};
+  std::map<std::string, Verdict> want = {{"c", Verdict::ProvedExact},     {"n", Verdict::ProvedExact},
+                                         {"s", Verdict::ProvedExact},     {"t", Verdict::ProvedExact},
+                                         {"assoc", Verdict::ProvedReals}, {"e", Verdict::ProvedReals}};
   for (const Rule& rule : set->rules()) {
     if (!want.contains(rule.name)) continue;
     RuleReport r = verify_rule(rule, quick);

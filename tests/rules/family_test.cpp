@@ -43,7 +43,7 @@ std::optional<Id> lookup_node(const TensorEGraph& g, const ir::Node& n, size_t o
 // The classes of `expected`'s outputs, looked up in the e-graph; nullopt
 // when a node of it is not represented.
 std::optional<std::vector<Id>> lookup_graph(const TensorEGraph& g, const ir::Graph& expected, const ir::Graph& seeded,
-                                           const egraph::tensor::Origin& origin, std::string& missing) {
+                                            const egraph::tensor::Origin& origin, std::string& missing) {
   std::vector<std::optional<Id>> cls(expected.num_values());
   for (ir::ValueId v : expected.inputs()) {
     auto s = seeded.find_value(expected.value(v).name);
@@ -83,7 +83,8 @@ std::vector<std::string> golden_cases() {
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     std::string name = e.path().filename().string();
     const std::string suffix = ".out.ir";
-    if (name.size() > suffix.size() && name.ends_with(suffix)) cases.push_back(name.substr(0, name.size() - suffix.size()));
+    if (name.size() > suffix.size() && name.ends_with(suffix))
+      cases.push_back(name.substr(0, name.size() - suffix.size()));
   }
   std::sort(cases.begin(), cases.end());
   return cases;
@@ -99,7 +100,8 @@ TEST(FamilyGolden, EveryFamilyHasACase) {
   ASSERT_TRUE(lib.has_value()) << lib.error().str();
   auto cases = golden_cases();
   for (const Rule& r : lib->rules()) {
-    bool found = std::any_of(cases.begin(), cases.end(), [&](const std::string& c) { return family_of(c) == r.family; });
+    bool found =
+        std::any_of(cases.begin(), cases.end(), [&](const std::string& c) { return family_of(c) == r.family; });
     EXPECT_TRUE(found) << "family " << r.family << " (rule " << r.name << ") has no tests/rules/golden/" << r.family
                        << ".in.ir";
   }

@@ -80,8 +80,7 @@ TEST(RuleKinds, ComeFromTheParsedForm) {
   EXPECT_EQ(kind_of_rule("(rule a (matmul (matmul ?a ?b) ?c) <=> (matmul ?a (matmul ?b ?c)))", "a-rev"),
             RuleKind::Permute);
   // An attribute list is no operator: the two transposes are the same ops.
-  EXPECT_EQ(kind_of_rule("(rule t (transpose :perm [1 0] (transpose :perm [1 0] ?x)) => ?x)", "t"),
-            RuleKind::Simplify);
+  EXPECT_EQ(kind_of_rule("(rule t (transpose :perm [1 0] (transpose :perm [1 0] ?x)) => ?x)", "t"), RuleKind::Simplify);
   EXPECT_EQ(kind_of_rule("(rule rr (relu (relu ?x)) => (relu ?x))", "rr"), RuleKind::Simplify);
   EXPECT_EQ(kind_of_rule("(rule d (mul ?a (add ?b ?c)) <=> (add (mul ?a ?b) (mul ?a ?c)))", "d"), RuleKind::Explore);
   EXPECT_EQ(kind_of_rule("(rule d (mul ?a (add ?b ?c)) <=> (add (mul ?a ?b) (mul ?a ?c)))", "d-rev"),

@@ -4,11 +4,21 @@
 
 namespace refinery::runtime::testing {
 
-ir::Tensor f32(std::vector<int64_t> dims, std::vector<float> v) { return ir::Tensor::from_values(ir::DType::f32, std::move(dims), v); }
-ir::Tensor f64(std::vector<int64_t> dims, std::vector<double> v) { return ir::Tensor::from_values(ir::DType::f64, std::move(dims), v); }
-ir::Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> v) { return ir::Tensor::from_values(ir::DType::i64, std::move(dims), v); }
-ir::Tensor i32(std::vector<int64_t> dims, std::vector<int32_t> v) { return ir::Tensor::from_values(ir::DType::i32, std::move(dims), v); }
-ir::Tensor u8(std::vector<int64_t> dims, std::vector<uint8_t> v) { return ir::Tensor::from_values(ir::DType::u8, std::move(dims), v); }
+ir::Tensor f32(std::vector<int64_t> dims, std::vector<float> v) {
+  return ir::Tensor::from_values(ir::DType::f32, std::move(dims), v);
+}
+ir::Tensor f64(std::vector<int64_t> dims, std::vector<double> v) {
+  return ir::Tensor::from_values(ir::DType::f64, std::move(dims), v);
+}
+ir::Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> v) {
+  return ir::Tensor::from_values(ir::DType::i64, std::move(dims), v);
+}
+ir::Tensor i32(std::vector<int64_t> dims, std::vector<int32_t> v) {
+  return ir::Tensor::from_values(ir::DType::i32, std::move(dims), v);
+}
+ir::Tensor u8(std::vector<int64_t> dims, std::vector<uint8_t> v) {
+  return ir::Tensor::from_values(ir::DType::u8, std::move(dims), v);
+}
 ir::Tensor boolean(std::vector<int64_t> dims, std::vector<bool> v) {
   std::vector<uint8_t> bytes(v.begin(), v.end());
   return ir::Tensor::from_values(ir::DType::boolean, std::move(dims), bytes);
@@ -27,7 +37,8 @@ Expected<std::vector<ir::Tensor>> run_op(ir::Op op, std::vector<std::optional<ir
       node.inputs.push_back(ir::kNoValue);
       continue;
     }
-    node.inputs.push_back(g.add_input(fmt::format("x{}", i), ir::TensorType{inputs[i]->dtype(), ir::Shape::of(inputs[i]->dims())}));
+    node.inputs.push_back(
+        g.add_input(fmt::format("x{}", i), ir::TensorType{inputs[i]->dtype(), ir::Shape::of(inputs[i]->dims())}));
     feeds.push_back(*inputs[i]);
   }
   std::vector<std::string> names;

@@ -111,8 +111,9 @@ TEST(Layout, PadModes) {
   expect_near(run1(Op::Pad, {x, pads}, attrs({{"mode", std::string("reflect")}})), {3, 2, 1, 2, 3, 2, 1});
   expect_near(run1(Op::Pad, {x, pads}, attrs({{"mode", std::string("edge")}})), {1, 1, 1, 2, 3, 3, 3});
   expect_near(run1(Op::Pad, {x, i64({2}, {-1, 1})}), {2, 3, 0});
-  expect_near(run1(Op::Pad, {f32({2, 2}, {1, 2, 3, 4}), i64({4}, {0, 1, 0, 0})}, attrs({{"mode", std::string("edge")}})),
-              {1, 1, 2, 3, 3, 4});
+  expect_near(
+      run1(Op::Pad, {f32({2, 2}, {1, 2, 3, 4}), i64({4}, {0, 1, 0, 0})}, attrs({{"mode", std::string("edge")}})),
+      {1, 1, 2, 3, 3, 4});
 }
 
 TEST(Layout, DepthToSpaceModesAndSpaceToDepth) {

@@ -88,12 +88,14 @@ TEST(MaxPool, IndicesCountBatchAndChannel) {
 
 TEST(MaxPool, CeilModeDilationsAndAsymmetricPads) {
   auto x = iota({1, 1, 4, 4});
-  auto ceil = run1(Op::MaxPool, {x}, attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}}}));
+  auto ceil =
+      run1(Op::MaxPool, {x}, attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}}}));
   EXPECT_EQ(ceil.dims(), (Ints{1, 1, 2, 2}));
   expect_near(ceil, {11, 12, 15, 16});
   auto floor = run1(Op::MaxPool, {x}, attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}}));
   expect_near(floor, {11});
-  expect_near(run1(Op::MaxPool, {x}, attrs({{"kernel_shape", Ints{2, 2}}, {"dilations", Ints{2, 2}}})), {11, 12, 15, 16});
+  expect_near(run1(Op::MaxPool, {x}, attrs({{"kernel_shape", Ints{2, 2}}, {"dilations", Ints{2, 2}}})),
+              {11, 12, 15, 16});
   auto small = iota({1, 1, 3, 3});
   expect_near(run1(Op::MaxPool, {small}, attrs({{"kernel_shape", Ints{2, 2}}, {"pads", Ints{0, 0, 1, 1}}})),
               {5, 6, 6, 8, 9, 9, 8, 9, 9});

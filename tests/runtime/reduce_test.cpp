@@ -49,7 +49,8 @@ TEST(ArgReduce, FirstOrLastIndex) {
   EXPECT_EQ(ints(first), Ints{1});
   EXPECT_EQ(ints(run1(Op::ArgMax, {x}, attrs({{"select_last_index", int64_t{1}}}))), Ints{2});
   auto y = f32({2, 3}, {2, 1, 1, 0, 5, 0});
-  auto mins = run1(Op::ArgMin, {y}, attrs({{"axis", int64_t{1}}, {"keepdims", int64_t{0}}, {"select_last_index", int64_t{1}}}));
+  auto mins =
+      run1(Op::ArgMin, {y}, attrs({{"axis", int64_t{1}}, {"keepdims", int64_t{0}}, {"select_last_index", int64_t{1}}}));
   EXPECT_EQ(mins.dims(), Ints{2});
   EXPECT_EQ(ints(mins), (Ints{2, 2}));
 }

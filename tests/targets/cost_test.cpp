@@ -90,8 +90,8 @@ TEST(GpuCost, ElementwiseOpsFuseIntoTheirProducer) {
   ir::Graph g = b.finish({r});
   std::vector<double> c = node_costs(*m, g);
   ASSERT_EQ(c.size(), 2u);
-  EXPECT_LT(c[1], 0.05 * c[0]);                          // relu rides on the matmul
-  EXPECT_LT(c[1], m->spec().kernel_launch_s);           // and pays no launch
+  EXPECT_LT(c[1], 0.05 * c[0]);                // relu rides on the matmul
+  EXPECT_LT(c[1], m->spec().kernel_launch_s);  // and pays no launch
   GraphBuilder t;
   auto tx = t.input("x", {256, 1024});
   ir::Attributes perm;

@@ -34,8 +34,9 @@ class GraphBuilder {
     n.attrs = std::move(attrs);
     std::vector<std::string> names;
     for (int i = 0; i < outputs; ++i) names.push_back("v" + std::to_string(counter_++));
-    ir::NodeId id = g_.add_node(std::move(n), names,
-                                std::vector<ir::TensorType>(outputs, ir::TensorType{ir::DType::f32, ir::Shape::unranked()}));
+    ir::NodeId id =
+        g_.add_node(std::move(n), names,
+                    std::vector<ir::TensorType>(outputs, ir::TensorType{ir::DType::f32, ir::Shape::unranked()}));
     auto ok = g_.infer_shapes();
     EXPECT_TRUE(ok.has_value()) << ok.error().str();
     return g_.node(id).outputs;

@@ -24,7 +24,7 @@ TEST(Spec, AliasesAndPublishedFigures) {
   EXPECT_EQ(gpu->name, "h100");
   EXPECT_EQ(gpu->kind, TargetKind::Gpu);
   EXPECT_DOUBLE_EQ(gpu->peak(ir::DType::bf16, true), 989.4e12);
-  EXPECT_DOUBLE_EQ(gpu->peak(ir::DType::f32, true), 494.7e12);   // f32 matmuls on TF32 tensor cores
+  EXPECT_DOUBLE_EQ(gpu->peak(ir::DType::f32, true), 494.7e12);  // f32 matmuls on TF32 tensor cores
   EXPECT_DOUBLE_EQ(gpu->peak(ir::DType::f32, false), 67e12);
   auto h200 = find_spec("h200");
   ASSERT_TRUE(h200.has_value());
@@ -49,10 +49,12 @@ TEST(Spec, BadSpecsNameTheField) {
   auto missing = parse_spec(R"({"name": "x", "kind": "gpu", "peak_flops": {"f32": 1e12}})", "x.json");
   ASSERT_FALSE(missing.has_value());
   EXPECT_EQ(missing.error().str(), "x.json: missing field 'memory_bandwidth'");
-  auto kind = parse_spec(R"({"name": "x", "kind": "fpga", "peak_flops": {"f32": 1e12}, "memory_bandwidth": 1})", "x.json");
+  auto kind =
+      parse_spec(R"({"name": "x", "kind": "fpga", "peak_flops": {"f32": 1e12}, "memory_bandwidth": 1})", "x.json");
   ASSERT_FALSE(kind.has_value());
   EXPECT_NE(kind.error().str().find("field 'kind'"), std::string::npos);
-  auto launch = parse_spec(R"({"name": "x", "kind": "gpu", "peak_flops": {"f32": 1e12}, "memory_bandwidth": 1})", "x.json");
+  auto launch =
+      parse_spec(R"({"name": "x", "kind": "gpu", "peak_flops": {"f32": 1e12}, "memory_bandwidth": 1})", "x.json");
   ASSERT_FALSE(launch.has_value());
   EXPECT_NE(launch.error().str().find("kernel_launch_s"), std::string::npos);
   auto json = parse_spec("{", "x.json");

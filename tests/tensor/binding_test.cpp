@@ -19,7 +19,8 @@ ir::Graph round_trip(const ir::Graph& g) {
   auto s = seed(g);
   EXPECT_TRUE(s.has_value()) << s.error().str();
   extract::TreeExtractor ex(s->egraph, extract::SizeCost{});
-  auto back = to_graph(s->egraph, s->roots, [&](Id c) -> const TensorNode& { return *ex.best(c); }, s->origin);
+  auto back = to_graph(
+      s->egraph, s->roots, [&](Id c) -> const TensorNode& { return *ex.best(c); }, s->origin);
   EXPECT_TRUE(back.has_value()) << back.error().str();
   return std::move(*back);
 }
@@ -89,7 +90,8 @@ TEST(TensorBinding, SeedingKeepsTheMorePreciseOfDeclaredAndInferredTypes) {
   EXPECT_EQ(s->egraph.check_invariants(), "");
   // Extraction writes the precise types back.
   extract::TreeExtractor ex(s->egraph, extract::SizeCost{});
-  auto back = to_graph(s->egraph, s->roots, [&](Id c) -> const TensorNode& { return *ex.best(c); }, s->origin);
+  auto back = to_graph(
+      s->egraph, s->roots, [&](Id c) -> const TensorNode& { return *ex.best(c); }, s->origin);
   ASSERT_TRUE(back.has_value()) << back.error().str();
   EXPECT_EQ(back->value(*back->find_value("b")).type.str(), "tensor<4x\"seq\"xf32>");
 }
@@ -193,7 +195,8 @@ TEST(TensorBinding, EachResultOfANewMultiResultNodeHasItsType) {
   auto choose = [&](Id cls) -> const TensorNode& {
     cls = eg.find(cls);
     for (const TensorNode& n : eg[cls].nodes)
-      if (n.op == static_cast<std::uint32_t>(ir::Op::Split) || (cls == eg.find(nx) && n.op == static_cast<std::uint32_t>(ir::Op::Neg)))
+      if (n.op == static_cast<std::uint32_t>(ir::Op::Split) ||
+          (cls == eg.find(nx) && n.op == static_cast<std::uint32_t>(ir::Op::Neg)))
         return n;
     return eg[cls].nodes.front();
   };

@@ -32,7 +32,8 @@ TEST(TensorZoo, SeedAndExtractIsTheIdentityOnEveryModel) {
     ASSERT_TRUE(s.has_value()) << s.error().str();
     EXPECT_EQ(s->egraph.check_invariants(), "");
     extract::TreeExtractor ex(s->egraph, extract::SizeCost{});
-    auto back = to_graph(s->egraph, s->roots, [&](Id c) -> const TensorNode& { return *ex.best(c); }, s->origin);
+    auto back = to_graph(
+        s->egraph, s->roots, [&](Id c) -> const TensorNode& { return *ex.best(c); }, s->origin);
     ASSERT_TRUE(back.has_value()) << back.error().str();
     // The types may come back more precise than the model declared them (a
     // Slice the exporter typed ?x?x? is 16x2x64: docs/ir.md, "Refinement"),

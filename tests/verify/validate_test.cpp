@@ -207,7 +207,8 @@ std::string lif_graph(const char* threshold) {
   %tau = const dense<[0.01]> : tensor<f32>
   %r = const dense<[1.0]> : tensor<f32>
   %leak = const dense<[0.0]> : tensor<f32>
-  %thr = const dense<[)") + threshold + R"(]> : tensor<f32>
+  %thr = const dense<[)") +
+         threshold + R"(]> : tensor<f32>
   %reset = const dense<[0.0]> : tensor<f32>
   %w = const dense<[2.0, 0.0, 0.0, 2.0]> : tensor<2x2xf32>
   %in = linear(%x, %w) : tensor<2xf32>
