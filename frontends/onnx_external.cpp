@@ -133,7 +133,7 @@ Expected<void> check_tensor_claims(const onnx::GraphProto& graph, const std::fil
     // is wrong. External data that large could be real: Refinery's limit.
     if (auto count = element_count(dims); !count)
       return std::unexpected(Diag{file, where, count.error().message,
-                                  count.error().limitation && t.data_location() == onnx::TensorProto::EXTERNAL});
+                                  count.error().limit && t.data_location() == onnx::TensorProto::EXTERNAL});
     if (t.data_location() != onnx::TensorProto::EXTERNAL) return {};
     for (const auto& entry : t.external_data())
       if (entry.key() == "location")

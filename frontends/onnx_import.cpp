@@ -149,8 +149,7 @@ class Importer {
     auto check_declared = [&](const char* what, const auto& values) -> Expected<void> {
       for (const auto& vi : values)
         if (auto bad = shape_error(vi.type()))
-          return std::unexpected(
-              Diag{file_, {}, fmt::format("{} '{}' {}", what, vi.name(), bad->message), bad->limitation});
+          return std::unexpected(Diag{file_, {}, fmt::format("{} '{}' {}", what, vi.name(), bad->message), bad->limit});
       return {};
     };
     for (auto ok : {check_declared("graph input", g.input()), check_declared("graph output", g.output()),
