@@ -199,6 +199,15 @@ void check_rounding(const ir::Graph& original, const ir::Graph& refined, const s
       r.wide_max_abs_error, r.refined_rounding, r.original_rounding);
 }
 
+// Folds one output's differences into the result's largest errors.
+void record_error(ValidationResult& r, const Divergence& d, const std::string& output) {
+  if (d.abs > r.max_abs_error || r.worst_output.empty()) {
+    r.max_abs_error = std::max(r.max_abs_error, d.abs);
+    r.worst_output = output;
+  }
+  r.max_rel_error = std::max(r.max_rel_error, d.rel);
+}
+
 // Spiking graphs: both simulated through time on the same spike trains.
 Expected<ValidationResult> validate_spiking(const ir::Graph& original, const ir::Graph& refined,
                                             const ValidationOptions& o) {
@@ -226,11 +235,7 @@ Expected<ValidationResult> validate_spiking(const ir::Graph& original, const ir:
       if (x.dims() != y.dims())
         return fail(fmt::format("output '{}': the refined graph gives a different shape", name));
       Divergence d = compare(x, y, o);
-      if (d.abs > r.max_abs_error || r.worst_output.empty()) {
-        r.max_abs_error = std::max(r.max_abs_error, d.abs);
-        r.worst_output = name;
-      }
-      r.max_rel_error = std::max(r.max_rel_error, d.rel);
+      record_error(r, d, name);
       if (d.first_bad >= 0 && r.passed) {
         r.passed = false;
         r.first_divergence = fmt::format("output '{}' element {} (over steps) of sample {}: original {}, refined {}",
@@ -281,11 +286,7 @@ Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& 
         return fail(fmt::format("output '{}': the refined graph gives a different type or shape", name));
       Divergence d = compare(x, y, o);
       failed[i] = d.first_bad >= 0;
-      if (d.abs > r.max_abs_error || r.worst_output.empty()) {
-        r.max_abs_error = std::max(r.max_abs_error, d.abs);
-        r.worst_output = name;
-      }
-      r.max_rel_error = std::max(r.max_rel_error, d.rel);
+      record_error(r, d, name);
       if (d.first_bad >= 0 && r.passed) {
         r.passed = false;
         special = d.special;
