@@ -37,93 +37,6 @@ double cpu_now() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-// Strongly connected components of the class graph (an edge c -> k when a
-// candidate of c needs k), iterative Tarjan. Only edges inside one
-// component can lie on a cycle.
-std::vector<std::uint32_t> components(const Problem& p, std::vector<std::uint32_t>& size) {
-  const std::size_t n = p.classes.size();
-  std::vector<std::vector<std::uint32_t>> out(n);
-  for (std::uint32_t c = 0; c < n; ++c) {
-    for (const Candidate& cand : p.classes[c]) out[c].insert(out[c].end(), cand.kids.begin(), cand.kids.end());
-    std::sort(out[c].begin(), out[c].end());
-    out[c].erase(std::unique(out[c].begin(), out[c].end()), out[c].end());
-  }
-  constexpr std::uint32_t kNone = UINT32_MAX;
-  std::vector<std::uint32_t> index(n, kNone), low(n, 0), comp(n, kNone), stack;
-  std::vector<std::pair<std::uint32_t, std::size_t>> calls;
-  std::uint32_t next_index = 0;
-  size.clear();
-  for (std::uint32_t s = 0; s < n; ++s) {
-    if (index[s] != kNone) continue;
-    calls.push_back({s, 0});
-    index[s] = low[s] = next_index++;
-    stack.push_back(s);
-    while (!calls.empty()) {
-      auto& [c, i] = calls.back();
-      if (i < out[c].size()) {
-        std::uint32_t k = out[c][i++];
-        if (index[k] == kNone) {
-          index[k] = low[k] = next_index++;
-          stack.push_back(k);
-          calls.push_back({k, 0});
-        } else if (comp[k] == kNone) {
-          low[c] = std::min(low[c], index[k]);
-        }
-        continue;
-      }
-      std::uint32_t done = c;
-      calls.pop_back();
-      if (!calls.empty()) low[calls.back().first] = std::min(low[calls.back().first], low[done]);
-      if (low[done] == index[done]) {
-        auto id = static_cast<std::uint32_t>(size.size());
-        size.push_back(0);
-        std::uint32_t m;
-        do {
-          m = stack.back();
-          stack.pop_back();
-          comp[m] = id;
-          ++size[id];
-        } while (m != done);
-      }
-    }
-  }
-  return comp;
-}
-
-// Cycles among the chosen candidates reachable from the roots: one per back
-// edge of a depth-first search (classes, first != last), at most `limit`.
-std::vector<std::vector<std::uint32_t>> chosen_cycles(const Problem& p, const Solution& s, std::size_t limit) {
-  std::vector<std::vector<std::uint32_t>> cycles;
-  std::vector<std::uint8_t> colour(p.classes.size(), 0);
-  std::vector<std::pair<std::uint32_t, std::size_t>> stack;
-  for (std::uint32_t root : p.roots) {
-    if (colour[root] || s.choice[root] == kUnchosen) continue;
-    stack.push_back({root, 0});
-    colour[root] = 1;
-    while (!stack.empty() && cycles.size() < limit) {
-      auto& [c, next] = stack.back();
-      const auto& kids = p.classes[c][static_cast<std::size_t>(s.choice[c])].kids;
-      if (next == kids.size()) {
-        colour[c] = 2;
-        stack.pop_back();
-        continue;
-      }
-      std::uint32_t k = kids[next++];
-      if (s.choice[k] == kUnchosen) continue;
-      if (colour[k] == 1) {
-        auto it = std::find_if(stack.begin(), stack.end(), [&](const auto& f) { return f.first == k; });
-        std::vector<std::uint32_t> cycle;
-        for (; it != stack.end(); ++it) cycle.push_back(it->first);
-        cycles.push_back(std::move(cycle));
-      } else if (colour[k] == 0) {
-        colour[k] = 1;
-        stack.push_back({k, 0});
-      }
-    }
-  }
-  return cycles;
-}
-
 // Levels of an acyclic solution inside each component: one above the
 // highest chosen child of the same component.
 std::vector<double> levels(const Problem& p, const Solution& s, const std::vector<std::uint32_t>& comp) {
@@ -406,8 +319,12 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
   if (have_incumbent) take(incumbent);
   const double reduced_cost_scale = r.greedy_cost > 0 ? 1e6 / r.greedy_cost : 1.0;
 
+  std::vector<std::uint32_t> comp = class_components(q.classes);
   std::vector<std::uint32_t> comp_size;
-  std::vector<std::uint32_t> comp = components(q, comp_size);
+  for (std::uint32_t c : comp) {
+    if (c >= comp_size.size()) comp_size.resize(c + 1, 0);
+    ++comp_size[c];
+  }
   std::vector<std::vector<std::uint32_t>> cuts;
   if (options.acyclicity == Acyclicity::CycleCuts) {
     // Components of the class graph are small in tensor e-graphs (a value
@@ -465,7 +382,7 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
       if (r.detail.empty()) r.detail = "CBC returned no solution";
       break;
     }
-    auto cycles = levels_mode ? std::vector<std::vector<std::uint32_t>>{} : chosen_cycles(q, *s, 1000);
+    auto cycles = levels_mode ? std::vector<std::vector<std::uint32_t>>{} : find_cycles(q, *s, 1000);
     if (levels_mode && !check_solution(q, *s).empty()) {
       r.detail = "CBC's answer is invalid: " + check_solution(q, *s);
       break;

@@ -13,15 +13,15 @@ double dag_cost(const Problem& p, const Solution& s) {
   return total;
 }
 
-std::optional<std::vector<std::uint32_t>> find_cycle(const Problem& p, const Solution& s) {
-  // Iterative DFS; colour 1 = on the stack, 2 = done.
+std::vector<std::vector<std::uint32_t>> find_cycles(const Problem& p, const Solution& s, std::size_t limit) {
+  std::vector<std::vector<std::uint32_t>> cycles;
   std::vector<std::uint8_t> colour(p.classes.size(), 0);
   std::vector<std::pair<std::uint32_t, std::size_t>> stack;
   for (std::uint32_t root : p.roots) {
     if (colour[root] || s.choice[root] == kUnchosen) continue;
     stack.push_back({root, 0});
     colour[root] = 1;
-    while (!stack.empty()) {
+    while (!stack.empty() && cycles.size() < limit) {
       auto& [c, next] = stack.back();
       const auto& kids = p.classes[c][static_cast<std::size_t>(s.choice[c])].kids;
       if (next == kids.size()) {
@@ -30,21 +30,27 @@ std::optional<std::vector<std::uint32_t>> find_cycle(const Problem& p, const Sol
         continue;
       }
       std::uint32_t k = kids[next++];
-      if (s.choice[k] == kUnchosen) continue;  // check_solution reports it
+      if (s.choice[k] == kUnchosen) continue;
       if (colour[k] == 1) {
-        std::vector<std::uint32_t> cycle{k};
         auto it = std::find_if(stack.begin(), stack.end(), [&](const auto& f) { return f.first == k; });
-        for (++it; it != stack.end(); ++it) cycle.push_back(it->first);
-        cycle.push_back(k);
-        return cycle;
-      }
-      if (colour[k] == 0) {
+        std::vector<std::uint32_t> cycle;
+        for (; it != stack.end(); ++it) cycle.push_back(it->first);
+        cycles.push_back(std::move(cycle));
+      } else if (colour[k] == 0) {
         colour[k] = 1;
         stack.push_back({k, 0});
       }
     }
   }
-  return std::nullopt;
+  return cycles;
+}
+
+std::optional<std::vector<std::uint32_t>> find_cycle(const Problem& p, const Solution& s) {
+  auto cycles = find_cycles(p, s, 1);
+  if (cycles.empty()) return std::nullopt;
+  std::vector<std::uint32_t> cycle = std::move(cycles.front());
+  cycle.push_back(cycle.front());
+  return cycle;
 }
 
 std::string check_solution(const Problem& p, const Solution& s) {
@@ -75,6 +81,53 @@ Solution prune_unreachable(const Problem& p, Solution s) {
   for (std::size_t c = 0; c < p.classes.size(); ++c)
     if (!seen[c]) s.choice[c] = kUnchosen;
   return s;
+}
+
+std::vector<std::uint32_t> class_components(const std::vector<std::vector<Candidate>>& classes) {
+  const std::size_t n = classes.size();
+  std::vector<std::vector<std::uint32_t>> out(n);
+  for (std::uint32_t c = 0; c < n; ++c) {
+    for (const Candidate& cand : classes[c]) out[c].insert(out[c].end(), cand.kids.begin(), cand.kids.end());
+    std::sort(out[c].begin(), out[c].end());
+    out[c].erase(std::unique(out[c].begin(), out[c].end()), out[c].end());
+  }
+  constexpr std::uint32_t kNone = UINT32_MAX;
+  std::vector<std::uint32_t> index(n, kNone), low(n, 0), comp(n, kNone), stack;
+  std::vector<std::pair<std::uint32_t, std::size_t>> calls;
+  std::uint32_t next_index = 0, next_comp = 0;
+  for (std::uint32_t s = 0; s < n; ++s) {
+    if (index[s] != kNone) continue;
+    calls.push_back({s, 0});
+    index[s] = low[s] = next_index++;
+    stack.push_back(s);
+    while (!calls.empty()) {
+      auto& [c, i] = calls.back();
+      if (i < out[c].size()) {
+        std::uint32_t k = out[c][i++];
+        if (index[k] == kNone) {
+          index[k] = low[k] = next_index++;
+          stack.push_back(k);
+          calls.push_back({k, 0});
+        } else if (comp[k] == kNone) {
+          low[c] = std::min(low[c], index[k]);
+        }
+        continue;
+      }
+      std::uint32_t done = c;
+      calls.pop_back();
+      if (!calls.empty()) low[calls.back().first] = std::min(low[calls.back().first], low[done]);
+      if (low[done] == index[done]) {
+        std::uint32_t m;
+        do {
+          m = stack.back();
+          stack.pop_back();
+          comp[m] = next_comp;
+        } while (m != done);
+        ++next_comp;
+      }
+    }
+  }
+  return comp;
 }
 
 }  // namespace refinery::extract

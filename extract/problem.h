@@ -43,9 +43,18 @@ double dag_cost(const Problem& p, const Solution& s);
 // and the chosen graph has no cycle; otherwise what is wrong.
 std::string check_solution(const Problem& p, const Solution& s);
 
+// Cycles among the chosen candidates reachable from the roots: one per back
+// edge of a depth-first search (class indices, first != last), at most `limit`.
+std::vector<std::vector<std::uint32_t>> find_cycles(const Problem& p, const Solution& s, std::size_t limit);
+
 // A cycle among chosen candidates reachable from the roots (class indices,
 // first = last), if any.
 std::optional<std::vector<std::uint32_t>> find_cycle(const Problem& p, const Solution& s);
+
+// Strongly connected components of the class graph (an edge c -> k when a
+// candidate of c needs k), by iterative Tarjan: a component index per class.
+// Only edges inside one component can lie on a cycle.
+std::vector<std::uint32_t> class_components(const std::vector<std::vector<Candidate>>& classes);
 
 // Keeps only the choices reachable from the roots.
 Solution prune_unreachable(const Problem& p, Solution s);

@@ -95,53 +95,6 @@ Work reachable(Work w) {
   return keep_classes(std::move(w), seen);
 }
 
-// Strongly connected components of the class graph (iterative Tarjan).
-std::vector<std::uint32_t> components(const Work& w) {
-  const std::size_t n = w.classes.size();
-  std::vector<std::vector<std::uint32_t>> out(n);
-  for (std::uint32_t c = 0; c < n; ++c) {
-    for (const Candidate& cand : w.classes[c]) out[c].insert(out[c].end(), cand.kids.begin(), cand.kids.end());
-    normalise(out[c]);
-  }
-  constexpr std::uint32_t kNone = UINT32_MAX;
-  std::vector<std::uint32_t> index(n, kNone), low(n, 0), comp(n, kNone), stack;
-  std::vector<std::pair<std::uint32_t, std::size_t>> calls;
-  std::uint32_t next_index = 0, next_comp = 0;
-  for (std::uint32_t s = 0; s < n; ++s) {
-    if (index[s] != kNone) continue;
-    calls.push_back({s, 0});
-    index[s] = low[s] = next_index++;
-    stack.push_back(s);
-    while (!calls.empty()) {
-      auto& [c, i] = calls.back();
-      if (i < out[c].size()) {
-        std::uint32_t k = out[c][i++];
-        if (index[k] == kNone) {
-          index[k] = low[k] = next_index++;
-          stack.push_back(k);
-          calls.push_back({k, 0});
-        } else if (comp[k] == kNone) {
-          low[c] = std::min(low[c], index[k]);
-        }
-        continue;
-      }
-      std::uint32_t done = c;
-      calls.pop_back();
-      if (!calls.empty()) low[calls.back().first] = std::min(low[calls.back().first], low[done]);
-      if (low[done] == index[done]) {
-        std::uint32_t m;
-        do {
-          m = stack.back();
-          stack.pop_back();
-          comp[m] = next_comp;
-        } while (m != done);
-        ++next_comp;
-      }
-    }
-  }
-  return comp;
-}
-
 // Drops a candidate of class c that needs a class which cannot be computed
 // without c (every acyclic way to it passes through c): choosing it would
 // close a cycle. Only classes of c's strongly connected component can need
@@ -149,7 +102,7 @@ std::vector<std::uint32_t> components(const Work& w) {
 // component. Returns whether anything was dropped.
 bool drop_cyclic(Work& w) {
   const std::size_t n = w.classes.size();
-  std::vector<std::uint32_t> comp = components(w);
+  std::vector<std::uint32_t> comp = class_components(w.classes);
   std::vector<std::vector<std::uint32_t>> members;
   for (std::uint32_t c = 0; c < n; ++c) {
     if (comp[c] >= members.size()) members.resize(comp[c] + 1);
