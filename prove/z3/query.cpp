@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <expected>
 #include <limits>
 #include <optional>
 #include <random>
@@ -210,6 +211,40 @@ z3::expr class_differs(const SymDomain& d, const z3::expr& a, const z3::expr& b)
   return a.mk_is_nan() != b.mk_is_nan() || (a == pinf) != (b == pinf) || (a == ninf) != (b == ninf);
 }
 
+// The Z3 axioms the rule asks for (`:axioms`; over the reals).
+void use_axioms(const RuleBody& body, SymDomain& d) {
+  auto asks = [&](const char* ax) {
+    return std::find(body.axioms.begin(), body.axioms.end(), ax) != body.axioms.end();
+  };
+  d.exp_sums = asks("exp-sum");
+  d.sigmoid_exp = asks("sigmoid-def");
+  d.tanh_exp = asks("tanh-def");
+}
+
+// Both sides of an instance in `d`, each with the definedness conditions its
+// partial operations recorded.
+struct Sides {
+  std::vector<z3::expr> constraints;  // what the inputs' conditions say
+  std::vector<SymTensor> ins, lhs, rhs;
+  std::vector<z3::expr> lhs_defined, rhs_defined;
+};
+
+std::expected<Sides, std::string> evaluate_sides(const Instance& inst, SymDomain& d) {
+  Sides s;
+  s.ins = symbolic_inputs(inst, d, s.constraints);
+  auto lhs = eval_symbolic(inst.lhs, s.ins, d);
+  if (!lhs) return std::unexpected("left side: " + lhs.error().str());
+  s.lhs = std::move(*lhs);
+  s.lhs_defined = std::move(d.defined);
+  d.defined.clear();
+  auto rhs = eval_symbolic(inst.rhs, s.ins, d);
+  if (!rhs) return std::unexpected("right side: " + rhs.error().str());
+  s.rhs = std::move(*rhs);
+  s.rhs_defined = std::move(d.defined);
+  d.defined.clear();
+  return s;
+}
+
 }  // namespace
 
 static Query special_values(const RuleBody& body, const Instance& inst, unsigned timeout_ms);
@@ -219,21 +254,13 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
   bool fp32 = domain == Domain::Exact32;
   z3::context ctx;
   SymDomain d(ctx, fp32);
-  auto asks = [&](const char* ax) {
-    return !fp32 && std::find(body.axioms.begin(), body.axioms.end(), ax) != body.axioms.end();
-  };
-  d.exp_sums = asks("exp-sum");
-  d.sigmoid_exp = asks("sigmoid-def");
-  d.tanh_exp = asks("tanh-def");
-  std::vector<z3::expr> constraints;
-  auto ins = symbolic_inputs(inst, d, constraints);
-  auto lhs = eval_symbolic(inst.lhs, ins, d);
-  if (!lhs) return {Check::Error, "left side: " + lhs.error().str(), ""};
-  std::vector<z3::expr> lhs_defined = std::move(d.defined);
-  d.defined.clear();
-  auto rhs = eval_symbolic(inst.rhs, ins, d);
-  if (!rhs) return {Check::Error, "right side: " + rhs.error().str(), ""};
-  std::vector<z3::expr> rhs_defined = std::move(d.defined);
+  if (!fp32) use_axioms(body, d);
+  auto sides = evaluate_sides(inst, d);
+  if (!sides) return {Check::Error, sides.error(), ""};
+  const std::vector<z3::expr>& constraints = sides->constraints;
+  const std::vector<SymTensor>& ins = sides->ins;
+  const std::vector<SymTensor>*lhs = &sides->lhs, *rhs = &sides->rhs;
+  const std::vector<z3::expr>&lhs_defined = sides->lhs_defined, &rhs_defined = sides->rhs_defined;
   // What a model must satisfy: the conditions, the facts, the left side's
   // definedness (reals).
   std::vector<z3::expr> assumed = constraints;
@@ -363,20 +390,14 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
 static Query special_values(const RuleBody& body, const Instance& inst, unsigned timeout_ms) {
   z3::context ctx;
   SymDomain d(ctx, false);
-  d.exp_sums = std::find(body.axioms.begin(), body.axioms.end(), "exp-sum") != body.axioms.end();
-  d.sigmoid_exp = std::find(body.axioms.begin(), body.axioms.end(), "sigmoid-def") != body.axioms.end();
-  d.tanh_exp = std::find(body.axioms.begin(), body.axioms.end(), "tanh-def") != body.axioms.end();
-  std::vector<z3::expr> constraints;
-  auto ins = symbolic_inputs(inst, d, constraints);
-  auto lhs = eval_symbolic(inst.lhs, ins, d);
-  if (!lhs) return {Check::Error, "left side: " + lhs.error().str(), ""};
-  std::vector<z3::expr> lhs_defined = std::move(d.defined);
-  d.defined.clear();
-  auto rhs = eval_symbolic(inst.rhs, ins, d);
-  if (!rhs) return {Check::Error, "right side: " + rhs.error().str(), ""};
+  use_axioms(body, d);
+  auto sides = evaluate_sides(inst, d);
+  if (!sides) return {Check::Error, sides.error(), ""};
+  const std::vector<z3::expr>& constraints = sides->constraints;
+  const std::vector<SymTensor>& ins = sides->ins;
   std::vector<z3::expr> obligations;
-  for (const z3::expr& q : lhs_defined)
-    if (!among(q, d.defined) && !among(q, obligations)) obligations.push_back(q);
+  for (const z3::expr& q : sides->lhs_defined)
+    if (!among(q, sides->rhs_defined) && !among(q, obligations)) obligations.push_back(q);
   if (obligations.empty()) return {Check::Unsat, "", ""};
   // The sides in binary32, for the replay.
   SymDomain f(ctx, true);
@@ -388,7 +409,7 @@ static Query special_values(const RuleBody& body, const Instance& inst, unsigned
   z3::solver s(ctx);
   for (const auto& c : constraints) s.add(c);
   for (const auto& c : d.facts) s.add(c);
-  for (const auto& c : d.defined) s.add(c);
+  for (const auto& c : sides->rhs_defined) s.add(c);
   for (const auto& [nonzero, inverse] : d.inverses) s.add(z3::implies(nonzero, inverse));
   add_axioms(body, d, s);
   Watchdog watchdog(ctx, Clock::now() + std::chrono::milliseconds(timeout_ms + 300));
