@@ -55,4 +55,105 @@ std::string numeric_check(const Instance& inst, uint64_t seed, bool& skipped) {
   return "";
 }
 
+Replay replay(const Instance& inst, std::vector<std::vector<double>> inputs, bool wide) {
+  Replay r;
+  r.wide = wide;
+  std::vector<ir::Tensor> tensors;
+  for (size_t i = 0; i < inst.inputs.size(); ++i) {
+    const ir::Value& v = inst.lhs.value(inst.lhs.inputs()[i]);
+    std::vector<float> data;
+    // f32 inputs: the model's values rounded to binary32 (the graphs' input type); a wide run widens them
+    for (double x : inputs[i]) data.push_back(static_cast<float>(x));
+    for (size_t k = 0; k < data.size(); ++k) inputs[i][k] = data[k];
+    tensors.push_back(ir::Tensor::from_values<float>(ir::DType::f32, v.type.shape.sizes(), data));
+  }
+  r.inputs = std::move(inputs);
+  runtime::RunOptions options;
+  options.wide_floats = wide;
+  auto a = runtime::run(inst.lhs, tensors, options);
+  if (!a) {
+    r.error = "left side: " + a.error().str();
+    return r;
+  }
+  auto b = runtime::run(inst.rhs, tensors, options);
+  if (!b) {
+    r.error = "right side: " + b.error().str();
+    return r;
+  }
+  r.lhs = std::move(*a);
+  r.rhs = std::move(*b);
+  return r;
+}
+
+namespace {
+
+std::string nested(const std::vector<int64_t>& shape, const std::vector<double>& v, size_t dim, size_t& pos) {
+  if (dim == shape.size()) {
+    double x = v[pos++];
+    return std::isnan(x) ? "nan" : fmt::format("{:g}", x);  // a NaN's sign means nothing
+  }
+  std::vector<std::string> parts;
+  for (int64_t i = 0; i < shape[dim]; ++i) parts.push_back(nested(shape, v, dim + 1, pos));
+  return fmt::format("[{}]", fmt::join(parts, ", "));
+}
+
+std::string show(const std::string& name, const std::vector<int64_t>& shape, const std::vector<double>& v) {
+  size_t pos = 0;
+  return fmt::format("{} = {}", name, nested(shape, v, 0, pos));
+}
+
+std::string show(const std::string& name, const ir::Tensor& t) {
+  std::vector<double> v;
+  for (int64_t k = 0; k < t.numel(); ++k) v.push_back(t.as_double(k));
+  return show(name, t.dims(), v);
+}
+
+// Over every output element pair.
+template <class F>
+bool any_element(const Replay& r, F f) {
+  for (size_t o = 0; o < r.lhs.size() && o < r.rhs.size(); ++o) {
+    if (r.lhs[o].numel() != r.rhs[o].numel()) return true;
+    for (int64_t k = 0; k < r.lhs[o].numel(); ++k)
+      if (f(r.lhs[o].as_double(k), r.rhs[o].as_double(k))) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string Replay::describe(const Instance& inst) const {
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < inst.inputs.size(); ++i)
+    lines.push_back(show(inst.inputs[i], inst.lhs.value(inst.lhs.inputs()[i]).type.shape.sizes(), inputs[i]));
+  for (size_t o = 0; o < lhs.size(); ++o) {
+    lines.push_back(show(lhs.size() > 1 ? fmt::format("lhs{}", o) : "lhs", lhs[o]));
+    lines.push_back(show(lhs.size() > 1 ? fmt::format("rhs{}", o) : "rhs", rhs[o]));
+  }
+  lines.push_back(wide ? "(replayed in the interpreter, f64)" : "(replayed in the interpreter, f32)");
+  return fmt::format("{}", fmt::join(lines, "\n"));
+}
+
+bool differs_over_reals(const Replay& r, bool& overflow) {
+  overflow = false;
+  return any_element(r, [&](double p, double q) {
+    if (!std::isfinite(p) || !std::isfinite(q)) {
+      overflow = true;
+      return false;
+    }
+    return std::abs(p - q) > 1e-9 * (1 + std::max(std::abs(p), std::abs(q)));
+  });
+}
+
+bool differs_in_class(const Replay& r) {
+  auto cls = [](double x) { return std::isnan(x) ? 0 : std::isinf(x) ? (x > 0 ? 1 : 2) : 3; };
+  return any_element(r, [&](double p, double q) { return cls(p) != cls(q); });
+}
+
+bool differs_in_bits(const Replay& r) {
+  return any_element(r, [](double p, double q) {
+    if (std::isnan(p) || std::isnan(q)) return std::isnan(p) != std::isnan(q);
+    return p != q || std::signbit(p) != std::signbit(q);
+  });
+}
+
 }  // namespace refinery::prove

@@ -6,7 +6,9 @@
 #include "prove/z3/symbolic.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 
 #include <fmt/format.h>
@@ -252,6 +254,33 @@ z3::expr SymDomain::special_values(const std::string& name, const z3::expr& a, c
     return u;  // unknown: uninterpreted everywhere
   }
   return z3::ite(a.mk_is_nan(), nan, z3::ite(is_pinf, at_pinf, z3::ite(is_ninf, at_ninf, u)));
+}
+
+z3::expr SymDomain::apply(const std::string& name, const z3::expr& a) {
+  auto it = fns_.find(name);
+  if (it == fns_.end()) it = fns_.emplace(name, ctx_.function(name.c_str(), sort(), sort())).first;
+  return it->second(a);
+}
+
+double SymDomain::exact_value(const z3::model& m, const z3::expr& e) const {
+  z3::expr v = m.eval(e, true);
+  if (fp32_) {
+    if (!v.is_fpa()) return value(m, e);
+    if (m.eval(z3::expr(ctx_, Z3_mk_fpa_is_nan(ctx_, v)), true).is_true()) return std::nan("");
+    z3::expr bits = m.eval(z3::expr(ctx_, Z3_mk_fpa_to_ieee_bv(ctx_, v)), true);
+    uint64_t b = 0;
+    if (!bits.is_numeral_u64(b)) return value(m, e);
+    return static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(b)));
+  }
+  if (v.is_numeral() && !v.is_algebraic()) {
+    // a rational: numerator over denominator, rounded once
+    std::string num = z3::expr(ctx_, Z3_get_numerator(ctx_, v)).get_decimal_string(0);
+    std::string den = z3::expr(ctx_, Z3_get_denominator(ctx_, v)).get_decimal_string(0);
+    return static_cast<double>(std::stold(num) / std::stold(den));
+  }
+  std::string s = v.get_decimal_string(20);
+  if (!s.empty() && s.back() == '?') s.pop_back();
+  return std::stod(s);
 }
 
 double SymDomain::value(const z3::model& m, const z3::expr& e) const {

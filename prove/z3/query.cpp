@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "prove/numeric.h"
+#include "prove/z3/facts.h"
 #include "prove/z3/symbolic.h"
 
 namespace refinery::prove {
@@ -86,11 +88,13 @@ std::string show(const SymDomain& d, const z3::model& m, const std::string& name
 }
 
 // Evaluates the binary32 difference on random inputs (special values
-// included) that meet the instance's conditions and `assumed`; the
-// counterexample's text (inputs, both sides) when one differs.
+// included) that meet the instance's conditions and `assumed`; the first
+// input where the sides differ and that `accept` takes (its replay in the
+// interpreter shows the difference) comes back as the counterexample.
+template <class Accept>
 std::optional<std::string> fp32_witness(SymDomain& d, const Instance& inst, const std::vector<SymTensor>& ins,
-                                        const std::vector<SymTensor>& lhs, const std::vector<SymTensor>& rhs,
-                                        const std::vector<z3::expr>& assumed, const z3::expr_vector& diffs) {
+                                        const std::vector<z3::expr>& assumed, const z3::expr_vector& diffs,
+                                        Accept accept) {
   std::mt19937_64 rng(0x5eed);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f), mant(1.0f, 2.0f);
   // Six kinds of inputs: uniform in [-1, 1), moderate magnitudes, small
@@ -128,16 +132,10 @@ std::optional<std::string> fp32_witness(SymDomain& d, const Instance& inst, cons
     bool ok = true;
     for (const auto& c : assumed) ok = ok && m.eval(c, true).is_true();
     if (!ok) continue;
-    for (unsigned k = 0; k < diffs.size(); ++k) {
-      if (!m.eval(diffs[k], true).is_true()) continue;
-      std::vector<std::string> lines;
-      for (size_t i = 0; i < ins.size(); ++i) lines.push_back(show(d, m, inst.inputs[i], ins[i]));
-      for (size_t o = 0; o < lhs.size(); ++o) {
-        lines.push_back(show(d, m, lhs.size() > 1 ? fmt::format("lhs{}", o) : "lhs", lhs[o]));
-        lines.push_back(show(d, m, rhs.size() > 1 ? fmt::format("rhs{}", o) : "rhs", rhs[o]));
-      }
-      return fmt::format("{}", fmt::join(lines, "\n"));
-    }
+    bool differs = false;
+    for (unsigned k = 0; k < diffs.size() && !differs; ++k) differs = m.eval(diffs[k], true).is_true();
+    if (!differs) continue;
+    if (auto text = accept(m)) return text;
   }
   return std::nullopt;
 }
@@ -202,13 +200,6 @@ std::string readable(const z3::expr& p) {
 // right side's divisor that is also the left side's needs no search.
 bool among(const z3::expr& p, const std::vector<z3::expr>& set) {
   return std::any_of(set.begin(), set.end(), [&](const z3::expr& q) { return z3::eq(p, q); });
-}
-
-// Binary32: the sides are of different classes (NaN, +inf, -inf, finite).
-z3::expr class_differs(const SymDomain& d, const z3::expr& a, const z3::expr& b) {
-  z3::context& c = d.ctx();
-  z3::expr pinf = c.fpa_inf(d.sort(), false), ninf = c.fpa_inf(d.sort(), true);
-  return a.mk_is_nan() != b.mk_is_nan() || (a == pinf) != (b == pinf) || (a == ninf) != (b == ninf);
 }
 
 // The Z3 axioms the rule asks for (`:axioms`; over the reals).
@@ -284,15 +275,36 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
   for (const z3::expr& q : rhs_defined)
     if (!among(q, lhs_defined) && !among(q, obligations)) obligations.push_back(q);
   if (diffs.empty() && obligations.empty()) return {Check::Unsat, "", ""};
+  // Every counterexample is replayed in the interpreter before it is
+  // printed (issue #17): over the reals in f64 (the sides must differ by
+  // more than f64 rounding, both finite), in binary32 in f32 (the sides
+  // must differ bit for bit). The printed values are the interpreter's.
+  auto replay_model = [&](const z3::model& m) {
+    std::vector<std::vector<double>> values;
+    for (const SymTensor& t : ins) {
+      std::vector<double> v;
+      for (const z3::expr& e : t.elems) v.push_back(d.exact_value(m, e));
+      values.push_back(std::move(v));
+    }
+    return replay(inst, std::move(values), !fp32);
+  };
   // Binary32: first look for a witness by evaluating both sides on concrete
-  // binary32 inputs (Z3's own IEEE semantics, so a difference found is a
-  // counterexample, not an artefact of a kernel's summation order);
-  // bit-blasting a proof of inexactness often times out where a random
-  // input shows it at once. Only without uninterpreted functions: a model
-  // would have to interpret them arbitrarily.
+  // binary32 inputs (Z3's own IEEE semantics); bit-blasting a proof of
+  // inexactness often times out where a random input shows it at once.
+  // Only without uninterpreted functions: a model would have to interpret
+  // them arbitrarily.
   if (fp32 && d.applications.empty() && !diffs.empty()) {
-    if (auto witness = fp32_witness(d, inst, ins, *lhs, *rhs, assumed, diffs)) return {Check::Sat, *witness, ""};
+    auto accept = [&](const z3::model& m) -> std::optional<std::string> {
+      Replay r = replay_model(m);
+      if (r.ran() && differs_in_bits(r)) return r.describe(inst);
+      return std::nullopt;
+    };
+    if (auto witness = fp32_witness(d, inst, ins, assumed, diffs, accept)) return {Check::Sat, *witness, ""};
   }
+  // The sides' elements, pairwise, beside their disequalities.
+  std::vector<std::pair<z3::expr, z3::expr>> pairs;
+  for (size_t o = 0; o < lhs->size(); ++o)
+    for (size_t k = 0; k < (*lhs)[o].elems.size(); ++k) pairs.emplace_back((*lhs)[o].elems[k], (*rhs)[o].elems[k]);
   // One query per element: many small queries are far easier for Z3 than
   // one disjunction over every element.
   // Over the reals, an element whose difference normalises to the zero
@@ -303,6 +315,7 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
     som.set("som", true);
     som.set("som_blowup", 1000000u);
     z3::expr_vector rest(ctx);
+    std::vector<std::pair<z3::expr, z3::expr>> rest_pairs;
     for (size_t o = 0, k = 0; o < lhs->size(); ++o)
       for (size_t e = 0; e < (*lhs)[o].elems.size(); ++e, ++k) {
         z3::expr diff = ((*lhs)[o].elems[e] - (*rhs)[o].elems[e]).simplify(som);
@@ -312,9 +325,11 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
                        diff.to_string().size() > 900 ? diff.to_string().substr(diff.to_string().size() - 900)
                                                      : diff.to_string());
           rest.push_back(diffs[static_cast<unsigned>(k)]);
+          rest_pairs.push_back(pairs[k]);
         }
       }
     diffs = rest;
+    pairs = std::move(rest_pairs);
   }
   Watchdog watchdog(ctx, Clock::now() + std::chrono::milliseconds(timeout_ms + 300));
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -346,16 +361,87 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
   s.push();
   for (const z3::expr& q : rhs_defined) s.add(q);
   for (const auto& [nonzero, inverse] : d.inverses) s.add(inverse);  // every divisor is nonzero here
+  // A model that does not replay (an uninterpreted function's artefact, or
+  // a difference below f64's resolution) is no counterexample: the query
+  // learns the functions' laws and their true values at the model's
+  // arguments (true facts: an unsatisfiable query is still a proof) and
+  // searches again. Where it also had to bound the inputs (the model
+  // overflowed in f64) or ask for a larger difference, what it can no
+  // longer find is not proved: unknown.
+  std::vector<z3::expr> learned;
+  int spurious = 0;
+  bool restricted = false, laws = false, margin = false;
+  std::string not_replayed;
+  auto learn = [&](const z3::expr& f) {
+    s.add(f);
+    learned.push_back(f);
+  };
+  auto spurious_model = [&](const z3::model& m, const Replay& r, bool overflow) {
+    ++spurious;
+    // Long tensors are cut: the message says what happened, not every value.
+    auto clip = [](std::string t) { return t.size() > 600 ? t.substr(0, 600) + " ..." : t; };
+    not_replayed =
+        fmt::format("{} models did not replay; the last, the solver's:\n{}\nthe interpreter's:\n{}", spurious,
+                    clip(describe_model(d, m, inst, ins, *lhs, &*rhs)), clip(r.ran() ? r.describe(inst) : r.error));
+    if (fp32) return;
+    if (!laws) {
+      // What is true of the functions (ranges, inverse laws, monotonicity):
+      // learned only now, so that a proof needs no more than before.
+      laws = true;
+      for (const z3::expr& f : function_facts(d)) learn(f);
+      for (const z3::expr& f : function_laws(d)) learn(f);
+    }
+    for (const z3::expr& f : function_pins(d, m)) learn(f);
+    if (overflow) {
+      restricted = true;
+      for (const SymTensor& t : ins)
+        for (const z3::expr& e : t.elems) learn(d.num(-64) <= e && e <= d.num(64));
+    } else if (!has_free_functions(d)) {
+      restricted = margin = true;
+    }
+  };
+  const int kMaxSpurious = 6;
   std::optional<z3::model> model;
+  std::optional<Replay> replayed;
   if (fp32) {
     // Binary32 queries stay one disjunction (bit-blasting is shared).
     if (!diffs.empty()) model = check(z3::mk_or(diffs));
+    if (model) {
+      Replay r = replay_model(*model);
+      if (r.ran() && differs_in_bits(r))
+        replayed = std::move(r);
+      else
+        spurious_model(*model, r, false), model.reset();
+    }
   } else {
-    for (unsigned k = 0; k < diffs.size() && !model && unknown != "timeout"; ++k) model = check(diffs[k]);
+    for (unsigned k = 0; k < diffs.size() && !replayed && unknown != "timeout" && spurious < kMaxSpurious;) {
+      z3::expr goal = diffs[k];
+      if (margin) {
+        const auto& [a, b] = pairs[k];
+        z3::expr gap = d.num(1.0 / 1024);
+        goal = goal && (a - b > gap || b - a > gap);
+      }
+      model = check(goal);
+      if (!model) {
+        ++k;
+        continue;
+      }
+      Replay r = replay_model(*model);
+      bool overflow = false;
+      if (r.ran() && differs_over_reals(r, overflow)) {
+        replayed = std::move(r);
+        break;
+      }
+      spurious_model(*model, r, overflow);
+      model.reset();
+    }
   }
   s.pop();
-  if (model) return {Check::Sat, describe_model(d, *model, inst, ins, *lhs, &*rhs), ""};
+  for (const z3::expr& f : learned) s.add(f);
+  if (replayed) return {Check::Sat, replayed->describe(inst), ""};
   if (!unknown.empty()) return {Check::Unknown, unknown, ""};
+  if (spurious >= kMaxSpurious || (spurious > 0 && (restricted || fp32)))
+    return {Check::Unknown, "no counterexample that replays in the interpreter: " + not_replayed, ""};
   // Then the right side's definedness: every predicate that fails somewhere.
   for (const auto& [nonzero, inverse] : d.inverses) s.add(z3::implies(nonzero, inverse));
   std::vector<std::string> needs;
@@ -371,8 +457,13 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
     if (!first) first = m;
   }
   if (!first) return {Check::Unsat, "", ""};
-  std::string detail = describe_model(d, *first, inst, ins, *lhs, nullptr) + "\nrhs undefined (needs " +
-                       fmt::format("{}", fmt::join(needs, " and ")) + ")";
+  // The point where the right side is undefined, with the interpreter's
+  // values there (f64: NaN or an infinity where it divides by zero, takes
+  // the log of 0, ...).
+  Replay r = replay_model(*first);
+  std::string at = r.ran() ? r.describe(inst) : describe_model(d, *first, inst, ins, *lhs, nullptr);
+  std::string detail =
+      at + "\nrhs undefined over the reals (needs " + fmt::format("{}", fmt::join(needs, " and ")) + ")";
   return {Check::Undefined, detail, fmt::format("{}", fmt::join(needs, " and "))};
 }
 
@@ -399,19 +490,13 @@ static Query special_values(const RuleBody& body, const Instance& inst, unsigned
   for (const z3::expr& q : sides->lhs_defined)
     if (!among(q, sides->rhs_defined) && !among(q, obligations)) obligations.push_back(q);
   if (obligations.empty()) return {Check::Unsat, "", ""};
-  // The sides in binary32, for the replay.
-  SymDomain f(ctx, true);
-  std::vector<z3::expr> unused;
-  auto fins = symbolic_inputs(inst, f, unused);
-  auto flhs = eval_symbolic(inst.lhs, fins, f);
-  auto frhs = eval_symbolic(inst.rhs, fins, f);
-  if (!flhs || !frhs) return {Check::Error, "binary32: " + (!flhs ? flhs.error().str() : frhs.error().str()), ""};
   z3::solver s(ctx);
   for (const auto& c : constraints) s.add(c);
   for (const auto& c : d.facts) s.add(c);
   for (const auto& c : sides->rhs_defined) s.add(c);
   for (const auto& [nonzero, inverse] : d.inverses) s.add(z3::implies(nonzero, inverse));
   add_axioms(body, d, s);
+  for (const z3::expr& f : function_facts(d)) s.add(f);
   Watchdog watchdog(ctx, Clock::now() + std::chrono::milliseconds(timeout_ms + 300));
   z3::params p(ctx);
   p.set("timeout", timeout_ms);
@@ -429,27 +514,26 @@ static Query special_values(const RuleBody& body, const Instance& inst, unsigned
       s.pop();
       if (r == z3::unsat) break;
       if (!m) return {Check::Unknown, why, ""};
-      // The point in binary32: each input rounded to the nearest float.
-      z3::model fm(ctx);
+      // The point in binary32 (each input rounded to the nearest float),
+      // replayed in the interpreter: its values are the ones printed.
       z3::expr_vector point(ctx);
-      for (size_t i = 0; i < ins.size(); ++i)
+      std::vector<std::vector<double>> values;
+      for (size_t i = 0; i < ins.size(); ++i) {
+        values.emplace_back();
         for (size_t k = 0; k < ins[i].elems.size(); ++k) {
-          z3::expr v = m->eval(ins[i].elems[k], true);
-          point.push_back(ins[i].elems[k] == v);
-          z3::func_decl decl = fins[i].elems[k].decl();
-          z3::expr fv = ctx.fpa_val(static_cast<float>(d.value(*m, ins[i].elems[k])));
-          fm.add_const_interp(decl, fv);
+          point.push_back(ins[i].elems[k] == m->eval(ins[i].elems[k], true));
+          values.back().push_back(d.exact_value(*m, ins[i].elems[k]));
         }
-      bool differs = false;
-      for (size_t o = 0; o < flhs->size() && !differs; ++o)
-        for (size_t k = 0; k < (*flhs)[o].elems.size() && !differs; ++k)
-          differs = fm.eval(class_differs(f, (*flhs)[o].elems[k], (*frhs)[o].elems[k]), true).is_true();
-      if (differs)
-        return {Check::Sat,
-                describe_model(f, fm, inst, fins, *flhs, &*frhs) + "\nlhs undefined over the reals (needs " +
-                    readable(q) + ")",
-                ""};
-      s.add(!z3::mk_and(point));  // the sides agree in binary32 there: look elsewhere
+      }
+      Replay rep = replay(inst, std::move(values), false);
+      if (rep.ran() && differs_in_class(rep))
+        return {Check::Sat, rep.describe(inst) + "\nlhs undefined over the reals (needs " + readable(q) + ")", ""};
+      // The sides agree in binary32 there: look elsewhere, with the
+      // functions' laws and their true values at that point learned.
+      if (attempt == 0)
+        for (const z3::expr& f : function_laws(d)) s.add(f);
+      for (const z3::expr& f : function_pins(d, *m)) s.add(f);
+      s.add(!z3::mk_and(point));
     }
   }
   return {Check::Unsat, "", ""};

@@ -82,6 +82,12 @@ class SymDomain {
   // Equality of two results (for FP: the same value, NaN equal to NaN).
   z3::expr same(const z3::expr& a, const z3::expr& b) const { return a == b; }
   double value(const z3::model& m, const z3::expr& e) const;
+  // The value at `m` as exactly as a double holds it (a binary32 value
+  // bit for bit; a rational rounded once), for replaying a model.
+  double exact_value(const z3::model& m, const z3::expr& e) const;
+  // The uninterpreted function `name` applied to `a` as a bare term: no law
+  // applied, nothing recorded (for facts about terms already built).
+  z3::expr apply(const std::string& name, const z3::expr& a);
 
   // Reals: where the side being evaluated is defined (divisors nonzero, sqrt
   // arguments non-negative, log arguments positive), one predicate per
