@@ -219,6 +219,13 @@ class Generator {
         const Sizes* w = known(1);
         return Sizes{w ? (*w)[0] : dim()};
       }
+      case Op::MaxPool:
+      case Op::AveragePool:
+      case Op::GlobalAveragePool:
+      case Op::GlobalMaxPool:
+        // N x C x spatial: 1-d or 2-d windows over dims 1..4
+        if (i == 0) return coin(0.3) ? Sizes{dim(), dim(), 1 + pick(4)} : Sizes{dim(), dim(), 1 + pick(4), 1 + pick(4)};
+        break;
       case Op::BatchNormalization:
       case Op::InstanceNormalization:
         if (i == 0) return random_shape(3 + pick(2));
@@ -281,8 +288,25 @@ class Generator {
       return Literal(s);
     }
     if (name == "strides") return Literal(Sizes(static_cast<size_t>(std::max<int64_t>(rank - 2, 0)), 1 + pick(2)));
-    if (name == "pads") return Literal(Sizes(static_cast<size_t>(2 * std::max<int64_t>(rank - 2, 0)), pick(2)));
-    if (name == "dilations") return Literal(Sizes(static_cast<size_t>(std::max<int64_t>(rank - 2, 0)), 1));
+    if (name == "pads") {
+      Sizes pads(static_cast<size_t>(2 * std::max<int64_t>(rank - 2, 0)), pick(2));
+      if (op == ir::Op::MaxPool || op == ir::Op::AveragePool)
+        for (auto& v : pads) v = pick(2);  // pools: asymmetric pads too
+      return Literal(pads);
+    }
+    bool pool = op == ir::Op::MaxPool || op == ir::Op::AveragePool;
+    size_t spatial = static_cast<size_t>(std::max<int64_t>(rank - 2, 0));
+    if (name == "dilations") {
+      if (pool && op == ir::Op::MaxPool && coin(0.3)) return Literal(Sizes(spatial, 2));
+      return Literal(Sizes(spatial, 1));
+    }
+    if (name == "kernel_shape" && pool) {
+      // 1..3 per spatial axis; a window larger than the padded input fails
+      // the shape rule and the draw is skipped
+      Sizes k(spatial);
+      for (auto& v : k) v = 1 + pick(3);
+      return Literal(k);
+    }
     if (name == "group" || name == "allowzero" || name == "kernel_shape" || name == "auto_pad") return std::nullopt;
     if (name == "epsilon") return Literal(0.001f);
     for (const auto& spec : ir::op_info(op).attrs) {
@@ -293,8 +317,19 @@ class Generator {
     return std::nullopt;
   }
 
-  ir::Attributes gen_rest(ir::Op op, int64_t rank) {
+  ir::Attributes gen_rest(ir::Op op, int64_t rank, const std::vector<AttrPat>& named) {
     ir::Attributes a;
+    if ((op == ir::Op::MaxPool || op == ir::Op::AveragePool) && rank >= 3) {
+      // the window's attributes that the pattern leaves to its rest
+      auto named_here = [&](const char* n) {
+        return std::any_of(named.begin(), named.end(), [&](const AttrPat& p) { return p.name == n; });
+      };
+      for (const char* n : {"kernel_shape", "strides", "pads", "ceil_mode", "count_include_pad", "dilations"}) {
+        if (named_here(n) || (std::string_view(n) == "count_include_pad" && op != ir::Op::AveragePool)) continue;
+        if (std::string_view(n) != "kernel_shape" && coin(0.5)) continue;
+        if (auto v = gen_attr(op, n, rank)) a.set(n, *v);
+      }
+    }
     if ((op == ir::Op::Conv) && rank >= 3) {
       size_t sp = static_cast<size_t>(rank - 2);
       switch (pick(4)) {
@@ -436,7 +471,7 @@ class Generator {
     ir::Attributes attrs;
     for (const AttrPat& a : p.attrs) {
       if (a.name == "*") {
-        if (!rests_.count(a.var)) rests_[a.var] = gen_rest(p.op, rank);
+        if (!rests_.count(a.var)) rests_[a.var] = gen_rest(p.op, rank, p.attrs);
         for (const auto& [k, v] : rests_[a.var].entries()) attrs.set(k, v);
         continue;
       }
@@ -461,6 +496,16 @@ class Generator {
       if (!v) return why(fmt::format("no integer input for {}", ir::op_name(p.op)));
       assign_ints(p.kids[i].var, *v);
       kids[i] = facts_[p.kids[i].var];
+    }
+    // ONNX pooling: a pad no smaller than the kernel would make a window of
+    // padding only (no instance of the op)
+    if (p.op == ir::Op::MaxPool || p.op == ir::Op::AveragePool) {
+      if (rank < 3) return why("a pool's input is not N x C x D1...");
+      auto kernel = attrs.maybe_ints("kernel_shape");
+      auto pads = ir::OpAttrs(p.op, attrs, rank).get_ints("pads");
+      if (kernel)
+        for (size_t k = 0; k < pads.size() && !kernel->empty(); ++k)
+          if (pads[k] >= (*kernel)[k % kernel->size()]) return why("a pool's pad is not smaller than its kernel");
     }
     // 6. the node's type
     std::vector<ir::InferInput> ins(kids.size());

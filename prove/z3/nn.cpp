@@ -1,6 +1,7 @@
 // Symbolic semantics of the neural-network ops (ir/ops/nn.cpp): Conv
 // (explicit pads), inference-mode BatchNormalization and Dropout, layer
-// normalisation, softmax and its log, global average pooling.
+// normalisation, softmax and its log, pooling (MaxPool, AveragePool and the
+// global pools).
 #include "prove/z3/semantics.h"
 
 namespace refinery::prove::semantics {
@@ -133,6 +134,85 @@ Result global_average_pool(Ctx& c) {
   });
 }
 
+Result global_max_pool(Ctx& c) {
+  std::vector<bool> red(c.x(0).shape.size(), true);
+  red[0] = red[1] = false;
+  return reduce_with(c, red, [&](const std::vector<z3::expr>& g) {
+    z3::expr acc = g[0];
+    for (size_t i = 1; i < g.size(); ++i) acc = c.d.max(acc, g[i]);
+    return acc;
+  });
+}
+
+// Windowed pooling per output element, as ONNX (and runtime/kernels/pool.cpp)
+// define it: the window's positions are o * stride - pad_begin + k * dilation;
+// those inside the input are pooled; AveragePool divides by their count, or
+// with count_include_pad by the positions inside the explicit padding too
+// (not ceil_mode's overhang). The output shape (ceil_mode included) is the
+// shape rule's.
+template <class Pool>
+Result window_pool(Ctx& c, Pool pool) {
+  const SymTensor& X = c.x(0);
+  size_t sp = X.shape.size() - 2;
+  ir::OpAttrs a = c.attrs();
+  auto kernel = c.n.attrs.maybe_ints("kernel_shape");
+  if (!kernel || kernel->size() != sp) return fail_sem(c, "pool without a kernel_shape of the spatial rank");
+  auto strides = a.get_ints("strides"), dil = a.get_ints("dilations"), pads = a.get_ints("pads");
+  std::string auto_pad = a.get_string("auto_pad");
+  const Shape& o = c.out[0];
+  Shape begin(sp, 0), end(sp, 0);
+  for (size_t i = 0; i < sp; ++i) {
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      int64_t effective = ((*kernel)[i] - 1) * dil[i] + 1;
+      int64_t total = std::max<int64_t>(0, (o[2 + i] - 1) * strides[i] + effective - X.shape[2 + i]);
+      begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end[i] = total - begin[i];
+    } else if (auto_pad != "VALID") {
+      begin[i] = pads[i], end[i] = pads[i + sp];
+    }
+  }
+  Shape ksz(kernel->begin(), kernel->end());
+  std::vector<z3::expr> e;
+  for (int64_t i = 0; i < numel(o); ++i) {
+    Shape idx = unravel(i, o);
+    std::vector<z3::expr> window;
+    int64_t padded = 0;  // positions inside the input or the explicit padding
+    for (int64_t ki = 0; ki < numel(ksz); ++ki) {
+      Shape kidx = unravel(ki, ksz);
+      Shape xi{idx[0], idx[1]};
+      bool inside = true, in_padding = true;
+      for (size_t s = 0; s < sp; ++s) {
+        int64_t pos = idx[2 + s] * strides[s] - begin[s] + kidx[s] * dil[s];
+        if (pos < 0 || pos >= X.shape[2 + s]) inside = false;
+        if (pos < -begin[s] || pos >= X.shape[2 + s] + end[s]) in_padding = false;
+        xi.push_back(pos);
+      }
+      if (in_padding) ++padded;
+      if (inside) window.push_back(X.elems[static_cast<size_t>(ravel(xi, X.shape))]);
+    }
+    if (window.empty()) return fail_sem(c, "a pooling window with no input element");
+    e.push_back(pool(window, padded));
+  }
+  return one(make(o, std::move(e)));
+}
+
+Result max_pool(Ctx& c) {
+  if (c.n.outputs.size() > 1) return fail_sem(c, "max_pool with an indices output");
+  return window_pool(c, [&](const std::vector<z3::expr>& w, int64_t) {
+    z3::expr acc = w[0];
+    for (size_t i = 1; i < w.size(); ++i) acc = c.d.max(acc, w[i]);
+    return acc;
+  });
+}
+
+Result average_pool(Ctx& c) {
+  bool include_pad = c.attr_int("count_include_pad") != 0;
+  return window_pool(c, [&](const std::vector<z3::expr>& w, int64_t padded) {
+    auto count = static_cast<double>(include_pad ? padded : static_cast<int64_t>(w.size()));
+    return c.d.div(sum_of(c.d, w), c.d.num(count));
+  });
+}
+
 Result dropout(Ctx& c) {
   if (c.n.outputs.size() > 1) return fail_sem(c, "dropout with a mask output");
   return same_elems(c);
@@ -149,6 +229,9 @@ void fill_nn(Table& t) {
   define(t, Op::Softmax, softmax);
   define(t, Op::LogSoftmax, log_softmax);
   define(t, Op::GlobalAveragePool, global_average_pool);
+  define(t, Op::GlobalMaxPool, global_max_pool);
+  define(t, Op::MaxPool, max_pool);
+  define(t, Op::AveragePool, average_pool);
 }
 
 }  // namespace refinery::prove::semantics
