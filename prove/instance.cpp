@@ -26,6 +26,10 @@ class Generator {
  public:
   Generator(const RuleBody& body, uint64_t seed) : body_(body), rng_(seed) {
     for (const auto& [root, p] : body.lhs) find_int_vars(p);
+    // The rule's own shape facts: `(rank ?x N)` fixes a variable's rank.
+    for (const Cond& c : body.conds)
+      if (c.name == "rank" && c.args.size() == 2 && c.args[0].is_var && !c.args[1].is_var)
+        if (auto* n = std::get_if<int64_t>(&c.args[1].literal)) ranks_[c.args[0].var] = *n;
   }
 
   // One random instance; nullopt (with why_) when this draw does not fit.
@@ -134,6 +138,8 @@ class Generator {
   }
 
   void assign(const std::string& var, Sizes s) {
+    if (auto r = ranks_.find(var); r != ranks_.end() && static_cast<int64_t>(s.size()) != r->second)
+      s = random_shape(static_cast<int>(r->second));
     order_.push_back(var);
     facts_[var] = Info{ir::TensorType{ir::DType::f32, ir::Shape::of(s)}, std::nullopt, nullptr};
   }
@@ -254,14 +260,21 @@ class Generator {
     }
     if (info.elementwise && have) {
       double r = std::uniform_real_distribution<double>(0, 1)(rng_);
-      if (r < 0.6) return ref;
-      if (r < 0.85) {  // a broadcasting operand: a suffix, some dims 1
+      if (r < 0.55) return ref;
+      if (r < 0.78) {  // a broadcasting operand: a suffix ([c] against [n, c]), some dims 1
         Sizes s(ref.begin() + pick(static_cast<int>(ref.size()) + 1), ref.end());
         for (auto& d : s)
           if (coin(0.4)) d = 1;
         return s;
       }
-      if (r < 0.92) return {};
+      if (r < 0.88) {  // the other one broadcasts against this: its 1s widened, a leading dim more
+        Sizes s = ref;
+        for (auto& d : s)
+          if (d == 1) d = 2 + pick(2);
+        if (s == ref || coin(0.5)) s.insert(s.begin(), 2 + pick(2));
+        return s;
+      }
+      if (r < 0.94) return {};  // a scalar
     }
     return random_shape();
   }
@@ -303,8 +316,9 @@ class Generator {
     if (name == "kernel_shape" && pool) {
       // 1..3 per spatial axis; a window larger than the padded input fails
       // the shape rule and the draw is skipped
+      static const int64_t sizes[] = {2, 2, 3, 1};  // mostly windows of several elements
       Sizes k(spatial);
-      for (auto& v : k) v = 1 + pick(3);
+      for (auto& v : k) v = sizes[pick(4)];
       return Literal(k);
     }
     if (name == "group" || name == "allowzero" || name == "kernel_shape" || name == "auto_pad") return std::nullopt;
@@ -455,9 +469,17 @@ class Generator {
       }
     }
     // 2. the first operand, when nothing else fixes it
+    // (a variable that occurs twice, (mul ?x ?x), is assigned once: its
+    // other occurrences take that shape)
     auto first_free = [&]() -> std::optional<size_t> {
-      for (size_t i = 0; i < p.kids.size(); ++i)
-        if (!kids[i] && !int_vars_.count(p.kids[i].var)) return i;
+      for (size_t i = 0; i < p.kids.size(); ++i) {
+        if (kids[i] || int_vars_.count(p.kids[i].var)) continue;
+        if (p.kids[i].kind == Pat::Kind::Var && facts_.count(p.kids[i].var)) {
+          kids[i] = facts_[p.kids[i].var];
+          continue;
+        }
+        return i;
+      }
       return std::nullopt;
     };
     bool any = std::any_of(kids.begin(), kids.end(), [](const auto& k) { return k.has_value(); });
@@ -667,6 +689,7 @@ class Generator {
   const RuleBody& body_;
   std::mt19937_64 rng_;
   std::set<std::string> int_vars_;
+  std::map<std::string, int64_t> ranks_;
   std::vector<std::string> order_;
   std::map<std::string, Info> facts_;
   std::map<std::string, std::optional<Literal>> attrs_;
@@ -678,6 +701,18 @@ class Generator {
   int64_t n_ = 2;
   std::string why_, graph_error_;
 };
+
+// Whether an elementwise op of `g` broadcasts an operand (its shape is not
+// the result's).
+bool broadcasts(const ir::Graph& g) {
+  for (const ir::Node& n : g.nodes()) {
+    if (!ir::op_info(n.op).elementwise || n.inputs.size() < 2 || n.outputs.empty()) continue;
+    const ir::Shape& out = g.value(n.outputs[0]).type.shape;
+    for (ir::ValueId in : n.inputs)
+      if (in != ir::kNoValue && !(g.value(in).type.shape == out)) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -696,14 +731,27 @@ std::vector<Instance> make_instances(const RuleBody& body, const std::string& na
     if (!seen.insert(inst->describe).second) continue;
     out.push_back(std::move(*inst));
   }
-  // Keep the smallest first, then a spread of the others.
+  // Keep the smallest first, then a spread of the others; among them the
+  // smallest instance where an elementwise op broadcasts (a law that fails
+  // under broadcasting, [c] against [n, c] or a scalar, is refuted there),
+  // when the draws found one.
   std::stable_sort(out.begin(), out.end(),
                    [](const Instance& a, const Instance& b) { return a.elements < b.elements; });
   if (static_cast<int>(out.size()) > count) {
-    std::vector<Instance> pick;
+    std::vector<size_t> chosen;
     for (int i = 0; i < count; ++i)
-      pick.push_back(
-          std::move(out[static_cast<size_t>(i * (static_cast<int>(out.size()) - 1) / std::max(count - 1, 1))]));
+      chosen.push_back(static_cast<size_t>(i * (static_cast<int>(out.size()) - 1) / std::max(count - 1, 1)));
+    auto broadcasting = [&](size_t i) { return broadcasts(out[i].lhs) || broadcasts(out[i].rhs); };
+    if (count > 1 && std::none_of(chosen.begin(), chosen.end(), broadcasting))
+      for (size_t i = 0; i < out.size(); ++i)
+        if (broadcasting(i)) {
+          chosen[1] = i;
+          break;
+        }
+    std::sort(chosen.begin(), chosen.end());
+    chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+    std::vector<Instance> pick;
+    for (size_t i : chosen) pick.push_back(std::move(out[i]));
     out = std::move(pick);
   }
   if (out.empty()) {
