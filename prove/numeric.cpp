@@ -12,7 +12,7 @@ namespace refinery::prove {
 
 using rules::ValueCond;
 
-std::string numeric_check(const Instance& inst, uint64_t seed, bool& skipped) {
+std::string numeric_check(const Instance& inst, uint64_t seed, bool& skipped, std::vector<std::vector<double>>* drawn) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f), pos(0.5f, 1.5f);
   std::vector<ir::Tensor> inputs;
@@ -29,6 +29,7 @@ std::string numeric_check(const Instance& inst, uint64_t seed, bool& skipped) {
       else
         x = u(rng);
     }
+    if (drawn) drawn->emplace_back(data.begin(), data.end());
     inputs.push_back(ir::Tensor::from_values<float>(ir::DType::f32, v.type.shape.sizes(), data));
   }
   auto a = runtime::run(inst.lhs, inputs);
@@ -87,25 +88,28 @@ Replay replay(const Instance& inst, std::vector<std::vector<double>> inputs, boo
 
 namespace {
 
-std::string nested(const std::vector<int64_t>& shape, const std::vector<double>& v, size_t dim, size_t& pos) {
+// `digits` significant digits: 9 tell binary32 values apart (a rounding
+// difference in the last bit shows), 6 are enough over the reals.
+std::string nested(const std::vector<int64_t>& shape, const std::vector<double>& v, size_t dim, size_t& pos,
+                   int digits) {
   if (dim == shape.size()) {
     double x = v[pos++];
-    return std::isnan(x) ? "nan" : fmt::format("{:g}", x);  // a NaN's sign means nothing
+    return std::isnan(x) ? "nan" : fmt::format("{:.{}g}", x, digits);  // a NaN's sign means nothing
   }
   std::vector<std::string> parts;
-  for (int64_t i = 0; i < shape[dim]; ++i) parts.push_back(nested(shape, v, dim + 1, pos));
+  for (int64_t i = 0; i < shape[dim]; ++i) parts.push_back(nested(shape, v, dim + 1, pos, digits));
   return fmt::format("[{}]", fmt::join(parts, ", "));
 }
 
-std::string show(const std::string& name, const std::vector<int64_t>& shape, const std::vector<double>& v) {
+std::string show(const std::string& name, const std::vector<int64_t>& shape, const std::vector<double>& v, int digits) {
   size_t pos = 0;
-  return fmt::format("{} = {}", name, nested(shape, v, 0, pos));
+  return fmt::format("{} = {}", name, nested(shape, v, 0, pos, digits));
 }
 
-std::string show(const std::string& name, const ir::Tensor& t) {
+std::string show(const std::string& name, const ir::Tensor& t, int digits) {
   std::vector<double> v;
   for (int64_t k = 0; k < t.numel(); ++k) v.push_back(t.as_double(k));
-  return show(name, t.dims(), v);
+  return show(name, t.dims(), v, digits);
 }
 
 // Over every output element pair.
@@ -123,11 +127,12 @@ bool any_element(const Replay& r, F f) {
 
 std::string Replay::describe(const Instance& inst) const {
   std::vector<std::string> lines;
+  int digits = wide ? 6 : 9;
   for (size_t i = 0; i < inst.inputs.size(); ++i)
-    lines.push_back(show(inst.inputs[i], inst.lhs.value(inst.lhs.inputs()[i]).type.shape.sizes(), inputs[i]));
+    lines.push_back(show(inst.inputs[i], inst.lhs.value(inst.lhs.inputs()[i]).type.shape.sizes(), inputs[i], digits));
   for (size_t o = 0; o < lhs.size(); ++o) {
-    lines.push_back(show(lhs.size() > 1 ? fmt::format("lhs{}", o) : "lhs", lhs[o]));
-    lines.push_back(show(lhs.size() > 1 ? fmt::format("rhs{}", o) : "rhs", rhs[o]));
+    lines.push_back(show(lhs.size() > 1 ? fmt::format("lhs{}", o) : "lhs", lhs[o], digits));
+    lines.push_back(show(lhs.size() > 1 ? fmt::format("rhs{}", o) : "rhs", rhs[o], digits));
   }
   lines.push_back(wide ? "(replayed in the interpreter, f64)" : "(replayed in the interpreter, f32)");
   return fmt::format("{}", fmt::join(lines, "\n"));

@@ -18,7 +18,9 @@ namespace refinery::prove {
 
 // Empty when the sides agree (to 1e-4 + 1e-3 |x|); else where they differ.
 // `skipped` is set, with the reason returned, when a side does not run.
-std::string numeric_check(const Instance& inst, uint64_t seed, bool& skipped);
+// `drawn`, when given, receives the inputs drawn (one vector per input).
+std::string numeric_check(const Instance& inst, uint64_t seed, bool& skipped,
+                          std::vector<std::vector<double>>* drawn = nullptr);
 
 // Both sides of an instance run in the interpreter at given inputs (one
 // vector of element values per input, in the instance's order).

@@ -24,7 +24,9 @@ enum class Check { Unsat, Sat, Undefined, Unknown, Error };
 //   Special32: in binary32, on every input where no operation overflows or
 //     underflows to zero, the sides are both NaN, both the same infinity, or
 //     both finite.
-enum class Domain { Reals, Exact32, Special32 };
+//   Witness32: Exact32's search on random binary32 inputs only (no solver):
+//     Sat with an input where the sides differ, else Unknown.
+enum class Domain { Reals, Exact32, Special32, Witness32 };
 
 struct Query {
   Check result = Check::Error;
