@@ -101,15 +101,10 @@ std::string nested(const std::vector<int64_t>& shape, const std::vector<double>&
   return fmt::format("[{}]", fmt::join(parts, ", "));
 }
 
-std::string show(const std::string& name, const std::vector<int64_t>& shape, const std::vector<double>& v, int digits) {
-  size_t pos = 0;
-  return fmt::format("{} = {}", name, nested(shape, v, 0, pos, digits));
-}
-
 std::string show(const std::string& name, const ir::Tensor& t, int digits) {
   std::vector<double> v;
   for (int64_t k = 0; k < t.numel(); ++k) v.push_back(t.as_double(k));
-  return show(name, t.dims(), v, digits);
+  return show_values(name, t.dims(), v, digits);
 }
 
 // Over every output element pair.
@@ -125,11 +120,18 @@ bool any_element(const Replay& r, F f) {
 
 }  // namespace
 
+std::string show_values(const std::string& name, const std::vector<int64_t>& shape, const std::vector<double>& v,
+                        int digits) {
+  size_t pos = 0;
+  return fmt::format("{} = {}", name, nested(shape, v, 0, pos, digits));
+}
+
 std::string Replay::describe(const Instance& inst) const {
   std::vector<std::string> lines;
   int digits = wide ? 6 : 9;
   for (size_t i = 0; i < inst.inputs.size(); ++i)
-    lines.push_back(show(inst.inputs[i], inst.lhs.value(inst.lhs.inputs()[i]).type.shape.sizes(), inputs[i], digits));
+    lines.push_back(
+        show_values(inst.inputs[i], inst.lhs.value(inst.lhs.inputs()[i]).type.shape.sizes(), inputs[i], digits));
   for (size_t o = 0; o < lhs.size(); ++o) {
     lines.push_back(show(lhs.size() > 1 ? fmt::format("lhs{}", o) : "lhs", lhs[o], digits));
     lines.push_back(show(lhs.size() > 1 ? fmt::format("rhs{}", o) : "rhs", rhs[o], digits));

@@ -35,6 +35,10 @@ struct Replay {
   std::string describe(const Instance& inst) const;
 };
 Replay replay(const Instance& inst, std::vector<std::vector<double>> inputs, bool wide);
+// "NAME = [[..], ..]": values as nested lists, `digits` significant digits
+// (NaN as nan).
+std::string show_values(const std::string& name, const std::vector<int64_t>& shape, const std::vector<double>& v,
+                        int digits = 6);
 
 // Over the reals (a wide replay): some output element differs by more than
 // f64 rounding, both sides finite there. `overflow` is set when a side is

@@ -70,21 +70,10 @@ void add_axioms(const RuleBody& body, SymDomain& d, z3::solver& s) {
   }
 }
 
-std::string nested(const std::vector<int64_t>& shape, const std::vector<double>& v, size_t dim, size_t& pos) {
-  if (dim == shape.size()) {
-    double x = v[pos++];
-    return fmt::format("{:g}", x);
-  }
-  std::vector<std::string> parts;
-  for (int64_t i = 0; i < shape[dim]; ++i) parts.push_back(nested(shape, v, dim + 1, pos));
-  return fmt::format("[{}]", fmt::join(parts, ", "));
-}
-
 std::string show(const SymDomain& d, const z3::model& m, const std::string& name, const SymTensor& t) {
   std::vector<double> v;
   for (const auto& e : t.elems) v.push_back(d.value(m, e));
-  size_t pos = 0;
-  return fmt::format("{} = {}", name, nested(t.shape, v, 0, pos));
+  return show_values(name, t.shape, v);
 }
 
 // Evaluates the binary32 difference on random inputs (special values

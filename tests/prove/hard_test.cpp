@@ -52,7 +52,11 @@ void check_corpus(const char* name, size_t at_least) {
   ASSERT_GE(set->rules().size(), at_least);
   std::vector<const rules::Rule*> all;
   for (const rules::Rule& r : set->rules()) all.push_back(&r);
-  VerifyReport rep = verify_rules(all, {});
+  // A generous limit over the reals: a verdict must not hang on the load of
+  // a shared CI machine (the largest instances take seconds).
+  VerifyOptions opt;
+  opt.timeout_ms = 30000;
+  VerifyReport rep = verify_rules(all, opt);
   for (const RuleReport& r : rep.rules) {
     ASSERT_TRUE(expect.contains(r.line)) << r.name << " has no `; expect:` line";
     EXPECT_EQ(verdict_of(r), expect[r.line]) << r.name << "\n" << r.message << "\n" << r.counterexample;
