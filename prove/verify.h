@@ -1,8 +1,10 @@
 // Rule verification (ARCHITECTURE.md, decision 7): each rule is proved with
-// Z3 at several small concrete shapes (elements symbolic reals, each
-// side's definedness modelled), classified in IEEE binary32 (exact, rounds
-// differently, or refuted on special values), and cross-checked
-// numerically through the interpreter on random tensors. docs/rules.md
+// Z3 at several small concrete shapes (broadcasting ones among them;
+// elements symbolic reals, each side's definedness modelled), classified in
+// IEEE binary32 (exact, rounds differently, or refuted on special values),
+// and cross-checked numerically through the interpreter on random tensors.
+// Every counterexample is replayed in the interpreter, and one that does not
+// replay is never a refutation. docs/rules.md
 // describes the method and the report. The prover is its own library:
 // rules/ (the DSL and its compilation) has no Z3, and the optimizer never
 // links this one.
