@@ -80,20 +80,11 @@ class ExternalWriter {
 
 // --- tensors (onnx_tensor.cpp) -----------------------------------------------
 
-// The most elements a tensor or a static shape may have: 2^40 (4 TiB of f32),
-// far past any real model and far below int64 overflow. A larger claim is
-// refused before anything is allocated or mapped.
-inline constexpr int64_t kMaxElements = int64_t{1} << 40;
-
-// What is wrong with a shape: invalid (a negative dim, a product past int64),
-// or valid but past kMaxElements (`limit`). The message starts with "has".
-struct ShapeError {
-  std::string message;
-  bool limit = false;
-};
-
-// The product of `dims`, checked at each step so it never overflows.
-std::expected<int64_t, ShapeError> element_count(std::span<const int64_t> dims);
+// The element limit and its check are ir's (ir/shape.h), one for a file's
+// claims and for the shapes inferred from them.
+using ir::element_count;
+using ir::kMaxElements;
+using ir::ShapeError;
 
 // Converts a TensorProto. Raw data is not copied: the tensor refers into the
 // proto, which `keep_alive` owns. External data is mapped through `files`.

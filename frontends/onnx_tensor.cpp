@@ -52,26 +52,6 @@ std::expected<std::vector<std::byte>, std::string> typed_bytes(const TP& p, ir::
 
 }  // namespace
 
-std::expected<int64_t, ShapeError> element_count(std::span<const int64_t> dims) {
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] < 0)
-      return std::unexpected(ShapeError{fmt::format("has a negative dimension {} (axis {})", dims[i], i)});
-  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return 0;
-  int64_t n = 1;
-  bool past_limit = false;
-  for (int64_t d : dims) {
-    if (n > INT64_MAX / d)
-      return std::unexpected(
-          ShapeError{fmt::format("has dims [{}], whose element count overflows int64", fmt::join(dims, ", "))});
-    n *= d;
-    past_limit = past_limit || n > kMaxElements;
-  }
-  if (past_limit)
-    return std::unexpected(ShapeError{
-        fmt::format("has dims [{}]: more than 2^40 elements, Refinery's limit", fmt::join(dims, ", ")), true});
-  return n;
-}
-
 std::expected<ir::TensorRef, std::string> tensor_from_proto(const TP& proto, std::shared_ptr<const void> keep_alive,
                                                             ExternalFiles& files) {
   auto dtype = ir::dtype_from_onnx(proto.data_type());

@@ -199,7 +199,8 @@ Expected<void> Graph::infer_shapes() {
     auto ok = info.infer(ctx);
     if (!ok) {
       NodeId id{static_cast<uint32_t>(n)};
-      return fail(ok.error(), fmt::format("node '{}' ({})", node_label(id), info.name));
+      return std::unexpected(
+          Diag{{}, fmt::format("node '{}' ({})", node_label(id), info.name), ok.error(), ctx.limitation});
     }
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       values_[index(node.outputs[i])].type = ctx.outputs[i];

@@ -37,7 +37,7 @@ ops::Table build_table() {
                         .max_inputs = -1,
                         .min_outputs = 0,
                         .max_outputs = -1,
-                        .infer = infer_opaque});
+                        .shape_rule = infer_opaque});
   return t;
 }
 
@@ -87,10 +87,20 @@ std::vector<std::string> op_table_problems() {
   std::vector<std::string> problems;
   for (int i = 0; i < kNumOps; ++i) {
     const OpInfo& info = table()[static_cast<size_t>(i)];
-    if (info.infer == nullptr || static_cast<int>(info.op) != i)
+    if (info.shape_rule == nullptr || static_cast<int>(info.op) != i)
       problems.push_back(fmt::format("op '{}' has no registered entry", kNames[static_cast<size_t>(i)].name));
   }
   return problems;
+}
+
+std::expected<void, InferError> OpInfo::infer(InferContext& ctx) const {
+  if (auto ok = shape_rule(ctx); !ok) return ok;
+  for (size_t i = 0; i < ctx.outputs.size(); ++i)
+    if (auto bad = size_error(ctx.outputs[i].shape)) {
+      ctx.limitation = bad->limit;
+      return std::unexpected(fmt::format("output {} {}", i, bad->message));
+    }
+  return {};
 }
 
 const AttrSpec* OpInfo::attr(std::string_view attr_name) const {

@@ -44,6 +44,9 @@ struct InferContext {
   int num_outputs = 1;
   std::vector<TensorType> outputs;                     // to fill, one per output
   std::vector<std::optional<std::vector<Dim>>> known;  // optional propagated contents
+  // Set by OpInfo::infer with its error when an output is valid but past
+  // kMaxElements: Refinery's limit (Diag::limitation), not a bad input.
+  bool limitation = false;
 
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i].type != nullptr; }
   const TensorType& in(size_t i) const { return *inputs[i].type; }
@@ -101,12 +104,18 @@ struct OpInfo {
   int min_outputs = 1;
   int max_outputs = 1;  // -1: variadic
   std::vector<AttrSpec> attrs;
-  std::vector<int> int_inputs;  // inputs that take an integer constant (shapes, axes, pads, sizes)
-  InferFn infer = nullptr;
-  bool stateful = false;     // carries state across time steps (spiking ops)
-  bool elementwise = false;  // maps elements one to one with broadcasting
-  bool commutative = false;  // binary op with f(a, b) == f(b, a)
+  std::vector<int> int_inputs;   // inputs that take an integer constant (shapes, axes, pads, sizes)
+  InferFn shape_rule = nullptr;  // read it through infer()
+  bool stateful = false;         // carries state across time steps (spiking ops)
+  bool elementwise = false;      // maps elements one to one with broadcasting
+  bool commutative = false;      // binary op with f(a, b) == f(b, a)
 
+  // Runs the shape rule, then refuses an output whose static dims multiply
+  // past kMaxElements or int64 (ir::size_error): a shape computed from a
+  // constant (Expand to [2^20, 2^20, 2^20]) is checked here, before anything
+  // that would allocate it (folding, the interpreter) sees it. The one way
+  // to infer a node's types.
+  std::expected<void, InferError> infer(InferContext& ctx) const;
   const AttrSpec* attr(std::string_view attr_name) const;
   bool takes_int_input(size_t i) const;
 };

@@ -1,6 +1,9 @@
 #include "ir/shape.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 namespace refinery::ir {
 
@@ -32,6 +35,34 @@ std::expected<TensorType, std::string> refine(const TensorType& a, const TensorT
     out.shape[i] = std::move(*d);
   }
   return out;
+}
+
+std::expected<int64_t, ShapeError> element_count(std::span<const int64_t> dims) {
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] < 0)
+      return std::unexpected(ShapeError{fmt::format("has a negative dimension {} (axis {})", dims[i], i)});
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return 0;
+  int64_t n = 1;
+  bool past_limit = false;
+  for (int64_t d : dims) {
+    if (n > INT64_MAX / d)
+      return std::unexpected(
+          ShapeError{fmt::format("has dims [{}], whose element count overflows int64", fmt::join(dims, ", "))});
+    n *= d;
+    past_limit = past_limit || n > kMaxElements;
+  }
+  if (past_limit)
+    return std::unexpected(ShapeError{
+        fmt::format("has dims [{}]: more than 2^40 elements, Refinery's limit", fmt::join(dims, ", ")), true});
+  return n;
+}
+
+std::optional<ShapeError> size_error(const Shape& shape) {
+  std::vector<int64_t> sizes;
+  for (const Dim& d : shape.dims())
+    if (d.is_static()) sizes.push_back(d.size());
+  if (auto count = element_count(sizes); !count) return count.error();
+  return std::nullopt;
 }
 
 Shape Shape::of(const std::vector<int64_t>& sizes) {

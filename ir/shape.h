@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <expected>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,26 @@ struct TensorType {
 // only for a contradiction: different static sizes, ranks or dtypes.
 std::optional<Dim> refine(const Dim& a, const Dim& b);
 std::expected<TensorType, std::string> refine(const TensorType& a, const TensorType& b);
+
+// The most elements a tensor or a static shape may have: 2^40 (4 TiB of f32),
+// far past any real model and far below int64 overflow. A larger claim, in a
+// file or in a shape computed from one (Expand, Tile, Pad, ConstantOfShape,
+// Range ...), is refused before anything is allocated or mapped.
+inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+// What is wrong with a shape: invalid (a negative dim, a product past int64),
+// or valid but past kMaxElements (`limit`). The message starts with "has".
+struct ShapeError {
+  std::string message;
+  bool limit = false;
+};
+
+// The product of `dims`, checked at each step so it never overflows.
+std::expected<int64_t, ShapeError> element_count(std::span<const int64_t> dims);
+// element_count of the static dims of `shape` (symbols and unknown dims left
+// out, so a shape with a symbol is refused when its static part alone is too
+// large); nullopt when that is fine.
+std::optional<ShapeError> size_error(const Shape& shape);
 
 // Normalises a possibly negative axis against a rank; nullopt when out of range.
 std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank);

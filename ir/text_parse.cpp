@@ -92,6 +92,8 @@ Expected<void> Parser::define(const std::string& name, ValueId v, size_t pos) {
 }
 
 Expected<TensorType> Parser::type() {
+  r_.skip_space();
+  const size_t type_start = r_.pos();
   if (auto ok = r_.expect_word("tensor"); !ok) return std::unexpected(ok.error());
   if (auto ok = r_.expect('<'); !ok) return std::unexpected(ok.error());
   TensorType t;
@@ -130,6 +132,11 @@ Expected<TensorType> Parser::type() {
     r_.advance();
   }
   t.shape = ranked ? Shape(std::move(dims)) : Shape::unranked();
+  if (auto bad = size_error(t.shape)) {  // past int64 (bad input) or 2^40 elements (Refinery's limit)
+    auto e = r_.error_at(type_start, fmt::format("the type {}", bad->message));
+    e.error().limitation = bad->limit;
+    return e;
+  }
   if (auto ok = r_.expect('>', "to close the type"); !ok) return std::unexpected(ok.error());
   return t;
 }
@@ -622,9 +629,12 @@ Expected<Graph> Parser::parse() {
   if (auto ok = inferred.infer_shapes(); !ok) {
     for (size_t n = 0; n < g.num_nodes(); ++n)
       if (ok.error().where.find(fmt::format("'{}'", g.node_label(NodeId{static_cast<uint32_t>(n)}))) !=
-          std::string::npos)
-        return at_node(n, ok.error().message);
-    return std::unexpected(Diag{r_.file(), ok.error().where, ok.error().message});
+          std::string::npos) {
+        auto e = at_node(n, ok.error().message);
+        e.error().limitation = ok.error().limitation;
+        return e;
+      }
+    return std::unexpected(Diag{r_.file(), ok.error().where, ok.error().message, ok.error().limitation});
   }
   for (size_t n = 0; n < g.num_nodes(); ++n)
     for (ValueId v : g.nodes()[n].outputs)

@@ -28,6 +28,12 @@ std::expected<Shape, InferError> broadcast(const Shape& a, const Shape& b) {
   return Shape(std::move(dims));
 }
 
+std::expected<Dim, InferError> size_dim(__int128 size, std::string_view what) {
+  if (size < 0) return error(fmt::format("{} is negative", what));
+  if (size > INT64_MAX) return error(fmt::format("{} overflows int64", what));
+  return Dim(static_cast<int64_t>(size));
+}
+
 Result same_as_first(InferContext& c) {
   c.outputs[0] = c.in(0);
   return {};

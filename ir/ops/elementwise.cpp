@@ -142,9 +142,12 @@ Result identity(InferContext& c) {
 
 void register_elementwise(Table& t) {
   auto unary = [&](Op op, InferFn f, std::vector<AttrSpec> attrs = {}) {
-    define(
-        t,
-        OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = std::move(attrs), .infer = f, .elementwise = true});
+    define(t, OpInfo{.op = op,
+                     .min_inputs = 1,
+                     .max_inputs = 1,
+                     .attrs = std::move(attrs),
+                     .shape_rule = f,
+                     .elementwise = true});
   };
   for (Op op : {Op::Exp,   Op::Log,   Op::Sqrt, Op::Reciprocal, Op::Floor, Op::Ceil,     Op::Round,    Op::Sin,
                 Op::Cos,   Op::Tan,   Op::Asin, Op::Acos,       Op::Atan,  Op::Sinh,     Op::Cosh,     Op::Asinh,
@@ -163,16 +166,16 @@ void register_elementwise(Table& t) {
         {float_attr("alpha", 1.67326319217681884765625f), float_attr("gamma", 1.05070102214813232421875f)});
   unary(Op::HardSigmoid, unary_float, {float_attr("alpha", 0.2f), float_attr("beta", 0.5f)});
   unary(Op::Cast, cast, {{"to", AttrKind::Int, AttrUse::Required}});
-  define(t, OpInfo{.op = Op::CastLike, .min_inputs = 2, .max_inputs = 2, .infer = cast_like, .elementwise = true});
-  define(t, OpInfo{.op = Op::Clip, .min_inputs = 1, .max_inputs = 3, .infer = clip, .elementwise = true});
-  define(t, OpInfo{.op = Op::PRelu, .min_inputs = 2, .max_inputs = 2, .infer = prelu, .elementwise = true});
+  define(t, OpInfo{.op = Op::CastLike, .min_inputs = 2, .max_inputs = 2, .shape_rule = cast_like, .elementwise = true});
+  define(t, OpInfo{.op = Op::Clip, .min_inputs = 1, .max_inputs = 3, .shape_rule = clip, .elementwise = true});
+  define(t, OpInfo{.op = Op::PRelu, .min_inputs = 2, .max_inputs = 2, .shape_rule = prelu, .elementwise = true});
 
   auto binary = [&](Op op, InferFn f, bool commutative, std::vector<AttrSpec> attrs = {}) {
     define(t, OpInfo{.op = op,
                      .min_inputs = 2,
                      .max_inputs = 2,
                      .attrs = std::move(attrs),
-                     .infer = f,
+                     .shape_rule = f,
                      .elementwise = true,
                      .commutative = commutative});
   };
@@ -189,10 +192,10 @@ void register_elementwise(Table& t) {
     define(t, OpInfo{.op = op,
                      .min_inputs = 1,
                      .max_inputs = -1,
-                     .infer = numeric_nary,
+                     .shape_rule = numeric_nary,
                      .elementwise = true,
                      .commutative = true});
-  define(t, OpInfo{.op = Op::Where, .min_inputs = 3, .max_inputs = 3, .infer = where, .elementwise = true});
+  define(t, OpInfo{.op = Op::Where, .min_inputs = 3, .max_inputs = 3, .shape_rule = where, .elementwise = true});
 }
 
 }  // namespace refinery::ir::ops

@@ -55,6 +55,11 @@ Result reshape(InferContext& c) {
       out.push_back(d);
     }
   }
+  // The target's sizes, checked before they are multiplied below.
+  if (auto bad = size_error(Shape(out))) {
+    c.limitation = bad->limit;
+    return error(fmt::format("shape {}", bad->message));
+  }
   auto total = x.num_elements();
   if (infer_at >= 0) {
     int64_t known = 1;
@@ -372,7 +377,17 @@ Result tile(InferContext& c) {
     for (int64_t i = 0; i < x.rank(); ++i) out[i] = Dim::unknown();
   } else {
     if (static_cast<int64_t>(reps->size()) != x.rank()) return error("repeats length differs from rank");
-    for (int64_t i = 0; i < x.rank(); ++i) out[i] = mul_dims(x[i], Dim((*reps)[static_cast<size_t>(i)]));
+    for (int64_t i = 0; i < x.rank(); ++i) {
+      int64_t r = (*reps)[static_cast<size_t>(i)];
+      if (r < 0) return error(fmt::format("repeats has a negative entry {} (axis {})", r, i));
+      if (!x[i].is_static()) {
+        out[i] = Dim::unknown();
+        continue;
+      }
+      auto d = size_dim(static_cast<__int128>(x[i].size()) * r, fmt::format("axis {} tiled {} times", i, r));
+      if (!d) return std::unexpected(d.error());
+      out[i] = *d;
+    }
   }
   c.outputs[0] = TensorType{c.in(0).dtype, out};
   return {};
@@ -388,8 +403,13 @@ Result pad(InferContext& c) {
     if (static_cast<int64_t>(pads->size()) != 2 * x.rank())
       return error(fmt::format("pads has {} entries for rank {}", pads->size(), x.rank()));
     for (int64_t i = 0; i < x.rank(); ++i)
-      if (x[i].is_static())
-        out[i] = Dim(x[i].size() + (*pads)[static_cast<size_t>(i)] + (*pads)[static_cast<size_t>(i + x.rank())]);
+      if (x[i].is_static()) {
+        int64_t begin = (*pads)[static_cast<size_t>(i)], end = (*pads)[static_cast<size_t>(i + x.rank())];
+        auto d = size_dim(static_cast<__int128>(x[i].size()) + begin + end,
+                          fmt::format("axis {} ({}) padded by {} and {}", i, x[i].size(), begin, end));
+        if (!d) return std::unexpected(d.error());
+        out[i] = *d;
+      }
   }
   c.outputs[0] = TensorType{c.in(0).dtype, out};
   return {};
@@ -400,13 +420,21 @@ Result depth_to_space(InferContext& c) {
   if (x.rank() != 4) return error("input must be 4-d");
   int64_t b = c.attrs->get_int("blocksize", 0);
   if (b <= 0) return error("blocksize must be positive");
+  if (b > (int64_t{1} << 20)) return error(fmt::format("blocksize {} is past 2^20", b));  // b * b stays a size
   Shape out = x;
   if (x[1].is_static()) {
     if (x[1].size() % (b * b) != 0) return error("channels are not divisible by blocksize^2");
     out[1] = Dim(x[1].size() / (b * b));
   }
-  out[2] = mul_dims(x[2], Dim(b));
-  out[3] = mul_dims(x[3], Dim(b));
+  for (int i : {2, 3}) {
+    if (!x[i].is_static()) {
+      out[i] = Dim::unknown();
+      continue;
+    }
+    auto d = size_dim(static_cast<__int128>(x[i].size()) * b, fmt::format("axis {} times blocksize {}", i, b));
+    if (!d) return std::unexpected(d.error());
+    out[i] = *d;
+  }
   c.outputs[0] = TensorType{c.in(0).dtype, out};
   return {};
 }
@@ -416,8 +444,15 @@ Result space_to_depth(InferContext& c) {
   if (x.rank() != 4) return error("input must be 4-d");
   int64_t b = c.attrs->get_int("blocksize", 0);
   if (b <= 0) return error("blocksize must be positive");
+  if (b > (int64_t{1} << 20)) return error(fmt::format("blocksize {} is past 2^20", b));  // b * b stays a size
   Shape out = x;
-  out[1] = mul_dims(x[1], Dim(b * b));
+  out[1] = Dim::unknown();
+  if (x[1].is_static()) {
+    auto d =
+        size_dim(static_cast<__int128>(x[1].size()) * b * b, fmt::format("channels times blocksize {} squared", b));
+    if (!d) return std::unexpected(d.error());
+    out[1] = *d;
+  }
   for (int i : {2, 3}) {
     if (!x[i].is_static()) {
       out[i] = Dim::unknown();
@@ -443,21 +478,23 @@ void register_layout(Table& t) {
                    .max_inputs = 2,
                    .attrs = {int_attr("allowzero", 0)},
                    .int_inputs = {1},
-                   .infer = reshape});
-  define(t,
-         OpInfo{.op = Op::Flatten, .min_inputs = 1, .max_inputs = 1, .attrs = {int_attr("axis", 1)}, .infer = flatten});
+                   .shape_rule = reshape});
+  define(
+      t,
+      OpInfo{
+          .op = Op::Flatten, .min_inputs = 1, .max_inputs = 1, .attrs = {int_attr("axis", 1)}, .shape_rule = flatten});
   define(t, OpInfo{.op = Op::Transpose,
                    .min_inputs = 1,
                    .max_inputs = 1,
                    .attrs = {{"perm", AttrKind::Ints, AttrUse::Optional, {.rule = AttrDefault::Rule::ReversedAxes}}},
-                   .infer = transpose});
-  define(t, OpInfo{.op = Op::Squeeze, .min_inputs = 1, .max_inputs = 2, .int_inputs = {1}, .infer = squeeze});
-  define(t, OpInfo{.op = Op::Unsqueeze, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .infer = unsqueeze});
+                   .shape_rule = transpose});
+  define(t, OpInfo{.op = Op::Squeeze, .min_inputs = 1, .max_inputs = 2, .int_inputs = {1}, .shape_rule = squeeze});
+  define(t, OpInfo{.op = Op::Unsqueeze, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .shape_rule = unsqueeze});
   define(t, OpInfo{.op = Op::Concat,
                    .min_inputs = 1,
                    .max_inputs = -1,
                    .attrs = {{"axis", AttrKind::Int, AttrUse::Required}},
-                   .infer = concat});
+                   .shape_rule = concat});
   define(t, OpInfo{.op = Op::Split,
                    .min_inputs = 1,
                    .max_inputs = 2,
@@ -465,34 +502,37 @@ void register_layout(Table& t) {
                    .max_outputs = -1,
                    .attrs = {int_attr("axis", 0)},
                    .int_inputs = {1},
-                   .infer = split});
-  define(t, OpInfo{.op = Op::Slice, .min_inputs = 3, .max_inputs = 5, .int_inputs = {1, 2, 3, 4}, .infer = slice});
-  define(t,
-         OpInfo{.op = Op::Gather, .min_inputs = 2, .max_inputs = 2, .attrs = {int_attr("axis", 0)}, .infer = gather});
+                   .shape_rule = split});
+  define(t, OpInfo{.op = Op::Slice, .min_inputs = 3, .max_inputs = 5, .int_inputs = {1, 2, 3, 4}, .shape_rule = slice});
+  define(
+      t,
+      OpInfo{.op = Op::Gather, .min_inputs = 2, .max_inputs = 2, .attrs = {int_attr("axis", 0)}, .shape_rule = gather});
   define(t, OpInfo{.op = Op::GatherElements,
                    .min_inputs = 2,
                    .max_inputs = 2,
                    .attrs = {int_attr("axis", 0)},
-                   .infer = gather_elements});
-  define(t, OpInfo{.op = Op::Expand, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .infer = expand});
-  define(t, OpInfo{.op = Op::Tile, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .infer = tile});
+                   .shape_rule = gather_elements});
+  define(t, OpInfo{.op = Op::Expand, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .shape_rule = expand});
+  define(t, OpInfo{.op = Op::Tile, .min_inputs = 2, .max_inputs = 2, .int_inputs = {1}, .shape_rule = tile});
   define(t, OpInfo{.op = Op::Pad,
                    .min_inputs = 2,
                    .max_inputs = 3,
                    .attrs = {string_attr("mode", "constant")},
                    .int_inputs = {1},
-                   .infer = pad});
+                   .shape_rule = pad});
   define(t, OpInfo{.op = Op::DepthToSpace,
                    .min_inputs = 1,
                    .max_inputs = 1,
                    .attrs = {{"blocksize", AttrKind::Int, AttrUse::Required}, string_attr("mode", "DCR")},
-                   .infer = depth_to_space});
+                   .shape_rule = depth_to_space});
   define(t, OpInfo{.op = Op::SpaceToDepth,
                    .min_inputs = 1,
                    .max_inputs = 1,
                    .attrs = {{"blocksize", AttrKind::Int, AttrUse::Required}},
-                   .infer = space_to_depth});
-  define(t, OpInfo{.op = Op::Trilu, .min_inputs = 1, .max_inputs = 2, .attrs = {int_attr("upper", 1)}, .infer = trilu});
+                   .shape_rule = space_to_depth});
+  define(
+      t,
+      OpInfo{.op = Op::Trilu, .min_inputs = 1, .max_inputs = 2, .attrs = {int_attr("upper", 1)}, .shape_rule = trilu});
 }
 
 }  // namespace refinery::ir::ops

@@ -51,13 +51,13 @@ Result gemm(InferContext& c) {
 }  // namespace
 
 void register_linear(Table& t) {
-  define(t, OpInfo{.op = Op::MatMul, .min_inputs = 2, .max_inputs = 2, .infer = matmul});
+  define(t, OpInfo{.op = Op::MatMul, .min_inputs = 2, .max_inputs = 2, .shape_rule = matmul});
   define(t, OpInfo{.op = Op::Gemm,
                    .min_inputs = 2,
                    .max_inputs = 3,
                    .attrs = {float_attr("alpha", 1.0f), float_attr("beta", 1.0f), int_attr("transA", 0),
                              int_attr("transB", 0)},
-                   .infer = gemm});
+                   .shape_rule = gemm});
 }
 
 }  // namespace refinery::ir::ops

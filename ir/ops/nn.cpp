@@ -30,18 +30,20 @@ std::expected<Window, InferError> read_window(const InferContext& c, int64_t spa
   return w;
 }
 
-Dim window_out(const Window& w, size_t i, const Dim& in) {
+std::expected<Dim, InferError> window_out(const Window& w, size_t i, const Dim& in) {
   if (!in.is_static()) return Dim::unknown();
-  int64_t effective = (w.kernel[i] - 1) * w.dilations[i] + 1;
+  // In 128 bits: the attributes are any int64 a file says.
+  using I = __int128;
+  I effective = (I{w.kernel[i]} - 1) * w.dilations[i] + 1;
   if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER")
-    return Dim((in.size() + w.strides[i] - 1) / w.strides[i]);
-  int64_t pads = w.auto_pad == "VALID" ? 0 : w.pads[i] + w.pads[i + w.kernel.size()];
-  int64_t span = in.size() + pads - effective;
+    return Dim(static_cast<int64_t>((I{in.size()} + w.strides[i] - 1) / w.strides[i]));  // at most in
+  I pads = w.auto_pad == "VALID" ? 0 : I{w.pads[i]} + w.pads[i + w.kernel.size()];
+  I span = in.size() + pads - effective;
   if (span < 0) return Dim(0);
-  int64_t out = w.ceil_mode ? (span + w.strides[i] - 1) / w.strides[i] + 1 : span / w.strides[i] + 1;
+  I out = w.ceil_mode ? (span + w.strides[i] - 1) / w.strides[i] + 1 : span / w.strides[i] + 1;
   // ceil mode: the last window must start inside the input or left padding
-  if (w.ceil_mode && (out - 1) * w.strides[i] >= in.size() + w.pads[i]) --out;
-  return Dim(out);
+  if (w.ceil_mode && (out - 1) * w.strides[i] >= I{in.size()} + w.pads[i]) --out;
+  return size_dim(out, fmt::format("output size on spatial axis {}", i));
 }
 
 Result conv(InferContext& c) {
@@ -69,7 +71,10 @@ Result conv(InferContext& c) {
     return error(fmt::format("bias shape {} does not match {} output channels", c.shape(2).str(), w[0].str()));
   std::vector<Dim> out{x[0], w[0]};
   for (size_t i = 0; i < static_cast<size_t>(spatial); ++i)
-    out.push_back(window_out(*win, i, x[static_cast<int64_t>(i) + 2]));
+    if (auto d = window_out(*win, i, x[static_cast<int64_t>(i) + 2]))
+      out.push_back(*d);
+    else
+      return std::unexpected(d.error());
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
   return {};
 }
@@ -97,11 +102,15 @@ Result conv_transpose(InferContext& c) {
       out.emplace_back(output_shape[output_shape.size() - sz + i]);
     } else if (!in.is_static() || kernel[i] < 0) {
       out.push_back(Dim::unknown());
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out.emplace_back(in.size() * strides[i]);
     } else {
-      out.emplace_back(strides[i] * (in.size() - 1) + outpad[i] + ((kernel[i] - 1) * dil[i] + 1) - pads[i] -
-                       pads[i + sz]);
+      using I = __int128;
+      I size =
+          auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER"
+              ? I{in.size()} * strides[i]
+              : I{strides[i]} * (in.size() - 1) + outpad[i] + (I{kernel[i]} - 1) * dil[i] + 1 - pads[i] - pads[i + sz];
+      auto d = size_dim(size, fmt::format("output size on spatial axis {}", i));
+      if (!d) return std::unexpected(d.error());
+      out.push_back(*d);
     }
   }
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
@@ -117,7 +126,10 @@ Result pool(InferContext& c) {
   if (!win) return std::unexpected(win.error());
   std::vector<Dim> out{x[0], x[1]};
   for (size_t i = 0; i + 2 < static_cast<size_t>(x.rank()); ++i)
-    out.push_back(window_out(*win, i, x[static_cast<int64_t>(i) + 2]));
+    if (auto d = window_out(*win, i, x[static_cast<int64_t>(i) + 2]))
+      out.push_back(*d);
+    else
+      return std::unexpected(d.error());
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(out)};
   if (c.num_outputs > 1) c.outputs[1] = TensorType{DType::i64, Shape(out)};
   return {};
@@ -187,12 +199,14 @@ const std::vector<AttrSpec> kConvAttrs{
 }  // namespace
 
 void register_nn(Table& t) {
-  define(t, OpInfo{.op = Op::Conv, .min_inputs = 2, .max_inputs = 3, .attrs = kConvAttrs, .infer = conv});
+  define(t, OpInfo{.op = Op::Conv, .min_inputs = 2, .max_inputs = 3, .attrs = kConvAttrs, .shape_rule = conv});
   auto ct_attrs = kConvAttrs;
   ct_attrs.push_back(ints_per_axis("output_padding", 0));
   ct_attrs.push_back({"output_shape", AttrKind::Ints});  // absent: from the input, strides and pads
-  define(t,
-         OpInfo{.op = Op::ConvTranspose, .min_inputs = 2, .max_inputs = 3, .attrs = ct_attrs, .infer = conv_transpose});
+  define(
+      t,
+      OpInfo{
+          .op = Op::ConvTranspose, .min_inputs = 2, .max_inputs = 3, .attrs = ct_attrs, .shape_rule = conv_transpose});
   define(t, OpInfo{.op = Op::MaxPool,
                    .min_inputs = 1,
                    .max_inputs = 1,
@@ -205,7 +219,7 @@ void register_nn(Table& t) {
                              ints_per_axis_ends("pads", 0),
                              int_attr("storage_order", 0),
                              ints_per_axis("strides", 1)},
-                   .infer = pool});
+                   .shape_rule = pool});
   define(t, OpInfo{.op = Op::AveragePool,
                    .min_inputs = 1,
                    .max_inputs = 1,
@@ -217,28 +231,28 @@ void register_nn(Table& t) {
                              {"kernel_shape", AttrKind::Ints, AttrUse::Required},
                              ints_per_axis_ends("pads", 0),
                              ints_per_axis("strides", 1)},
-                   .infer = pool});
+                   .shape_rule = pool});
   for (Op op : {Op::GlobalAveragePool, Op::GlobalMaxPool})
-    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .infer = global_pool});
+    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .shape_rule = global_pool});
   define(t, OpInfo{.op = Op::BatchNormalization,
                    .min_inputs = 5,
                    .max_inputs = 5,
                    .min_outputs = 1,
                    .max_outputs = 3,
                    .attrs = {float_attr("epsilon", 1e-5f), float_attr("momentum", 0.9f), int_attr("training_mode", 0)},
-                   .infer = batch_norm});
+                   .shape_rule = batch_norm});
   define(t, OpInfo{.op = Op::InstanceNormalization,
                    .min_inputs = 3,
                    .max_inputs = 3,
                    .attrs = {float_attr("epsilon", 1e-5f)},
-                   .infer = instance_norm});
+                   .shape_rule = instance_norm});
   define(t, OpInfo{.op = Op::LayerNormalization,
                    .min_inputs = 2,
                    .max_inputs = 3,
                    .min_outputs = 1,
                    .max_outputs = 3,
                    .attrs = {int_attr("axis", -1), float_attr("epsilon", 1e-5f), int_attr("stash_type", 1)},
-                   .infer = layer_norm});
+                   .shape_rule = layer_norm});
   define(t, OpInfo{.op = Op::LRN,
                    .min_inputs = 1,
                    .max_inputs = 1,
@@ -246,16 +260,17 @@ void register_nn(Table& t) {
                              float_attr("beta", 0.75f),
                              float_attr("bias", 1.0f),
                              {"size", AttrKind::Int, AttrUse::Required}},
-                   .infer = lrn});
+                   .shape_rule = lrn});
   define(t, OpInfo{.op = Op::Dropout,
                    .min_inputs = 1,
                    .max_inputs = 3,
                    .min_outputs = 1,
                    .max_outputs = 2,
                    .attrs = {{"seed", AttrKind::Int}},
-                   .infer = dropout});  // absent seed: a random one
+                   .shape_rule = dropout});  // absent seed: a random one
   for (Op op : {Op::Softmax, Op::LogSoftmax, Op::Hardmax})
-    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = {int_attr("axis", -1)}, .infer = softmax});
+    define(t,
+           OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = {int_attr("axis", -1)}, .shape_rule = softmax});
 }
 
 }  // namespace refinery::ir::ops

@@ -93,24 +93,24 @@ void register_reduce(Table& t) {
       {"axes", AttrKind::Ints}, int_attr("keepdims", 1), int_attr("noop_with_empty_axes", 0)};
   for (Op op : {Op::ReduceMean, Op::ReduceMax, Op::ReduceMin, Op::ReduceProd, Op::ReduceL1, Op::ReduceL2,
                 Op::ReduceLogSum, Op::ReduceLogSumExp, Op::ReduceSumSquare})
-    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = attrs, .infer = reduce});
+    define(t, OpInfo{.op = op, .min_inputs = 1, .max_inputs = 1, .attrs = attrs, .shape_rule = reduce});
   define(t, OpInfo{.op = Op::ReduceSum,
                    .min_inputs = 1,
                    .max_inputs = 2,
                    .attrs = {int_attr("keepdims", 1), int_attr("noop_with_empty_axes", 0)},
                    .int_inputs = {1},
-                   .infer = reduce});
+                   .shape_rule = reduce});
   for (Op op : {Op::ArgMax, Op::ArgMin})
     define(t, OpInfo{.op = op,
                      .min_inputs = 1,
                      .max_inputs = 1,
                      .attrs = {int_attr("axis", 0), int_attr("keepdims", 1), int_attr("select_last_index", 0)},
-                     .infer = arg_reduce});
+                     .shape_rule = arg_reduce});
   define(t, OpInfo{.op = Op::CumSum,
                    .min_inputs = 2,
                    .max_inputs = 2,
                    .attrs = {int_attr("exclusive", 0), int_attr("reverse", 0)},
-                   .infer = cumsum});
+                   .shape_rule = cumsum});
   define(t, OpInfo{.op = Op::TopK,
                    .min_inputs = 2,
                    .max_inputs = 2,
@@ -118,7 +118,7 @@ void register_reduce(Table& t) {
                    .max_outputs = 2,
                    .attrs = {int_attr("axis", -1), int_attr("largest", 1), int_attr("sorted", 1)},
                    .int_inputs = {1},
-                   .infer = topk});
+                   .shape_rule = topk});
 }
 
 }  // namespace refinery::ir::ops

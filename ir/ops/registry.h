@@ -55,6 +55,13 @@ inline std::unexpected<InferError> error(std::string msg) { return std::unexpect
 
 // Numpy-style multidirectional broadcast of two shapes.
 std::expected<Shape, InferError> broadcast(const Shape& a, const Shape& b);
+// A static size computed from attributes or constants (Tile's repeats, Pad's
+// pads, ConvTranspose's strides), done in 128 bits so nothing overflows on
+// the way. An error, naming `what`, when it is negative or past int64: no
+// tensor has such a dim (bad input). Sizes past kMaxElements are refused
+// after the rule, with the output's other dims (OpInfo::infer).
+std::expected<Dim, InferError> size_dim(__int128 size, std::string_view what);
+
 // Output 0 takes input 0's type (elementwise unary ops).
 Result same_as_first(InferContext& c);
 // Checks that inputs in [first, last) all have input `ref`'s dtype.

@@ -73,16 +73,27 @@ Result range(InferContext& c) {
   if (auto ok = same_dtype(c, 0, 1, 3); !ok) return ok;
   for (size_t i = 0; i < 3; ++i)
     if (c.shape(i).rank() != 0) return error("start, limit and delta must be scalars");
-  Dim n = Dim::unknown();
+  // The count, in double: converted to a size only once it is known to fit.
+  std::optional<double> count;
   if (c.inputs[0].constant && c.inputs[1].constant && c.inputs[2].constant) {
     double s = c.inputs[0].constant->as_double(0), l = c.inputs[1].constant->as_double(0),
            d = c.inputs[2].constant->as_double(0);
     if (d == 0) return error("delta must not be 0");
-    n = Dim(std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d))));
+    count = std::ceil((l - s) / d);
   } else if (auto s = c.ints(0), l = c.ints(1), d = c.ints(2); s && l && d && is_integer(c.in(0).dtype)) {
     if ((*d)[0] == 0) return error("delta must not be 0");
-    double count = std::ceil(static_cast<double>((*l)[0] - (*s)[0]) / static_cast<double>((*d)[0]));
-    n = Dim(std::max<int64_t>(0, static_cast<int64_t>(count)));
+    count = std::ceil((static_cast<double>((*l)[0]) - static_cast<double>((*s)[0])) / static_cast<double>((*d)[0]));
+  }
+  Dim n = Dim::unknown();
+  if (count) {
+    if (std::isnan(*count)) return error("start, limit and delta give no element count (NaN)");
+    if (*count > static_cast<double>(kMaxElements)) {
+      c.limitation = !std::isinf(*count);
+      return error(std::isinf(*count)
+                       ? "start, limit and delta give infinitely many elements"
+                       : fmt::format("output 0 has {} elements: more than 2^40 elements, Refinery's limit", *count));
+    }
+    n = Dim(std::max<int64_t>(0, static_cast<int64_t>(*count)));
   }
   c.outputs[0] = TensorType{c.in(0).dtype, Shape({n})};
   return {};
@@ -96,8 +107,8 @@ void register_shape_ops(Table& t) {
                    .max_inputs = 1,
                    .attrs = {{"end", AttrKind::Int, AttrUse::Optional, {.rule = AttrDefault::Rule::InputRank}},
                              int_attr("start", 0)},
-                   .infer = shape});
-  define(t, OpInfo{.op = Op::Size, .min_inputs = 1, .max_inputs = 1, .infer = size});
+                   .shape_rule = shape});
+  define(t, OpInfo{.op = Op::Size, .min_inputs = 1, .max_inputs = 1, .shape_rule = size});
   define(t, OpInfo{.op = Op::Constant,
                    .min_inputs = 0,
                    .max_inputs = 0,
@@ -108,7 +119,7 @@ void register_shape_ops(Table& t) {
                              {"value_ints", AttrKind::Ints},
                              {"value_string", AttrKind::String},
                              {"value_strings", AttrKind::Strings}},
-                   .infer = constant});
+                   .shape_rule = constant});
   define(t, OpInfo{.op = Op::ConstantOfShape,
                    .min_inputs = 1,
                    .max_inputs = 1,
@@ -118,8 +129,8 @@ void register_shape_ops(Table& t) {
                               {.rule = AttrDefault::Rule::Value,
                                .value = std::make_shared<const Tensor>(
                                    Tensor::from_values<float>(DType::f32, {1}, {0.0f}))}}},
-                   .infer = constant_of_shape});
-  define(t, OpInfo{.op = Op::Range, .min_inputs = 3, .max_inputs = 3, .infer = range});
+                   .shape_rule = constant_of_shape});
+  define(t, OpInfo{.op = Op::Range, .min_inputs = 3, .max_inputs = 3, .shape_rule = range});
 }
 
 }  // namespace refinery::ir::ops

@@ -168,8 +168,11 @@ void register_spiking(Table& t) {
       {"strides", AttrKind::Ints, AttrUse::Optional, {.rule = AttrDefault::Rule::SameAs, .other = "kernel_shape"}}};
   for (const Entry& e : entries()) {
     int n = static_cast<int>(e.operands.size());
-    OpInfo info{
-        .op = e.op, .min_inputs = n - e.optional_params, .max_inputs = n, .infer = e.infer, .stateful = e.stateful};
+    OpInfo info{.op = e.op,
+                .min_inputs = n - e.optional_params,
+                .max_inputs = n,
+                .shape_rule = e.infer,
+                .stateful = e.stateful};
     if (e.op == Op::NirConv1d || e.op == Op::NirConv2d) info.attrs = conv_attrs;
     if (e.op == Op::SumPool2d || e.op == Op::AvgPool2d) info.attrs = pool_attrs;
     if (e.op == Op::NirFlatten) info.attrs = {int_attr("end_dim", -1), int_attr("start_dim", 0)};

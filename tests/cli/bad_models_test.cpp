@@ -113,6 +113,47 @@ TEST_F(BadModel, DimsPastTwoToTheForty) {
   expect_refused(external_model("w.bin", {int64_t{1} << 41}), {"initializer 'w'", "more than 2^40 elements"}, 3);
 }
 
+// A size that a constant input gives (Expand's shape, Tile's repeats, Pad's
+// pads, ConstantOfShape's shape) is checked with the types, before anything
+// allocates: past 2^40 elements a valid model is refused as Refinery's limit
+// (exit 3); a size past int64 is a bad input (exit 2).
+TEST_F(BadModel, SizesFromConstantsPastTheLimits) {
+  struct Case {
+    const char* op;
+    int64_t x;                    // input x [x]
+    std::vector<int64_t> values;  // the int64 constant input "c"
+    const char* message;
+    int code;
+  };
+  const Case cases[] = {
+      {"Expand", 1, {int64_t{1} << 20, int64_t{1} << 20, int64_t{1} << 20}, "more than 2^40 elements", 3},
+      {"ConstantOfShape", 1, {int64_t{1} << 21, int64_t{1} << 20}, "more than 2^40 elements", 3},
+      {"Tile", 1024, {int64_t{1} << 31}, "more than 2^40 elements", 3},
+      {"Pad", 2, {0, int64_t{1} << 41}, "more than 2^40 elements", 3},
+      {"Tile", 4, {int64_t{1} << 62}, "overflows int64", 2},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    ModelBuilder b;
+    b.input("x", TP::FLOAT, {c.x});
+    std::vector<frontends::testing::DimSpec> out_dims;
+    for (size_t i = 0;
+         i < (std::string(c.op) == "ConstantOfShape" || std::string(c.op) == "Expand" ? c.values.size() : 1); ++i)
+      out_dims.push_back("d" + std::to_string(i));
+    b.output("y", TP::FLOAT, out_dims);
+    auto* t = b.model().mutable_graph()->add_initializer();
+    t->set_name("c");
+    t->set_data_type(TP::INT64);
+    t->add_dims(static_cast<int64_t>(c.values.size()));
+    for (int64_t v : c.values) t->add_int64_data(v);
+    if (std::string(c.op) == "ConstantOfShape")
+      b.node(c.op, {"c"}, {"y"}, "big");
+    else
+      b.node(c.op, {"x", "c"}, {"y"}, "big");
+    expect_refused(b.write(dir, std::string(c.op) + ".onnx"), {"node 'big'", c.message}, c.code);
+  }
+}
+
 TEST_F(BadModel, NegativeDims) {
   ModelBuilder b;
   b.input("x", TP::FLOAT, {int64_t{-2}}).output("y", TP::FLOAT, {int64_t{2}});

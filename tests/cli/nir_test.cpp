@@ -165,7 +165,7 @@ INSTANTIATE_TEST_SUITE_P(
 // A nested graph: inspect, and .nir -> .ir -> .nir keeps it (re-nested on export).
 TEST(NirCli, NestedGraphInspectsAndRoundTrips) {
   fs::path dir = test::generated_nir("cli");
-  if (dir.empty()) GTEST_SKIP() << "/usr/bin/python3 lacks numpy or h5py";
+  if (dir.empty()) FAIL() << test::kPythonMissing;
   fs::path model = dir / "gen_nested.nir", ir = scratch("nested.ir"), back = scratch("nested_back.nir");
   CliResult r = run_cli("inspect " + model.string());
   ASSERT_EQ(r.code, 0) << r.err;

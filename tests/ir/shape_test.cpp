@@ -1,5 +1,6 @@
 // Shape rules, one short check per family. The zoo-wide cross-check against
 // ONNX's own shape inference lives in tests/frontends.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "ir/text.h"
@@ -122,6 +123,64 @@ TEST(ShapeRules, ErrorsNameTheProblem) {
       "  %y = matmul(%a, %b) : tensor<*xf32> loc(\"mm\")\n  return %y\n}");
   ASSERT_FALSE(g.has_value());
   EXPECT_EQ(g.error().str(), "<input>:2:8: inner dimensions differ: 2x3 and 4x5");
+}
+
+// A size that comes from a constant (Expand's shape, Tile's repeats, Pad's
+// pads, ConstantOfShape's shape, Range's bounds, a declared type) is checked
+// when the types are inferred, before anything could allocate it: past 2^40
+// elements is Refinery's limit (a valid model: limitation), past int64 or
+// negative is a bad input.
+struct Refused {
+  const char* inputs;
+  const char* body;
+  const char* message;
+  bool limitation;
+};
+
+TEST(ShapeRules, SizesFromConstantsPastTheLimitsAreRefused) {
+  const Refused cases[] = {
+      {"%x: tensor<1xf32>",
+       "%s = const dense<[1048576, 1048576, 1048576]> : tensor<3xi64>\n"
+       "%y = expand(%x, %s) : tensor<*xf32>",
+       "<input>:3:6: output 0 has dims [1048576, 1048576, 1048576]: more than 2^40 elements, Refinery's limit", true},
+      {"%x: tensor<1xf32>",
+       "%s = const dense<[2097152, 1048576]> : tensor<2xi64>\n"
+       "%y = constant_of_shape(%s) : tensor<*xf32>",
+       "<input>:3:6: output 0 has dims [2097152, 1048576]: more than 2^40 elements, Refinery's limit", true},
+      {"%x: tensor<1024xf32>",
+       "%r = const dense<[2147483648]> : tensor<1xi64>\n"
+       "%y = tile(%x, %r) : tensor<*xf32>",
+       "<input>:3:6: output 0 has dims [2199023255552]: more than 2^40 elements, Refinery's limit", true},
+      {"%x: tensor<2xf32>",
+       "%p = const dense<[0, 2199023255552]> : tensor<2xi64>\n"
+       "%y = pad(%x, %p) : tensor<*xf32>",
+       "<input>:3:6: output 0 has dims [2199023255554]: more than 2^40 elements, Refinery's limit", true},
+      {"%x: tensor<1xf32>",
+       "%a = const dense<[0]> : tensor<i64>\n%b = const dense<[2199023255552]> : tensor<i64>\n"
+       "%d = const dense<[1]> : tensor<i64>\n%y = range(%a, %b, %d) : tensor<*xi64>",
+       "<input>:5:6: output 0 has 2199023255552 elements: more than 2^40 elements, Refinery's limit", true},
+      {"%x: tensor<1048576x1048576x2xf32>", "%y = relu(%x) : tensor<*xf32>",
+       "<input>:1:14: the type has dims [1048576, 1048576, 2]: more than 2^40 elements, Refinery's limit", true},
+      {"%x: tensor<4xf32>",
+       "%r = const dense<[4611686018427387904]> : tensor<1xi64>\n"
+       "%y = tile(%x, %r) : tensor<*xf32>",
+       "<input>:3:6: axis 0 tiled 4611686018427387904 times overflows int64", false},
+      {"%x: tensor<2xf32>",
+       "%s = const dense<[4611686018427387904, 4, -1]> : tensor<3xi64>\n"
+       "%y = reshape(%x, %s) : tensor<*xf32>",
+       "<input>:3:6: shape has dims [4611686018427387904, 4], whose element count overflows int64", false},
+      {"%x: tensor<2xf32>",
+       "%p = const dense<[0, -5]> : tensor<2xi64>\n"
+       "%y = pad(%x, %p) : tensor<*xf32>",
+       "<input>:3:6: axis 0 (2) padded by 0 and -5 is negative", false},
+  };
+  for (const Refused& c : cases) {
+    SCOPED_TRACE(c.body);
+    auto g = parse_graph(fmt::format("graph @t({}) {{\n{}\n return %y\n}}", c.inputs, c.body));
+    ASSERT_FALSE(g.has_value());
+    EXPECT_EQ(g.error().str(), c.message);
+    EXPECT_EQ(g.error().limitation, c.limitation);
+  }
 }
 
 }  // namespace

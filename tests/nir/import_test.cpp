@@ -47,7 +47,7 @@ TEST(NirImport, SharedExamplesLoadAndRoundTrip) {
 }
 
 TEST(NirImport, GeneratedNetworksLoadAndRoundTrip) {
-  if (test::generated_nir().empty()) GTEST_SKIP() << "/usr/bin/python3 lacks numpy or h5py";
+  if (test::generated_nir().empty()) FAIL() << test::kPythonMissing;
   for (const char* f : kGenerated) {
     SCOPED_TRACE(f);
     round_trip(test::generated_nir() / f);
@@ -65,7 +65,7 @@ TEST(NirImport, FiguresOfTheBrailleNetwork) {
 }
 
 TEST(NirImport, NestedGraphIsInlined) {
-  if (test::generated_nir().empty()) GTEST_SKIP() << "/usr/bin/python3 lacks numpy or h5py";
+  if (test::generated_nir().empty()) FAIL() << test::kPythonMissing;
   auto g = frontends::import_nir(test::generated_nir() / "gen_nested.nir");
   ASSERT_TRUE(g.has_value()) << g.error().str();
   EXPECT_TRUE(g->find_value("rnn/lif").has_value());
@@ -75,7 +75,7 @@ TEST(NirImport, NestedGraphIsInlined) {
 // Export re-nests "rnn/..." into a NIRGraph group "rnn" with its own edges,
 // Input and Output, as NIR writes nested graphs.
 TEST(NirExport, NestedGraphIsWrittenNested) {
-  if (test::generated_nir().empty()) GTEST_SKIP() << "/usr/bin/python3 lacks numpy or h5py";
+  if (test::generated_nir().empty()) FAIL() << test::kPythonMissing;
   auto g = frontends::import_nir(test::generated_nir() / "gen_nested.nir");
   ASSERT_TRUE(g.has_value()) << g.error().str();
   fs::path out = fs::path(REFINERY_BINARY_DIR) / "tests" / "nir" / "nested_layout.nir";
@@ -150,7 +150,7 @@ TEST(NirImport, MalformedSharedFilesNameTheFault) {
 
 TEST(NirImport, MalformedGeneratedFilesNameTheFault) {
   fs::path dir = test::generated_nir();
-  if (dir.empty()) GTEST_SKIP() << "/usr/bin/python3 lacks numpy or h5py";
+  if (dir.empty()) FAIL() << test::kPythonMissing;
   EXPECT_EQ(error_of(dir / "bad_weight.nir"),
             (dir / "bad_weight.nir").string() +
                 ":node 'fc': Affine: weight [5x7] does not fit the input [6]: expects [7] (input from 'input')");

@@ -16,6 +16,10 @@ inline std::filesystem::path shared_nir(const std::string& name) {
 }
 
 inline const char* kPython = "/usr/bin/python3";
+// numpy and h5py are part of the set-up: a test that needs them fails
+// without them (with this message), it is not skipped.
+inline const char* kPythonMissing =
+    "/usr/bin/python3 lacks numpy or h5py, or tools/make_nir_examples.py failed: run scripts/setup.sh";
 
 // Whether /usr/bin/python3 has numpy and h5py (the independent simulator needs both).
 inline bool python_ready() {

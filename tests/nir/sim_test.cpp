@@ -106,7 +106,7 @@ int64_t agree(const Case& c, const runtime::SimOptions& o, uint64_t seed) {
 class Agreement : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Agreement, SpikeTrainsAreEqual) {
-  if (!test::python_ready()) GTEST_SKIP() << "/usr/bin/python3 lacks numpy or h5py";
+  if (!test::python_ready()) FAIL() << test::kPythonMissing;
   if (GetParam().file.starts_with("gen:")) {
     ASSERT_FALSE(test::generated_nir().empty()) << "tools/make_nir_examples.py failed";
   }

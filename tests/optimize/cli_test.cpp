@@ -180,13 +180,14 @@ INSTANTIATE_TEST_SUITE_P(Models, SmallZoo,
 // The transformer corpus (docs/zoo.md), exported as people export them
 // (dynamic batch/seq, the exporter's own types, opsets 13 and 17): each
 // optimizes for every target, validates at batch 2 and seq 16, and the
-// result loads and agrees in ONNX Runtime where tools/ort is installed.
+// result loads and agrees in ONNX Runtime (set up by scripts/setup.sh).
 class Transformers : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Transformers, OptimizesForEveryTargetValidatesAndRunsInOrt) {
   fs::path model = fs::path(REFINERY_BINARY_DIR) / "zoo" / (std::string(GetParam()) + ".onnx");
   if (!fs::exists(model)) GTEST_SKIP() << model << " missing (build the zoo_small target)";
-  bool have_ort = fs::exists(source_path("tools/ort/node_modules/onnxruntime-node"));
+  ASSERT_TRUE(fs::exists(source_path("tools/ort/node_modules/onnxruntime-node")))
+      << "tools/ort/node_modules/onnxruntime-node is missing: run scripts/setup.sh";
   const std::string dims = " --dim batch=2 --dim seq=16";
   for (const char* target : {"cpu", "gpu", "tpu"}) {
     SCOPED_TRACE(target);
@@ -210,11 +211,9 @@ TEST_P(Transformers, OptimizesForEveryTargetValidatesAndRunsInOrt) {
     }
     auto g = frontends::import_onnx(out);
     ASSERT_TRUE(g.has_value()) << g.error().str();
-    if (have_ort) {
-      std::string cmd = "node " + source_path("tools/ort/compare.mjs") + " " + model.string() + " " + out.string() +
-                        " --rtol 1e-3 --atol 1e-4" + dims + " > " + scratch(stem + ".ort").string() + " 2>&1";
-      EXPECT_EQ(std::system(cmd.c_str()), 0) << slurp(scratch(stem + ".ort"));
-    }
+    std::string cmd = "node " + source_path("tools/ort/compare.mjs") + " " + model.string() + " " + out.string() +
+                      " --rtol 1e-3 --atol 1e-4" + dims + " > " + scratch(stem + ".ort").string() + " 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << slurp(scratch(stem + ".ort"));
   }
 }
 
