@@ -29,13 +29,18 @@ namespace refinery::egraph {
 // limits are checked between rules (searching and applying) and, while one
 // rule's matches are applied, every `check_every` matches: a single rule can
 // have tens of thousands of matches in a grown e-graph, and applying them
-// all at once overruns the time and node limits.
+// all at once overruns the time and node limits. Where applying is slow
+// (a rule whose conditions and lets do real work, in a dense e-graph: 15 ms
+// a match was seen), fewer: each chunk of matches is sized to take about
+// `check_interval` at the pace of the rule's previous chunk, starting from
+// one match, so one slow rule overruns the time limit by about one match.
 struct RunnerLimits {
   std::size_t iter_limit = 30;
   std::size_t node_limit = 10'000;
   std::chrono::nanoseconds time_limit = std::chrono::seconds(5);
   std::size_t memory_limit = std::numeric_limits<std::size_t>::max();
   std::size_t check_every = 256;
+  std::chrono::nanoseconds check_interval = std::chrono::milliseconds(10);
 };
 
 struct RuleIteration {
@@ -194,11 +199,19 @@ class Runner {
     it.search_time = seconds_since(start);
 
     auto apply_start = Clock::now();
-    const std::size_t chunk = std::max<std::size_t>(1, limits_.check_every);
+    const std::size_t max_chunk = std::max<std::size_t>(1, limits_.check_every);
     for (std::size_t r : subset) {
-      for (std::size_t first = 0; first < matches_[r].size() && !result; first += chunk) {
-        it.rules[r].applied += rules[r].apply(egraph, matches_[r], first, first + chunk);
+      std::size_t chunk = 1;  // until this rule's pace is known
+      for (std::size_t first = 0; first < matches_[r].size() && !result;) {
+        std::size_t last = std::min(matches_[r].size(), first + chunk);
+        auto chunk_start = Clock::now();
+        it.rules[r].applied += rules[r].apply(egraph, matches_[r], first, last);
         result = check_limits();
+        auto per_match = (Clock::now() - chunk_start) / (last - first);
+        chunk = per_match.count() > 0 ? std::clamp<std::size_t>(
+                                            static_cast<std::size_t>(limits_.check_interval / per_match), 1, max_chunk)
+                                      : max_chunk;
+        first = last;
       }
       if (result) break;
     }

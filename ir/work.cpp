@@ -1,5 +1,7 @@
 #include "ir/work.h"
 
+#include "ir/einsum.h"
+
 namespace refinery::ir {
 
 double counted_elements(const TensorType& t) {
@@ -57,6 +59,39 @@ double matrix_flops(Op op, const OpAttrs& a, std::span<const TensorType* const> 
   }
 }
 
+// Einsum over its iteration space, the product of every distinct label's
+// size and the ellipsis dims: a contraction (a label summed over) of two or
+// more inputs is one multiply-add per point, as MatMul's 2*M*N*K is; one
+// input summed over is one add per point; a product without a sum (an outer
+// or elementwise product) is one multiply per point per extra input; a
+// permutation or diagonal of one input moves data only.
+double einsum_flops(const OpAttrs& a, std::span<const TensorType* const> in, DimReader& r) {
+  auto eq = parse_einsum(a.get_string("equation"));
+  std::vector<const Shape*> shapes;
+  for (const TensorType* t : in) {
+    if (t == nullptr || !t->shape.ranked()) {
+      r.exact = false;
+      return 0;
+    }
+    if (!t->shape.is_static()) r.exact = false;
+    shapes.push_back(&t->shape);
+  }
+  std::expected<EinsumDims, std::string> dims = std::unexpected(std::string());
+  if (eq) dims = einsum_dims(*eq, shapes);
+  if (!dims) {
+    r.exact = false;  // not a well-formed einsum
+    return 0;
+  }
+  auto size = [](const Dim& d) { return d.is_static() ? static_cast<double>(d.size()) : 1.0; };
+  double space = 1;
+  for (const auto& [label, d] : dims->labels) space *= size(d);
+  for (const Dim& d : dims->ellipsis) space *= size(d);
+  bool contracts = !dims->summed.empty();
+  double extra_inputs = static_cast<double>(in.size()) - 1;
+  if (extra_inputs >= 1) return contracts ? 2 * space : extra_inputs * space;
+  return contracts ? space : 0;
+}
+
 double flops(Op op, const OpAttrs& a, std::span<const TensorType* const> in, const TensorType& output, DimReader& r) {
   auto input = [&](size_t i) -> const TensorType* { return i < in.size() ? in[i] : nullptr; };
   double out = r.elements(&output);
@@ -84,6 +119,7 @@ double flops(Op op, const OpAttrs& a, std::span<const TensorType* const> in, con
     case Op::BatchNormalization:
     case Op::InstanceNormalization:
     case Op::LRN: return 2 * r.elements(input(0));
+    case Op::Einsum: return einsum_flops(a, in, r);
     case Op::Identity:
       return 0;  // a copy
     // NIR ops: the work of one time step. A synapse (a weight of an affine,

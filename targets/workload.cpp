@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/einsum.h"
+
 namespace refinery::targets {
 
 OpClass classify(ir::Op op) {
@@ -18,6 +20,7 @@ OpClass classify(ir::Op op) {
     case Op::Constant: return OpClass::Free;
     case Op::MatMul:
     case Op::Gemm:
+    case Op::Einsum:
     case Op::Conv:
     case Op::ConvTranspose: return OpClass::Matrix;
     case Op::Split:
@@ -137,6 +140,29 @@ std::optional<Gemm> gemm_shape(const OpDesc& op) {
       g.m = dim(a, ta ? 1 : 0);
       g.k = dim(a, ta ? 0 : 1);
       g.n = dim(b, tb ? 0 : 1);
+      return g;
+    }
+    case ir::Op::Einsum: {
+      // Output labels in both operands (and the ellipsis) are the batch,
+      // those of operand 0 alone M, the others N; the summed labels are K.
+      auto eq = ir::parse_einsum(attrs(op).get_string("equation"));
+      std::vector<const ir::Shape*> shapes;
+      for (const ir::TensorType* t : op.inputs) {
+        if (!t || !t->shape.ranked()) return std::nullopt;
+        shapes.push_back(&t->shape);
+      }
+      if (!eq) return std::nullopt;
+      auto d = ir::einsum_dims(*eq, shapes);
+      if (!d) return std::nullopt;
+      auto size = [](const ir::Dim& x) { return x.is_static() ? static_cast<double>(x.size()) : 1.0; };
+      g.m = g.n = g.k = g.batch = 1;
+      for (const ir::Dim& x : d->ellipsis) g.batch *= size(x);
+      for (char c : eq->output.labels) {
+        bool in0 = eq->inputs[0].labels.find(c) != std::string::npos;
+        bool in1 = eq->inputs.size() > 1 && eq->inputs[1].labels.find(c) != std::string::npos;
+        (in0 && in1 ? g.batch : in0 ? g.m : g.n) *= size(d->labels.at(c));
+      }
+      for (char c : d->summed) g.k *= size(d->labels.at(c));
       return g;
     }
     case ir::Op::Conv: {

@@ -14,7 +14,7 @@ namespace refinery::targets {
 
 enum class OpClass {
   Free,         // views and shape bookkeeping (reshape, squeeze, identity, shape, ...)
-  Matrix,       // matmul, gemm, conv, conv_transpose
+  Matrix,       // matmul, gemm, einsum, conv, conv_transpose
   Elementwise,  // maps elements one to one (activations, arithmetic, cast, clip)
   Movement,     // copies data around (transpose, concat, gather, pad, ...)
   Split,        // split and slice: writes of a part (fusable into the producer's epilogue)

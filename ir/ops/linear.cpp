@@ -1,4 +1,5 @@
-// MatMul (numpy semantics, batched) and Gemm.
+// MatMul (numpy semantics, batched), Gemm and Einsum.
+#include "ir/einsum.h"
 #include "ir/ops/registry.h"
 
 namespace refinery::ir::ops {
@@ -48,6 +49,20 @@ Result gemm(InferContext& c) {
   return {};
 }
 
+// ONNX Einsum: the equation's meaning is ir/einsum.h's, shared with the
+// interpreter and the FLOP count.
+Result einsum(InferContext& c) {
+  if (auto ok = same_dtype(c, 0, 1, c.inputs.size()); !ok) return ok;
+  auto eq = parse_einsum(c.op_attrs().get_string("equation"));
+  if (!eq) return error(eq.error());
+  std::vector<const Shape*> shapes;
+  for (size_t i = 0; i < c.inputs.size(); ++i) shapes.push_back(&c.shape(i));
+  auto dims = einsum_dims(*eq, shapes);
+  if (!dims) return error(dims.error());
+  c.outputs[0] = TensorType{c.in(0).dtype, std::move(dims->output)};
+  return {};
+}
+
 }  // namespace
 
 void register_linear(Table& t) {
@@ -58,6 +73,11 @@ void register_linear(Table& t) {
                    .attrs = {float_attr("alpha", 1.0f), float_attr("beta", 1.0f), int_attr("transA", 0),
                              int_attr("transB", 0)},
                    .shape_rule = gemm});
+  define(t, OpInfo{.op = Op::Einsum,
+                   .min_inputs = 1,
+                   .max_inputs = -1,
+                   .attrs = {{"equation", AttrKind::String, AttrUse::Required}},
+                   .shape_rule = einsum});
 }
 
 }  // namespace refinery::ir::ops

@@ -1,5 +1,6 @@
-// MatMul, Gemm, Conv and ConvTranspose. Padding follows ONNX exactly: auto_pad
+// MatMul, Gemm, Einsum, Conv and ConvTranspose. Padding follows ONNX exactly: auto_pad
 // and asymmetric pads are applied explicitly (ATen pads symmetrically only).
+#include "ir/einsum.h"
 #include "runtime/aten.h"
 
 namespace refinery::runtime {
@@ -24,6 +25,17 @@ KernelResult gemm(const KernelCall& c) {
     y = y + (beta != 1.0f ? bias * beta : bias);
   }
   return one(restore(y, c.in(0)));
+}
+
+// ATen gets the equation in its explicit form (ir/einsum.h decides the
+// implicit output, which ATen and ONNX order alike, and rejects an output
+// that drops the ellipsis, which ATen would sum over and ONNX forbids).
+KernelResult einsum(const KernelCall& c) {
+  auto eq = ir::parse_einsum(c.op_attrs().get_string("equation"));
+  if (!eq) return kernel_error(eq.error());
+  std::vector<at::Tensor> operands;
+  for (size_t i = 0; i < c.num_inputs(); ++i) operands.push_back(upcast(c.in(i)));
+  return one(restore(at::einsum(eq->str(), operands), c.in(0)));
 }
 
 struct ConvAttrs {
@@ -134,6 +146,7 @@ KernelResult conv_transpose(const KernelCall& c) {
 void register_linear_kernels(KernelTable& t) {
   t[static_cast<size_t>(Op::MatMul)] = matmul;
   t[static_cast<size_t>(Op::Gemm)] = gemm;
+  t[static_cast<size_t>(Op::Einsum)] = einsum;
   t[static_cast<size_t>(Op::Conv)] = conv;
   t[static_cast<size_t>(Op::ConvTranspose)] = conv_transpose;
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <thread>
 
 #include "egraph/runner.h"
 #include "tests/egraph/scaling_workload.h"
@@ -158,6 +159,35 @@ TEST(Runner, CustomApplierRuns) {
   Id root = r.add_expr(must_parse("(+ 1 (+ 2 3))"));
   EXPECT_EQ(r.run(rules).kind, StopKind::Saturated);
   EXPECT_EQ(r.egraph.find(root), r.egraph.find(*r.egraph.lookup_expr(must_parse("6"))));
+}
+
+TEST(Runner, ASlowApplierOverrunsTheTimeLimitByAboutOneMatch) {
+  // 64 matches of 20 ms each, in one chunk of check_every (256) matches,
+  // would take 1.3 s past a 50 ms limit; chunks sized by the rule's pace
+  // stop it one match after the limit.
+  using Graph = EGraph<MathNode, NoAnalysis>;
+  using Rule = Rewrite<MathNode, NoAnalysis>;
+  auto slow = Rule::make_custom("slow", "(+ ?a ?b)", {"slow", [](Graph&, Id, Subst) -> std::size_t {
+                                                        std::this_thread::sleep_for(20ms);
+                                                        return 0;
+                                                      }});
+  ASSERT_TRUE(slow);
+  std::vector<Rule> rules;
+  rules.push_back(std::move(*slow));
+  Runner<MathNode, NoAnalysis> r(RunnerLimits{.time_limit = 50ms});
+  r.set_scheduler(std::make_unique<SimpleScheduler>());
+  r.add_expr(must_parse(nested_sum(65)));  // 64 additions
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(r.run(rules).kind, StopKind::TimeLimit);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 300ms);
+  // Checked only every check_every matches (an interval longer than any
+  // chunk), the same rule runs past the limit by most of its matches.
+  Runner<MathNode, NoAnalysis> coarse(RunnerLimits{.time_limit = 50ms, .check_interval = std::chrono::hours(1)});
+  coarse.set_scheduler(std::make_unique<SimpleScheduler>());
+  coarse.add_expr(must_parse(nested_sum(65)));
+  start = std::chrono::steady_clock::now();
+  EXPECT_EQ(coarse.run(rules).kind, StopKind::TimeLimit);
+  EXPECT_GT(std::chrono::steady_clock::now() - start, 600ms);
 }
 
 TEST(Runner, RunsOnlyTheRulesOfItsSubset) {

@@ -107,6 +107,15 @@ TEST_F(BadInput, WrongInputTypes) {
             "DIR/types.onnx:node 'mixed_add' (add): input 1 is i64 but input 0 is f32");
 }
 
+TEST_F(BadInput, EinsumDimMismatch) {
+  ModelBuilder b(13);
+  b.input("q", TP::FLOAT, {int64_t{2}, int64_t{16}}).input("k", TP::FLOAT, {int64_t{3}, int64_t{8}});
+  b.output("s", TP::FLOAT, {int64_t{2}, int64_t{3}});
+  testing::add_attr(b.node("Einsum", {"q", "k"}, {"s"}, "scores"), "equation", std::string("qd,kd->qk"));
+  EXPECT_EQ(error_of(b.write(dir, "einsum.onnx")),
+            "DIR/einsum.onnx:node 'scores' (einsum): einsum label 'd' is 16 in input 0 and 8 in input 1");
+}
+
 TEST_F(BadInput, OpsetOutsideRange) {
   ModelBuilder b(12);
   b.input("x", TP::FLOAT, {int64_t{2}}).output("y", TP::FLOAT, {int64_t{2}});

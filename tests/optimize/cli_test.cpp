@@ -195,15 +195,6 @@ TEST_P(Transformers, OptimizesForEveryTargetValidatesAndRunsInOrt) {
     fs::path out = scratch(stem + ".onnx"), rep = scratch(stem + ".json");
     CliResult r = run_cli("optimize " + model.string() + " -o " + out.string() + " --target " + target +
                           " --time-limit 2" + dims + " --report " + rep.string());
-    if (std::string(GetParam()) == "attn_einsum" && r.code == 3) {
-      // Known limitation (docs/zoo.md): Einsum is opaque to Refinery and ONNX's
-      // inference leaves it unranked, so validation cannot stand in for it.
-      // It says so (exit 3, not 2) and writes nothing.
-      EXPECT_NE(r.err.find("no known shape to stand in for"), std::string::npos) << r.err;
-      EXPECT_NE(r.err.find("a limitation of Refinery"), std::string::npos) << r.err;
-      EXPECT_FALSE(fs::exists(out));
-      continue;
-    }
     ASSERT_EQ(r.code, 0) << r.out << r.err;
     nlohmann::json j = read_json(rep);
     if (j["result"] == "optimized") {

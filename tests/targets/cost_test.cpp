@@ -140,6 +140,23 @@ TEST(CpuCost, BigGemmsAreMoreEfficientPerFlop) {
   EXPECT_LT(gflops, 78.4);
 }
 
+// ARCHITECTURE.md decision 11: a batched MatMul written as an einsum is the
+// same work and costs the same on every target.
+TEST(Cost, AnEinsumCostsAsTheMatMulItIs) {
+  auto batched = [](bool as_einsum) {
+    GraphBuilder b;
+    auto x = b.input("x", {4, 64, 32});
+    auto w = b.input("w", {4, 32, 48});
+    ir::Attributes eq;
+    eq.set("equation", std::string("bij,bjk->bik"));
+    return b.finish({as_einsum ? b.op1(ir::Op::Einsum, {x, w}, eq) : b.op1(ir::Op::MatMul, {x, w})});
+  };
+  for (const char* name : {"cpu", "gpu", "tpu"}) {
+    auto m = model(name);
+    EXPECT_DOUBLE_EQ(graph_cost(*m, batched(true)), graph_cost(*m, batched(false))) << name;
+  }
+}
+
 TEST(Cost, ConstantExpressionsAreFree) {
   for (const char* t : {"cpu", "gpu", "tpu"}) {
     auto m = model(t);
