@@ -1,6 +1,7 @@
 #include "batch/pool.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -11,7 +12,6 @@
 #include <csignal>
 #include <cstring>
 #include <map>
-#include <thread>
 
 namespace refinery::batch {
 namespace {
@@ -27,8 +27,11 @@ struct Running {
   Clock::time_point termed_at;
 };
 
-// In the child, between fork and exec: only async-signal-safe calls.
-[[noreturn]] void exec_child(char* const* argv, const char* log, std::uint64_t memory_bytes, pid_t parent) {
+// In the child, between vfork and exec: only async-signal-safe calls, no
+// writes to memory the parent reads.
+[[noreturn]] void exec_child(char* const* argv, const char* log, std::uint64_t memory_bytes, pid_t parent,
+                             const sigset_t* mask) {
+  sigprocmask(SIG_SETMASK, mask, nullptr);  // the parent blocks SIGCHLD; the child must not inherit that
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);  // the parent died before prctl
@@ -49,15 +52,18 @@ struct Running {
   _exit(127);
 }
 
-pid_t start(const ProcessSpec& spec, const PoolOptions& options) {
-  // Everything the child needs is prepared before fork: no allocation after.
+pid_t start(const ProcessSpec& spec, const PoolOptions& options, const sigset_t& mask) {
+  // Everything the child needs is prepared before vfork: no allocation after.
   std::vector<char*> argv;
   for (const std::string& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::string log = spec.log.string();
   pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid == 0) exec_child(argv.data(), log.c_str(), options.memory_bytes, parent);
+  // vfork: the child shares our memory until execv, so that starting a child
+  // does not copy the page tables of a large parent (posix_spawn does the
+  // same); exec_child makes only async-signal-safe calls and writes nothing.
+  pid_t pid = vfork();
+  if (pid == 0) exec_child(argv.data(), log.c_str(), options.memory_bytes, parent, &mask);
   if (pid > 0) setpgid(pid, pid);  // also here, so that a kill before the child's own call reaches the group
   return pid;
 }
@@ -71,9 +77,15 @@ void run_pool(const std::vector<ProcessSpec>& specs, const PoolOptions& options,
   std::size_t next = 0;
   std::size_t jobs = options.jobs ? options.jobs : 1;
   Clock::time_point last_tick = Clock::now();
+  // SIGCHLD is blocked and waited for (sigtimedwait), so that a child's end
+  // is seen at once, without polling; the old mask is restored at the end.
+  sigset_t chld, old_mask;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  pthread_sigmask(SIG_BLOCK, &chld, &old_mask);
   while (next < specs.size() || !running.empty()) {
     while (next < specs.size() && running.size() < jobs) {
-      pid_t pid = start(specs[next], options);
+      pid_t pid = start(specs[next], options, old_mask);
       if (pid < 0) {
         ProcessResult failed;
         failed.exit_code = 127;
@@ -118,8 +130,11 @@ void run_pool(const std::vector<ProcessSpec>& specs, const PoolOptions& options,
       last_tick = Clock::now();
       on_tick();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // Until a child ends, or the next tick or timeout check.
+    timespec wait{0, 50'000'000};
+    sigtimedwait(&chld, nullptr, &wait);
   }
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
 }
 
 }  // namespace refinery::batch
