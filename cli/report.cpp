@@ -31,6 +31,7 @@ Command add_report(CLI::App& app) {
   auto args = std::make_shared<Args>();
   CLI::App* sub = app.add_subcommand("report", "Batch reports");
   sub->require_subcommand(1);
+  sub->footer("Example:\n  refinery report merge out/   (joins the journals of the batch shards in out/)");
   CLI::App* m = sub->add_subcommand("merge", "Join the journals of batch shards into one summary");
   m->add_option("out_dirs", args->out_dirs, "Batch output folders")->required();
   m->add_option("-o,--output", args->output, "Summary file (default: FIRST_OUT_DIR/summary.json)");

@@ -202,6 +202,14 @@ TEST(BatchCli, ShardsPartitionTheJobsAndMergeJoinsThem) {
   EXPECT_EQ(s.at("totals").at("written"), 10);
 }
 
+TEST(BatchCli, HelpHasAnExample) {
+  for (std::string sub : {"batch", "report", "report merge"}) {
+    CliResult r = run_cli(sub + " --help");
+    EXPECT_EQ(r.code, 0) << sub;
+    EXPECT_NE(r.out.find("Example:\n  refinery " + sub), std::string::npos) << sub << ":\n" << r.out;
+  }
+}
+
 TEST(BatchCli, BadInvocationsExit2) {
   fs::path d = fresh_dir("bad");
   fs::create_directories(d / "empty");
