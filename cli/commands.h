@@ -22,6 +22,8 @@ Command add_convert(CLI::App& app);
 Command add_run(CLI::App& app);
 Command add_rules(CLI::App& app);     // cli/rules.cpp
 Command add_optimize(CLI::App& app);  // cli/optimize.cpp
+Command add_batch(CLI::App& app);     // cli/batch.cpp
+Command add_report(CLI::App& app);    // cli/report.cpp: report merge
 
 // Exit codes: 0 success, 1 a check failed (e.g. validation), 2 bad input, 3 a
 // limitation of Refinery on a valid model, or a bug.

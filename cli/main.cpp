@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "refinery 0.1");
   app.footer("Run 'refinery SUBCOMMAND --help' for a sub-command's flags and an example.");
-  std::vector<Command> commands{add_inspect(app), add_convert(app), add_run(app), add_rules(app), add_optimize(app)};
+  std::vector<Command> commands{add_inspect(app),  add_convert(app), add_run(app),   add_rules(app),
+                                add_optimize(app), add_batch(app),   add_report(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

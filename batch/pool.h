@@ -1,0 +1,44 @@
+// The process pool: runs commands as child processes, at most `jobs` at a
+// time, each in its own process group with its output captured to a log
+// file, an address-space limit and a timeout (SIGTERM to the group, then
+// SIGKILL). A child that crashes, hangs or runs out of memory ends with its
+// reason in its ProcessResult; the pool goes on.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace refinery::batch {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;  // argv[0] is the executable's path
+  std::filesystem::path log;      // stdout and stderr; stdin is /dev/null
+};
+
+struct PoolOptions {
+  std::size_t jobs = 1;            // children at once
+  double timeout_s = 0;            // wall-clock limit per child; 0: none
+  std::uint64_t memory_bytes = 0;  // RLIMIT_AS per child; 0: none
+  double kill_grace_s = 2;         // after SIGTERM, SIGKILL this much later
+  double tick_s = 0.2;             // how often on_tick is called
+};
+
+struct ProcessResult {
+  int exit_code = -1;  // -1 when a signal ended it
+  int signal = 0;
+  bool timed_out = false;  // the pool sent SIGTERM after the timeout
+  bool killed = false;     // ... and SIGKILL after the grace period
+  double wall_seconds = 0, cpu_seconds = 0;
+  std::int64_t peak_rss_kb = 0;
+};
+
+// Runs every spec; calls on_finish(index, result) as each child ends (in the
+// calling thread, in order of ending) and on_tick every tick_s while children
+// run. Children get SIGKILL if this process dies (PR_SET_PDEATHSIG).
+void run_pool(const std::vector<ProcessSpec>& specs, const PoolOptions& options,
+              const std::function<void(std::size_t, const ProcessResult&)>& on_finish,
+              const std::function<void()>& on_tick = {});
+
+}  // namespace refinery::batch

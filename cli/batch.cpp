@@ -1,0 +1,70 @@
+// refinery batch INPUTS... -o OUT_DIR --target T[,T...]: `refinery optimize`
+// over many models, each in its own child process (batch/batch.h). Flags
+// bind to batch::BatchOptions; this file parses and prints.
+#include <fmt/format.h>
+
+#include "batch/batch.h"
+#include "cli/commands.h"
+
+namespace refinery::cli {
+namespace {
+
+struct Args {
+  batch::BatchOptions options;
+  std::string shard;
+};
+
+int run(Args& a) {
+  batch::BatchOptions& o = a.options;
+  if (!a.shard.empty()) {
+    auto shard = batch::parse_shard(a.shard);
+    if (!shard) return report(shard.error());
+    o.shard = *shard;
+  }
+  auto result = batch::run_batch(o);
+  if (!result) {
+    fmt::print(stderr, "refinery: error: {}\n", result.error().str());
+    return kExitBadInput;
+  }
+  const batch::Summary& s = result->summary;
+  std::vector<std::string> parts;
+  for (const auto& [status, n] : s.totals())
+    if (status != "jobs") parts.push_back(fmt::format("{} {}", n, status));
+  fmt::print("refinery batch: {} jobs{}{}: {}; summary in {}\n", result->planned,
+             o.shard.whole() ? "" : fmt::format(" (shard {}/{})", o.shard.index, o.shard.count),
+             result->resumed ? fmt::format(", {} resumed from the journal", result->resumed) : "",
+             fmt::join(parts, ", "), (o.out_dir / ("summary" + o.shard.suffix() + ".json")).string());
+  return s.failed() ? 1 : 0;
+}
+
+}  // namespace
+
+Command add_batch(CLI::App& app) {
+  auto args = std::make_shared<Args>();
+  batch::BatchOptions& o = args->options;
+  CLI::App* sub = app.add_subcommand("batch", "Optimize many models, each in its own process, with a journal");
+  sub->add_option("inputs", o.inputs, "Model files, folders (searched for .onnx and .nir), manifests (a path a line)")
+      ->required();
+  sub->add_option("-o,--output", o.out_dir, "Output folder: <target>/<model> and its .report.json and .log")
+      ->required();
+  sub->add_option("--target", o.targets, "Targets, comma-separated (as for optimize)")->required()->delimiter(',');
+  sub->add_option("--jobs", o.pool.jobs, "Models at once (0: the number of cores)")->capture_default_str();
+  sub->add_option("--time-limit", o.time_limit_s, "Per model: optimize's --time-limit (default: optimize's)");
+  sub->add_option("--node-limit", o.node_limit, "Per model: optimize's --node-limit (default: optimize's)");
+  sub->add_option("--timeout", o.pool.timeout_s, "Per model: seconds before SIGTERM (then SIGKILL); 0: none")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--memory-limit", o.pool.memory_bytes, "Per model: address-space limit (e.g. 4G); 0: none")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  sub->add_flag("--resume", o.resume, "Run only the jobs the journal in the output folder does not list");
+  sub->add_option("--shard", args->shard, "Run slice I of N (I/N, 0 <= I < N) of the jobs");
+  sub->add_option("--exe", o.executable, "The refinery executable the children run (default: this one)")
+      ->group("");  // for wrappers and tests
+  sub->footer(
+      "Example:\n  refinery batch models/ -o out/ --target cpu,gpu --timeout 600 --memory-limit 8G\n"
+      "Exit: 0 every job written, 1 some failed (validation, bad input, crash, timeout), 2 bad invocation.");
+  return {sub, [args] { return run(*args); }};
+}
+
+}  // namespace refinery::cli

@@ -1,0 +1,99 @@
+// The process pool: exit codes, signals, timeouts (SIGTERM, then SIGKILL for
+// a child that ignores it), the memory limit and logs, with /bin/sh children.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+
+#include "batch/pool.h"
+
+namespace refinery::batch {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path log_dir() {
+  fs::path d = fs::temp_directory_path() / "refinery_batch_pool";
+  fs::create_directories(d);
+  return d;
+}
+
+ProcessSpec sh(const std::string& script, const std::string& log) {
+  return {{"/bin/sh", "-c", script}, log_dir() / log};
+}
+
+std::vector<ProcessResult> run(const std::vector<ProcessSpec>& specs, PoolOptions options) {
+  std::vector<ProcessResult> results(specs.size());
+  std::vector<bool> seen(specs.size());
+  run_pool(specs, options, [&](std::size_t i, const ProcessResult& r) {
+    EXPECT_FALSE(seen[i]) << "job " << i << " finished twice";
+    seen[i] = true;
+    results[i] = r;
+  });
+  for (std::size_t i = 0; i < specs.size(); ++i) EXPECT_TRUE(seen[i]) << "job " << i << " never finished";
+  return results;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Pool, ExitCodesSignalsAndLogs) {
+  auto r = run({sh("echo out; echo err >&2; exit 3", "a.log"), sh("kill -SEGV $$", "b.log"), sh("exit 0", "c.log")},
+               {.jobs = 2});
+  EXPECT_EQ(r[0].exit_code, 3);
+  EXPECT_EQ(r[0].signal, 0);
+  EXPECT_EQ(slurp(log_dir() / "a.log"), "out\nerr\n");
+  EXPECT_EQ(r[1].exit_code, -1);
+  EXPECT_EQ(r[1].signal, SIGSEGV);
+  EXPECT_EQ(r[2].exit_code, 0);
+  EXPECT_GT(r[2].peak_rss_kb, 0);
+}
+
+TEST(Pool, TimeoutSendsSigtermThenSigkill) {
+  auto r = run({sh("sleep 30", "t.log"), sh("trap '' TERM; sleep 30", "k.log"), sh("exit 0", "ok.log")},
+               {.jobs = 3, .timeout_s = 0.3, .kill_grace_s = 0.3});
+  EXPECT_TRUE(r[0].timed_out);
+  EXPECT_FALSE(r[0].killed);
+  EXPECT_EQ(r[0].signal, SIGTERM);
+  EXPECT_LT(r[0].wall_seconds, 5);
+  EXPECT_TRUE(r[1].timed_out);
+  EXPECT_TRUE(r[1].killed);
+  EXPECT_EQ(r[1].signal, SIGKILL);
+  EXPECT_FALSE(r[2].timed_out);
+  EXPECT_EQ(r[2].exit_code, 0);
+}
+
+TEST(Pool, MemoryLimitStopsAGreedyChild) {
+  // 64 MiB of address space: dd cannot allocate a 200 MB block; a 1 MB block
+  // still works.
+  auto r = run({sh("dd if=/dev/zero of=/dev/null bs=200M count=1", "m.log"),
+                sh("dd if=/dev/zero of=/dev/null bs=1M count=1", "m2.log")},
+               {.jobs = 1, .memory_bytes = 64u << 20});
+  EXPECT_NE(r[0].exit_code, 0);
+  EXPECT_NE(slurp(log_dir() / "m.log").find("memory"), std::string::npos) << slurp(log_dir() / "m.log");
+  EXPECT_EQ(r[1].exit_code, 0) << slurp(log_dir() / "m2.log");
+}
+
+TEST(Pool, JobsAtOnceAreBounded) {
+  // Four 0.3 s sleeps, two at a time: at least 0.6 s in all.
+  std::vector<ProcessSpec> specs;
+  for (int i = 0; i < 4; ++i) specs.push_back(sh("sleep 0.3", "s" + std::to_string(i) + ".log"));
+  auto start = std::chrono::steady_clock::now();
+  run(specs, {.jobs = 2});
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(s, 0.6);
+  EXPECT_LT(s, 1.2 * 4);
+}
+
+TEST(Pool, MissingExecutableIsExit127) {
+  auto r = run({{{"/nonexistent/refinery"}, log_dir() / "x.log"}}, {.jobs = 1});
+  EXPECT_EQ(r[0].exit_code, 127);
+}
+
+}  // namespace
+}  // namespace refinery::batch
