@@ -186,23 +186,29 @@ Expected<TensorRef> Parser::build_tensor(const Literal& lit, const TensorType& t
   auto dims = t.shape.sizes();
   size_t n = static_cast<size_t>(*t.shape.num_elements());
   size_t nbytes = n * dtype_size(t.dtype);
-  std::vector<std::byte> bytes(nbytes);
+  // The literal's size is checked against the type before the tensor is
+  // allocated: a short file may declare 2^40 elements.
   if (lit.kind == Literal::Blob) {
     if (sidecar_ == nullptr) return r_.error_at(lit.pos, "blob<> constant but no sidecar weights file");
-    if (lit.offset + nbytes > sidecar_->size())
+    // Written so that a huge offset cannot wrap around.
+    if (lit.offset > sidecar_->size() || nbytes > sidecar_->size() - lit.offset)
       return r_.error_at(lit.pos, fmt::format("blob<{}> of {} bytes runs past the end of the weights file ({} bytes)",
                                               lit.offset, nbytes, sidecar_->size()));
-    std::memcpy(bytes.data(), sidecar_->data() + lit.offset, nbytes);
   } else if (lit.kind == Literal::Hex) {
     if (lit.hex.size() != 2 * nbytes)
       return r_.error_at(lit.pos,
                          fmt::format("hex literal has {} bytes, the type needs {}", lit.hex.size() / 2, nbytes));
+  } else if (lit.elements.size() != n) {
+    return r_.error_at(lit.pos, fmt::format("literal has {} elements, the type needs {}", lit.elements.size(), n));
+  }
+  std::vector<std::byte> bytes(nbytes);
+  if (lit.kind == Literal::Blob) {
+    std::memcpy(bytes.data(), sidecar_->data() + lit.offset, nbytes);
+  } else if (lit.kind == Literal::Hex) {
     std::string decoded;
     if (!decode_hex(lit.hex, decoded)) return r_.error_at(lit.pos, "bad hex digit");
     std::memcpy(bytes.data(), decoded.data(), nbytes);
   } else {
-    if (lit.elements.size() != n)
-      return r_.error_at(lit.pos, fmt::format("literal has {} elements, the type needs {}", lit.elements.size(), n));
     for (size_t i = 0; i < n; ++i) {
       const std::string& tok = lit.elements[i];
       if (is_float(t.dtype)) {
@@ -218,8 +224,10 @@ Expected<TensorRef> Parser::build_tensor(const Literal& lit, const TensorType& t
           if (ec != std::errc() || p != tok.data() + tok.size())
             return r_.error_at(lit.pos, fmt::format("bad number '{}'", tok));
           if (t.dtype != DType::f64) {  // parse as float directly: no double rounding
-            float f;
-            std::from_chars(tok.data(), tok.data() + tok.size(), f);
+            float f = 0;
+            auto [pf, ecf] = std::from_chars(tok.data(), tok.data() + tok.size(), f);
+            if (ecf != std::errc())  // past f32's range, or a nonzero that rounds to 0
+              return r_.error_at(lit.pos, fmt::format("number '{}' is out of range for {}", tok, dtype_name(t.dtype)));
             v = f;
           }
         }
