@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <unordered_map>
+#include <utility>
 
 #include "ir/io.h"
 #include "ir/text.h"
@@ -176,6 +177,21 @@ Expected<Literal> Parser::literal() {
   return lit;
 }
 
+// Whether an integer literal is a value of `t` (a bool is 0 or 1, as
+// true and false read); u64 is read unsigned and always fits.
+bool integer_fits(DType t, int64_t v) {
+  switch (t) {
+    case DType::i32: return std::in_range<int32_t>(v);
+    case DType::u32: return std::in_range<uint32_t>(v);
+    case DType::i16: return std::in_range<int16_t>(v);
+    case DType::u16: return std::in_range<uint16_t>(v);
+    case DType::i8: return std::in_range<int8_t>(v);
+    case DType::u8: return std::in_range<uint8_t>(v);
+    case DType::boolean: return v == 0 || v == 1;
+    default: return true;
+  }
+}
+
 template <class T>
 void store(std::vector<std::byte>& out, size_t i, T v) {
   std::memcpy(out.data() + i * sizeof(T), &v, sizeof(T));
@@ -244,6 +260,8 @@ Expected<TensorRef> Parser::build_tensor(const Literal& lit, const TensorType& t
                                              : std::from_chars(tok.data(), tok.data() + tok.size(), v);
         if (ec != std::errc() || p != tok.data() + tok.size())
           return r_.error_at(lit.pos, fmt::format("bad integer '{}'", tok));
+        if (!integer_fits(t.dtype, v))
+          return r_.error_at(lit.pos, fmt::format("integer '{}' is out of range for {}", tok, dtype_name(t.dtype)));
         switch (t.dtype) {
           case DType::i64: store(bytes, i, v); break;
           case DType::u64: store(bytes, i, u); break;
