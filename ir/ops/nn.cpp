@@ -30,17 +30,37 @@ std::expected<Window, InferError> read_window(const InferContext& c, int64_t spa
   return w;
 }
 
-Dim window_out(const Window& w, size_t i, const Dim& in) {
+// Every step is checked: strides, dilations and pads are the model's word
+// and may be as large as int64 goes.
+std::expected<Dim, InferError> window_out(const Window& w, size_t i, const Dim& in) {
   if (!in.is_static()) return Dim::unknown();
-  int64_t effective = (w.kernel[i] - 1) * w.dilations[i] + 1;
-  if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER")
-    return Dim((in.size() + w.strides[i] - 1) / w.strides[i]);
-  int64_t pads = w.auto_pad == "VALID" ? 0 : w.pads[i] + w.pads[i + w.kernel.size()];
-  int64_t span = in.size() + pads - effective;
-  if (span < 0) return Dim(0);
-  int64_t out = w.ceil_mode ? (span + w.strides[i] - 1) / w.strides[i] + 1 : span / w.strides[i] + 1;
+  const int64_t s = w.strides[i];
+  auto overflow = [&] {
+    return error(
+        fmt::format("the window arithmetic of spatial axis {} overflows int64 (kernel {}, stride {}, "
+                    "dilation {}, pads {} and {})",
+                    i, w.kernel[i], s, w.dilations[i], w.pads[i], w.pads[i + w.kernel.size()]));
+  };
+  if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
+    auto up = checked_add(in.size(), s - 1);
+    if (!up) return overflow();
+    return Dim(*up / s);
+  }
+  auto scaled = checked_mul(w.kernel[i] - 1, w.dilations[i]);
+  auto pads = w.auto_pad == "VALID" ? std::optional<int64_t>(0) : checked_add(w.pads[i], w.pads[i + w.kernel.size()]);
+  if (!scaled || !pads) return overflow();
+  auto padded = checked_add(in.size(), *pads);
+  if (!padded) return overflow();
+  auto span = checked_add(*padded, -(*scaled + 1));
+  if (!span) return overflow();
+  if (*span < 0) return Dim(0);
+  int64_t out = w.ceil_mode ? (*span - 1) / s + 2 : *span / s + 1;  // ceil(span / s) + 1 without overflow
+  if (w.ceil_mode && *span == 0) out = 1;
   // ceil mode: the last window must start inside the input or left padding
-  if (w.ceil_mode && (out - 1) * w.strides[i] >= in.size() + w.pads[i]) --out;
+  if (w.ceil_mode) {
+    auto start = checked_mul(out - 1, s), end = checked_add(in.size(), w.pads[i]);
+    if (!start || (end && *start >= *end)) --out;
+  }
   return Dim(out);
 }
 
@@ -61,15 +81,22 @@ Result conv(InferContext& c) {
   auto win = read_window(c, spatial, kernel);
   if (!win) return std::unexpected(win.error());
   int64_t group = c.op_attrs().get_int("group");
-  if (x[1].is_static() && w[1].is_static() && x[1].size() != w[1].size() * group)
-    return error(fmt::format("input has {} channels but weight {} with group {} expects {}", x[1].size(), w.str(),
-                             group, w[1].size() * group));
+  if (group <= 0) return error(fmt::format("group {} is not positive", group));
+  if (x[1].is_static() && w[1].is_static()) {
+    auto expects = checked_mul(w[1].size(), group);
+    if (x[1].size() != expects)
+      return error(fmt::format("input has {} channels but weight {} with group {} expects {}", x[1].size(), w.str(),
+                               group, expects ? fmt::to_string(*expects) : "more than int64 holds"));
+  }
   if (c.has_input(2) && (c.shape(2).rank() != 1 ||
                          (w[0].is_static() && c.shape(2)[0].is_static() && c.shape(2)[0].size() != w[0].size())))
     return error(fmt::format("bias shape {} does not match {} output channels", c.shape(2).str(), w[0].str()));
   std::vector<Dim> out{x[0], w[0]};
-  for (size_t i = 0; i < static_cast<size_t>(spatial); ++i)
-    out.push_back(window_out(*win, i, x[static_cast<int64_t>(i) + 2]));
+  for (size_t i = 0; i < static_cast<size_t>(spatial); ++i) {
+    auto d = window_out(*win, i, x[static_cast<int64_t>(i) + 2]);
+    if (!d) return std::unexpected(d.error());
+    out.push_back(*d);
+  }
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
   return {};
 }
@@ -83,25 +110,42 @@ Result conv_transpose(InferContext& c) {
   auto sz = static_cast<size_t>(spatial);
   std::vector<int64_t> kernel = c.attrs->get_ints("kernel_shape", {});
   if (kernel.empty())
-    for (int64_t i = 2; i < w.rank(); ++i) kernel.push_back(w[i].size());
+    for (int64_t i = 2; i < w.rank(); ++i) kernel.push_back(w[i].is_static() ? w[i].size() : -1);
   OpAttrs a = c.op_attrs();
   auto strides = a.get_ints("strides"), dil = a.get_ints("dilations"), pads = a.get_ints("pads");
   auto outpad = a.get_ints("output_padding");
   auto output_shape = a.maybe_ints("output_shape").value_or(std::vector<int64_t>{});
   auto auto_pad = a.get_string("auto_pad");
   int64_t group = a.get_int("group");
-  std::vector<Dim> out{x[0], w[1].is_static() ? Dim(w[1].size() * group) : Dim::unknown()};
+  if (kernel.size() != sz || strides.size() != sz || dil.size() != sz || pads.size() != 2 * sz || outpad.size() != sz ||
+      (!output_shape.empty() && output_shape.size() < sz))
+    return error(
+        "kernel_shape, strides, dilations, pads, output_padding or output_shape do not match the number of "
+        "spatial dimensions");
+  if (group <= 0) return error(fmt::format("group {} is not positive", group));
+  for (size_t i = 0; i < sz; ++i)
+    if (strides[i] <= 0 || dil[i] <= 0) return error("strides and dilations must be positive");
+  std::optional<int64_t> channels = w[1].is_static() ? checked_mul(w[1].size(), group) : std::nullopt;
+  if (w[1].is_static() && !channels)
+    return error(fmt::format("{} x group {} channels overflow int64", w[1].str(), group));
+  std::vector<Dim> out{x[0], channels ? Dim(*channels) : Dim::unknown()};
   for (size_t i = 0; i < sz; ++i) {
     const Dim& in = x[static_cast<int64_t>(i) + 2];
     if (!output_shape.empty()) {
       out.emplace_back(output_shape[output_shape.size() - sz + i]);
     } else if (!in.is_static() || kernel[i] < 0) {
       out.push_back(Dim::unknown());
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out.emplace_back(in.size() * strides[i]);
     } else {
-      out.emplace_back(strides[i] * (in.size() - 1) + outpad[i] + ((kernel[i] - 1) * dil[i] + 1) - pads[i] -
-                       pads[i + sz]);
+      // In 128 bits: each attribute may be as large as int64 goes.
+      using Wide = __int128;
+      Wide size = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER"
+                      ? Wide(in.size()) * strides[i]
+                      : Wide(strides[i]) * (in.size() - 1) + outpad[i] + Wide(kernel[i] - 1) * dil[i] + 1 - pads[i] -
+                            pads[i + sz];
+      if (size > INT64_MAX) return error(fmt::format("the output size of spatial axis {} overflows int64", i));
+      if (size < 0)
+        return error(fmt::format("the output size of spatial axis {} is negative ({})", i, static_cast<int64_t>(size)));
+      out.emplace_back(static_cast<int64_t>(size));
     }
   }
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
@@ -116,8 +160,11 @@ Result pool(InferContext& c) {
   auto win = read_window(c, x.rank() - 2, *kernel);
   if (!win) return std::unexpected(win.error());
   std::vector<Dim> out{x[0], x[1]};
-  for (size_t i = 0; i + 2 < static_cast<size_t>(x.rank()); ++i)
-    out.push_back(window_out(*win, i, x[static_cast<int64_t>(i) + 2]));
+  for (size_t i = 0; i + 2 < static_cast<size_t>(x.rank()); ++i) {
+    auto d = window_out(*win, i, x[static_cast<int64_t>(i) + 2]);
+    if (!d) return std::unexpected(d.error());
+    out.push_back(*d);
+  }
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(out)};
   if (c.num_outputs > 1) c.outputs[1] = TensorType{DType::i64, Shape(out)};
   return {};
