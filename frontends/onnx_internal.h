@@ -80,10 +80,9 @@ class ExternalWriter {
 
 // --- tensors (onnx_tensor.cpp) -----------------------------------------------
 
-// The most elements a tensor or a static shape may have: 2^40 (4 TiB of f32),
-// far past any real model and far below int64 overflow. A larger claim is
-// refused before anything is allocated or mapped.
-inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+// The most elements a tensor or a static shape may have (ir/shape.h). A
+// larger claim is refused before anything is allocated or mapped.
+using ir::kMaxElements;
 
 // What is wrong with a shape: invalid (a negative dim, a product past int64),
 // or valid but past kMaxElements (`limit`). The message starts with "has".

@@ -12,6 +12,11 @@
 
 namespace refinery::ir {
 
+// The most elements a tensor or a static shape may have: 2^40 (4 TiB of f32),
+// far past any real model and far below int64 overflow. A reader refuses a
+// larger claim (Refinery's limitation) before anything is allocated.
+inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+
 class Dim {
  public:
   Dim() = default;                    // unknown

@@ -2,6 +2,7 @@
 // "file:line:col: message".
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <unordered_map>
@@ -94,6 +95,7 @@ Expected<void> Parser::define(const std::string& name, ValueId v, size_t pos) {
 
 Expected<TensorType> Parser::type() {
   if (auto ok = r_.expect_word("tensor"); !ok) return std::unexpected(ok.error());
+  const size_t start = r_.pos();
   if (auto ok = r_.expect('<'); !ok) return std::unexpected(ok.error());
   TensorType t;
   std::vector<Dim> dims;
@@ -130,6 +132,16 @@ Expected<TensorType> Parser::type() {
     if (r_.peek_raw() != 'x') return r_.error("expected 'x' after a dimension");
     r_.advance();
   }
+  // The static dims' product, checked before anything multiplies it (a
+  // constant's bytes, Shape::num_elements).
+  int64_t elements = 1;
+  bool empty = std::any_of(dims.begin(), dims.end(), [](const Dim& d) { return d.is_static() && d.size() == 0; });
+  for (const Dim& d : dims)
+    if (!empty && d.is_static() && (__builtin_mul_overflow(elements, d.size(), &elements) || elements > kMaxElements)) {
+      auto e = r_.error_at(start, "the type has more than 2^40 elements, Refinery's limit");
+      e.error().limitation = true;
+      return e;
+    }
   t.shape = ranked ? Shape(std::move(dims)) : Shape::unranked();
   if (auto ok = r_.expect('>', "to close the type"); !ok) return std::unexpected(ok.error());
   return t;
