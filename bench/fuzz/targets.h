@@ -36,7 +36,8 @@ using Bytes = std::span<const uint8_t>;
 // parse, subgraph and opset checks, node order, ONNX's checker, Refinery's
 // shape inference.
 Outcome check_onnx(Bytes bytes);
-// A NIR file (HDF5), imported through the HDF5 reader.
+// A NIR file (HDF5), read by the NIR reader in this process (import_nir runs
+// the same reader in a child process, whose coverage the fuzzer would not see).
 Outcome check_nir(Bytes bytes);
 // A .ir file: the text up to the first NUL byte; the bytes after it, when
 // there is one, are the sidecar weights file (.ir.bin). An accepted graph must

@@ -85,7 +85,10 @@ TEST(FuzzSeeds, IrFilesPrintBackAndFailingOnesAreRefused) {
   }
   auto fails = files_in(kSource / "tests/ir/fail", ".ir");
   ASSERT_FALSE(fails.empty());
-  for (const fs::path& f : fails) EXPECT_EQ(run("ir_text", read_bytes(f)).verdict, Verdict::BadInput) << f.string();
+  for (const fs::path& f : fails) {
+    Verdict v = run("ir_text", read_bytes(f)).verdict;
+    EXPECT_TRUE(v == Verdict::BadInput || v == Verdict::Limitation) << f.string();
+  }
 }
 
 TEST(FuzzSeeds, RuleFilesCompileAndFailingOnesAreRefused) {
