@@ -143,8 +143,12 @@ Expected<Data> read(hid_t group, const std::string& name, const std::string& whe
       H5Tset_size(mt.get(), H5T_VARIABLE);
       H5Tset_cset(mt.get(), H5Tget_cset(type.get()));
       std::vector<char*> buf(*count, nullptr);
-      if (*count > 0 && H5Dread(ds.get(), mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
+      if (*count > 0 && H5Dread(ds.get(), mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0) {
+        // A read that fails part way (a corrupt heap entry) has allocated the
+        // strings before it: free them (the rest are still null).
+        H5Dvlen_reclaim(mt.get(), space.get(), H5P_DEFAULT, buf.data());
         return fail(fmt::format("cannot read strings of dataset '{}'", name), where);
+      }
       for (size_t i = 0; i < *count; ++i) out[i] = buf[i] ? buf[i] : "";
       if (*count > 0) H5Dvlen_reclaim(mt.get(), space.get(), H5P_DEFAULT, buf.data());
     } else {

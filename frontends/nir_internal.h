@@ -1,12 +1,23 @@
 // Internal to the NIR frontend: the NIR primitive names and how they map to
 // IR ops, shared by import and export.
 #pragma once
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "ir/diag.h"
 #include "ir/graph.h"
 #include "ir/op.h"
+
+namespace refinery::frontends {
+
+// The reader itself, in this process: import_nir (frontends/nir.h) runs it in
+// a child so that a crash or a loop inside libhdf5 becomes an error. The fuzz
+// target (bench/fuzz) calls it directly, since a child's coverage is not seen.
+Expected<ir::Graph> import_nir_named(const std::filesystem::path& file);
+
+}  // namespace refinery::frontends
 
 namespace refinery::frontends::nir {
 

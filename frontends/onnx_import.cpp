@@ -104,8 +104,10 @@ bool fits_op_table(const ir::Node& node, size_t num_outputs) {
   for (int i = 0; i < info.min_inputs; ++i)
     if (node.inputs[static_cast<size_t>(i)] == ir::kNoValue) return false;
   for (const auto& [name, value] : node.attrs.entries()) {
-    auto spec =
-        std::find_if(info.attrs.begin(), info.attrs.end(), [&](const ir::AttrSpec& s) { return s.name == name; });
+    // By name, not by capturing the binding: clang before 16 cannot capture
+    // one, and the fuzz build (bench/fuzz) is clang 14.
+    auto spec = std::find_if(info.attrs.begin(), info.attrs.end(),
+                             [&attr = name](const ir::AttrSpec& s) { return s.name == attr; });
     if (spec == info.attrs.end() || spec->kind != ir::attr_kind(value)) return false;
   }
   for (const auto& s : info.attrs)

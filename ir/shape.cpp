@@ -82,6 +82,8 @@ bool Shape::is_static() const {
 std::optional<int64_t> Shape::num_elements() const {
   if (!is_static()) return std::nullopt;
   int64_t n = 1;
+  for (const auto& d : dims_)
+    if (d.size() == 0) return 0;  // before a product of the others could overflow
   for (const auto& d : dims_) n *= d.size();
   return n;
 }

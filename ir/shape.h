@@ -13,6 +13,13 @@
 
 namespace refinery::ir {
 
+// The most elements a tensor or a static shape may have: 2^40 (4 TiB of f32),
+// far past any real model and far below int64 overflow. A larger claim, in a
+// file or in a shape computed from one (Expand, Tile, Pad, ConstantOfShape,
+// Range ...), is refused (Refinery's limitation) before anything is allocated
+// or mapped.
+inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+
 class Dim {
  public:
   Dim() = default;                    // unknown
@@ -83,12 +90,6 @@ struct TensorType {
 // only for a contradiction: different static sizes, ranks or dtypes.
 std::optional<Dim> refine(const Dim& a, const Dim& b);
 std::expected<TensorType, std::string> refine(const TensorType& a, const TensorType& b);
-
-// The most elements a tensor or a static shape may have: 2^40 (4 TiB of f32),
-// far past any real model and far below int64 overflow. A larger claim, in a
-// file or in a shape computed from one (Expand, Tile, Pad, ConstantOfShape,
-// Range ...), is refused before anything is allocated or mapped.
-inline constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 // What is wrong with a shape: invalid (a negative dim, a product past int64),
 // or valid but past kMaxElements (`limit`). The message starts with "has".

@@ -2,9 +2,11 @@
 // "file:line:col: message".
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <unordered_map>
+#include <utility>
 
 #include "ir/io.h"
 #include "ir/text.h"
@@ -95,6 +97,7 @@ Expected<TensorType> Parser::type() {
   r_.skip_space();
   const size_t type_start = r_.pos();
   if (auto ok = r_.expect_word("tensor"); !ok) return std::unexpected(ok.error());
+  const size_t start = r_.pos();
   if (auto ok = r_.expect('<'); !ok) return std::unexpected(ok.error());
   TensorType t;
   std::vector<Dim> dims;
@@ -131,6 +134,16 @@ Expected<TensorType> Parser::type() {
     if (r_.peek_raw() != 'x') return r_.error("expected 'x' after a dimension");
     r_.advance();
   }
+  // The static dims' product, checked before anything multiplies it (a
+  // constant's bytes, Shape::num_elements).
+  int64_t elements = 1;
+  bool empty = std::any_of(dims.begin(), dims.end(), [](const Dim& d) { return d.is_static() && d.size() == 0; });
+  for (const Dim& d : dims)
+    if (!empty && d.is_static() && (__builtin_mul_overflow(elements, d.size(), &elements) || elements > kMaxElements)) {
+      auto e = r_.error_at(start, "the type has more than 2^40 elements, Refinery's limit");
+      e.error().limitation = true;
+      return e;
+    }
   t.shape = ranked ? Shape(std::move(dims)) : Shape::unranked();
   if (auto bad = size_error(t.shape)) {  // past int64 (bad input) or 2^40 elements (Refinery's limit)
     auto e = r_.error_at(type_start, fmt::format("the type {}", bad->message));
@@ -183,6 +196,21 @@ Expected<Literal> Parser::literal() {
   return lit;
 }
 
+// Whether an integer literal is a value of `t` (a bool is 0 or 1, as
+// true and false read); u64 is read unsigned and always fits.
+bool integer_fits(DType t, int64_t v) {
+  switch (t) {
+    case DType::i32: return std::in_range<int32_t>(v);
+    case DType::u32: return std::in_range<uint32_t>(v);
+    case DType::i16: return std::in_range<int16_t>(v);
+    case DType::u16: return std::in_range<uint16_t>(v);
+    case DType::i8: return std::in_range<int8_t>(v);
+    case DType::u8: return std::in_range<uint8_t>(v);
+    case DType::boolean: return v == 0 || v == 1;
+    default: return true;
+  }
+}
+
 template <class T>
 void store(std::vector<std::byte>& out, size_t i, T v) {
   std::memcpy(out.data() + i * sizeof(T), &v, sizeof(T));
@@ -193,23 +221,29 @@ Expected<TensorRef> Parser::build_tensor(const Literal& lit, const TensorType& t
   auto dims = t.shape.sizes();
   size_t n = static_cast<size_t>(*t.shape.num_elements());
   size_t nbytes = n * dtype_size(t.dtype);
-  std::vector<std::byte> bytes(nbytes);
+  // The literal's size is checked against the type before the tensor is
+  // allocated: a short file may declare 2^40 elements.
   if (lit.kind == Literal::Blob) {
     if (sidecar_ == nullptr) return r_.error_at(lit.pos, "blob<> constant but no sidecar weights file");
-    if (lit.offset + nbytes > sidecar_->size())
+    // Written so that a huge offset cannot wrap around.
+    if (lit.offset > sidecar_->size() || nbytes > sidecar_->size() - lit.offset)
       return r_.error_at(lit.pos, fmt::format("blob<{}> of {} bytes runs past the end of the weights file ({} bytes)",
                                               lit.offset, nbytes, sidecar_->size()));
-    std::memcpy(bytes.data(), sidecar_->data() + lit.offset, nbytes);
   } else if (lit.kind == Literal::Hex) {
     if (lit.hex.size() != 2 * nbytes)
       return r_.error_at(lit.pos,
                          fmt::format("hex literal has {} bytes, the type needs {}", lit.hex.size() / 2, nbytes));
+  } else if (lit.elements.size() != n) {
+    return r_.error_at(lit.pos, fmt::format("literal has {} elements, the type needs {}", lit.elements.size(), n));
+  }
+  std::vector<std::byte> bytes(nbytes);
+  if (lit.kind == Literal::Blob) {
+    std::memcpy(bytes.data(), sidecar_->data() + lit.offset, nbytes);
+  } else if (lit.kind == Literal::Hex) {
     std::string decoded;
     if (!decode_hex(lit.hex, decoded)) return r_.error_at(lit.pos, "bad hex digit");
     std::memcpy(bytes.data(), decoded.data(), nbytes);
   } else {
-    if (lit.elements.size() != n)
-      return r_.error_at(lit.pos, fmt::format("literal has {} elements, the type needs {}", lit.elements.size(), n));
     for (size_t i = 0; i < n; ++i) {
       const std::string& tok = lit.elements[i];
       if (is_float(t.dtype)) {
@@ -225,8 +259,10 @@ Expected<TensorRef> Parser::build_tensor(const Literal& lit, const TensorType& t
           if (ec != std::errc() || p != tok.data() + tok.size())
             return r_.error_at(lit.pos, fmt::format("bad number '{}'", tok));
           if (t.dtype != DType::f64) {  // parse as float directly: no double rounding
-            float f;
-            std::from_chars(tok.data(), tok.data() + tok.size(), f);
+            float f = 0;
+            auto [pf, ecf] = std::from_chars(tok.data(), tok.data() + tok.size(), f);
+            if (ecf != std::errc())  // past f32's range, or a nonzero that rounds to 0
+              return r_.error_at(lit.pos, fmt::format("number '{}' is out of range for {}", tok, dtype_name(t.dtype)));
             v = f;
           }
         }
@@ -243,6 +279,8 @@ Expected<TensorRef> Parser::build_tensor(const Literal& lit, const TensorType& t
                                              : std::from_chars(tok.data(), tok.data() + tok.size(), v);
         if (ec != std::errc() || p != tok.data() + tok.size())
           return r_.error_at(lit.pos, fmt::format("bad integer '{}'", tok));
+        if (!integer_fits(t.dtype, v))
+          return r_.error_at(lit.pos, fmt::format("integer '{}' is out of range for {}", tok, dtype_name(t.dtype)));
         switch (t.dtype) {
           case DType::i64: store(bytes, i, v); break;
           case DType::u64: store(bytes, i, u); break;

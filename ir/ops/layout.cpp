@@ -7,16 +7,24 @@
 namespace refinery::ir::ops {
 namespace {
 
-Dim mul_dims(const Dim& a, const Dim& b) {
-  if (a.is_static() && b.is_static()) return Dim(a.size() * b.size());
-  return Dim::unknown();
+// An error when the product overflows int64: sizes and attributes (repeats,
+// blocksize) are the model's word.
+std::expected<Dim, InferError> mul_dims(const Dim& a, const Dim& b) {
+  if (!a.is_static() || !b.is_static()) return Dim::unknown();
+  auto p = checked_mul(a.size(), b.size());
+  if (!p) return error(fmt::format("{} x {} overflows int64", a.size(), b.size()));
+  return Dim(*p);
 }
 
 // The product of dims [first, last): a single dim stays as it is (symbolic too).
-Dim product(const Shape& x, int64_t first, int64_t last) {
+std::expected<Dim, InferError> product(const Shape& x, int64_t first, int64_t last) {
   if (last - first == 1) return x[first];
   Dim p(1);
-  for (int64_t i = first; i < last; ++i) p = mul_dims(p, x[i]);
+  for (int64_t i = first; i < last; ++i) {
+    auto next = mul_dims(p, x[i]);
+    if (!next) return next;
+    p = *next;
+  }
   return p;
 }
 
@@ -127,7 +135,10 @@ Result flatten(InferContext& c) {
   int64_t axis = c.op_attrs().get_int("axis");
   if (axis < 0) axis += x.rank();
   if (axis < 0 || axis > x.rank()) return error("axis out of range");
-  c.outputs[0] = TensorType{c.in(0).dtype, Shape({product(x, 0, axis), product(x, axis, x.rank())})};
+  auto outer = product(x, 0, axis), inner = product(x, axis, x.rank());
+  if (!outer) return std::unexpected(outer.error());
+  if (!inner) return std::unexpected(inner.error());
+  c.outputs[0] = TensorType{c.in(0).dtype, Shape({*outer, *inner})};
   return {};
 }
 
@@ -423,8 +434,13 @@ Result depth_to_space(InferContext& c) {
   if (b > (int64_t{1} << 20)) return error(fmt::format("blocksize {} is past 2^20", b));  // b * b stays a size
   Shape out = x;
   if (x[1].is_static()) {
-    if (x[1].size() % (b * b) != 0) return error("channels are not divisible by blocksize^2");
-    out[1] = Dim(x[1].size() / (b * b));
+    if (x[1].size() % *b2 != 0) return error("channels are not divisible by blocksize^2");
+    out[1] = Dim(x[1].size() / *b2);
+  }
+  for (int i : {2, 3}) {
+    auto d = mul_dims(x[i], Dim(b));
+    if (!d) return std::unexpected(d.error());
+    out[i] = *d;
   }
   for (int i : {2, 3}) {
     if (!x[i].is_static()) {

@@ -63,9 +63,13 @@ Result conv(InferContext& c) {
   auto win = read_window(c, spatial, kernel);
   if (!win) return std::unexpected(win.error());
   int64_t group = c.op_attrs().get_int("group");
-  if (x[1].is_static() && w[1].is_static() && x[1].size() != w[1].size() * group)
-    return error(fmt::format("input has {} channels but weight {} with group {} expects {}", x[1].size(), w.str(),
-                             group, w[1].size() * group));
+  if (group <= 0) return error(fmt::format("group {} is not positive", group));
+  if (x[1].is_static() && w[1].is_static()) {
+    auto expects = checked_mul(w[1].size(), group);
+    if (x[1].size() != expects)
+      return error(fmt::format("input has {} channels but weight {} with group {} expects {}", x[1].size(), w.str(),
+                               group, expects ? fmt::to_string(*expects) : "more than int64 holds"));
+  }
   if (c.has_input(2) && (c.shape(2).rank() != 1 ||
                          (w[0].is_static() && c.shape(2)[0].is_static() && c.shape(2)[0].size() != w[0].size())))
     return error(fmt::format("bias shape {} does not match {} output channels", c.shape(2).str(), w[0].str()));
@@ -88,14 +92,25 @@ Result conv_transpose(InferContext& c) {
   auto sz = static_cast<size_t>(spatial);
   std::vector<int64_t> kernel = c.attrs->get_ints("kernel_shape", {});
   if (kernel.empty())
-    for (int64_t i = 2; i < w.rank(); ++i) kernel.push_back(w[i].size());
+    for (int64_t i = 2; i < w.rank(); ++i) kernel.push_back(w[i].is_static() ? w[i].size() : -1);
   OpAttrs a = c.op_attrs();
   auto strides = a.get_ints("strides"), dil = a.get_ints("dilations"), pads = a.get_ints("pads");
   auto outpad = a.get_ints("output_padding");
   auto output_shape = a.maybe_ints("output_shape").value_or(std::vector<int64_t>{});
   auto auto_pad = a.get_string("auto_pad");
   int64_t group = a.get_int("group");
-  std::vector<Dim> out{x[0], w[1].is_static() ? Dim(w[1].size() * group) : Dim::unknown()};
+  if (kernel.size() != sz || strides.size() != sz || dil.size() != sz || pads.size() != 2 * sz || outpad.size() != sz ||
+      (!output_shape.empty() && output_shape.size() < sz))
+    return error(
+        "kernel_shape, strides, dilations, pads, output_padding or output_shape do not match the number of "
+        "spatial dimensions");
+  if (group <= 0) return error(fmt::format("group {} is not positive", group));
+  for (size_t i = 0; i < sz; ++i)
+    if (strides[i] <= 0 || dil[i] <= 0) return error("strides and dilations must be positive");
+  std::optional<int64_t> channels = w[1].is_static() ? checked_mul(w[1].size(), group) : std::nullopt;
+  if (w[1].is_static() && !channels)
+    return error(fmt::format("{} x group {} channels overflow int64", w[1].str(), group));
+  std::vector<Dim> out{x[0], channels ? Dim(*channels) : Dim::unknown()};
   for (size_t i = 0; i < sz; ++i) {
     const Dim& in = x[static_cast<int64_t>(i) + 2];
     if (!output_shape.empty()) {

@@ -81,6 +81,30 @@ TEST(Text, NanConstantsAndLargeConstantsKeepTheirBits) {
   }
 }
 
+// Found by fuzzing (tests/fuzz/ir_text): a huge offset wrapped the bounds
+// check around and was read far past the sidecar; a huge constant was
+// allocated before the sidecar's size was looked at.
+TEST(Text, BlobsPastTheSidecarAreRefusedBeforeAnythingIsRead) {
+  fs::path dir = fs::temp_directory_path() / "refinery_text_blob_test";
+  fs::create_directories(dir);
+  fs::path file = dir / "b.ir";
+  auto error_of = [&](const std::string& constant) {
+    std::ofstream(file) << "graph @main() {\n  %w = const " << constant << "\n  return %w\n}\n";
+    std::ofstream(dir / "b.ir.bin", std::ios::binary) << std::string(8, '\0');
+    auto g = read_ir_file(file);
+    return g ? std::string("parsed") : g.error().str();
+  };
+  const std::string at = file.string() + ":2:14: ";
+  EXPECT_EQ(error_of("blob<0> : tensor<2xf32>"), "parsed");
+  EXPECT_EQ(error_of("blob<18446744073709551615> : tensor<2xf32>"),
+            at + "blob<18446744073709551615> of 8 bytes runs past the end of the weights file (8 bytes)");
+  EXPECT_EQ(error_of("blob<4> : tensor<2xf32>"),
+            at + "blob<4> of 8 bytes runs past the end of the weights file (8 bytes)");
+  EXPECT_EQ(error_of("blob<0> : tensor<1099511627776xf64>"),
+            at + "blob<0> of 8796093022208 bytes runs past the end of the weights file (8 bytes)");
+  fs::remove_all(dir);
+}
+
 TEST(Text, ElidedConstantsDoNotParse) {
   Graph g;
   std::vector<float> big(100, 1.0f);
