@@ -434,13 +434,8 @@ Result depth_to_space(InferContext& c) {
   if (b > (int64_t{1} << 20)) return error(fmt::format("blocksize {} is past 2^20", b));  // b * b stays a size
   Shape out = x;
   if (x[1].is_static()) {
-    if (x[1].size() % *b2 != 0) return error("channels are not divisible by blocksize^2");
-    out[1] = Dim(x[1].size() / *b2);
-  }
-  for (int i : {2, 3}) {
-    auto d = mul_dims(x[i], Dim(b));
-    if (!d) return std::unexpected(d.error());
-    out[i] = *d;
+    if (x[1].size() % (b * b) != 0) return error("channels are not divisible by blocksize^2");
+    out[1] = Dim(x[1].size() / (b * b));
   }
   for (int i : {2, 3}) {
     if (!x[i].is_static()) {
