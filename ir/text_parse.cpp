@@ -97,7 +97,6 @@ Expected<TensorType> Parser::type() {
   r_.skip_space();
   const size_t type_start = r_.pos();
   if (auto ok = r_.expect_word("tensor"); !ok) return std::unexpected(ok.error());
-  const size_t start = r_.pos();
   if (auto ok = r_.expect('<'); !ok) return std::unexpected(ok.error());
   TensorType t;
   std::vector<Dim> dims;
@@ -134,18 +133,11 @@ Expected<TensorType> Parser::type() {
     if (r_.peek_raw() != 'x') return r_.error("expected 'x' after a dimension");
     r_.advance();
   }
-  // The static dims' product, checked before anything multiplies it (a
-  // constant's bytes, Shape::num_elements).
-  int64_t elements = 1;
-  bool empty = std::any_of(dims.begin(), dims.end(), [](const Dim& d) { return d.is_static() && d.size() == 0; });
-  for (const Dim& d : dims)
-    if (!empty && d.is_static() && (__builtin_mul_overflow(elements, d.size(), &elements) || elements > kMaxElements)) {
-      auto e = r_.error_at(start, "the type has more than 2^40 elements, Refinery's limit");
-      e.error().limitation = true;
-      return e;
-    }
   t.shape = ranked ? Shape(std::move(dims)) : Shape::unranked();
-  if (auto bad = size_error(t.shape)) {  // past int64 (bad input) or 2^40 elements (Refinery's limit)
+  // The static dims' product, checked before anything multiplies it (a
+  // constant's bytes, Shape::num_elements): past int64 is bad input, past
+  // 2^40 elements Refinery's limit.
+  if (auto bad = size_error(t.shape)) {
     auto e = r_.error_at(type_start, fmt::format("the type {}", bad->message));
     e.error().limitation = bad->limit;
     return e;

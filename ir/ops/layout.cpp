@@ -11,9 +11,7 @@ namespace {
 // blocksize) are the model's word.
 std::expected<Dim, InferError> mul_dims(const Dim& a, const Dim& b) {
   if (!a.is_static() || !b.is_static()) return Dim::unknown();
-  auto p = checked_mul(a.size(), b.size());
-  if (!p) return error(fmt::format("{} x {} overflows int64", a.size(), b.size()));
-  return Dim(*p);
+  return size_dim(static_cast<__int128>(a.size()) * b.size(), fmt::format("{} x {}", a.size(), b.size()));
 }
 
 // The product of dims [first, last): a single dim stays as it is (symbolic too).

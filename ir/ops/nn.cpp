@@ -65,10 +65,11 @@ Result conv(InferContext& c) {
   int64_t group = c.op_attrs().get_int("group");
   if (group <= 0) return error(fmt::format("group {} is not positive", group));
   if (x[1].is_static() && w[1].is_static()) {
-    auto expects = checked_mul(w[1].size(), group);
+    auto expects = static_cast<__int128>(w[1].size()) * group;  // in 128 bits: group is the model's word
     if (x[1].size() != expects)
-      return error(fmt::format("input has {} channels but weight {} with group {} expects {}", x[1].size(), w.str(),
-                               group, expects ? fmt::to_string(*expects) : "more than int64 holds"));
+      return error(fmt::format(
+          "input has {} channels but weight {} with group {} expects {}", x[1].size(), w.str(), group,
+          expects <= INT64_MAX ? fmt::to_string(static_cast<int64_t>(expects)) : std::string("more than int64 holds")));
   }
   if (c.has_input(2) && (c.shape(2).rank() != 1 ||
                          (w[0].is_static() && c.shape(2)[0].is_static() && c.shape(2)[0].size() != w[0].size())))
@@ -107,10 +108,13 @@ Result conv_transpose(InferContext& c) {
   if (group <= 0) return error(fmt::format("group {} is not positive", group));
   for (size_t i = 0; i < sz; ++i)
     if (strides[i] <= 0 || dil[i] <= 0) return error("strides and dilations must be positive");
-  std::optional<int64_t> channels = w[1].is_static() ? checked_mul(w[1].size(), group) : std::nullopt;
-  if (w[1].is_static() && !channels)
-    return error(fmt::format("{} x group {} channels overflow int64", w[1].str(), group));
-  std::vector<Dim> out{x[0], channels ? Dim(*channels) : Dim::unknown()};
+  std::vector<Dim> out{x[0], Dim::unknown()};
+  if (w[1].is_static()) {
+    auto channels =
+        size_dim(static_cast<__int128>(w[1].size()) * group, fmt::format("{} x group {} channels", w[1].str(), group));
+    if (!channels) return std::unexpected(channels.error());
+    out[1] = *channels;
+  }
   for (size_t i = 0; i < sz; ++i) {
     const Dim& in = x[static_cast<int64_t>(i) + 2];
     if (!output_shape.empty()) {

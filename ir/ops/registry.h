@@ -51,19 +51,6 @@ inline AttrSpec ints_per_axis_ends(std::string_view name, int64_t value, int lea
           {.rule = AttrDefault::Rule::PerAxisEnds, .value = value, .leading_axes = leading_axes}};
 }
 
-// Shape arithmetic on sizes and attributes a model states: nothing when the
-// result overflows int64, so that a rule refuses it instead of wrapping.
-inline std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
-  int64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-inline std::optional<int64_t> checked_add(int64_t a, int64_t b) {
-  int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-
 using Result = std::expected<void, InferError>;
 inline std::unexpected<InferError> error(std::string msg) { return std::unexpected(std::move(msg)); }
 
