@@ -65,6 +65,24 @@ std::vector<double> levels(const Problem& p, const Solution& s, const std::vecto
 }
 
 // One CBC model of the reduced problem with the cuts found so far.
+// (key, column) pairs, sorted and unique: calls f(key) once per key, with
+// `cols` holding that key's columns and `coefs` a +1 for each.
+template <class F>
+void for_each_key(const std::vector<std::pair<std::uint32_t, int>>& uses, std::vector<int>& cols,
+                  std::vector<double>& coefs, F f) {
+  for (std::size_t b = 0; b < uses.size();) {
+    cols.clear();
+    coefs.clear();
+    std::size_t e = b;
+    for (; e < uses.size() && uses[e].first == uses[b].first; ++e) {
+      cols.push_back(uses[e].second);
+      coefs.push_back(1);
+    }
+    f(uses[b].first);
+    b = e;
+  }
+}
+
 class Model {
  public:
   Model(const Problem& q, const std::vector<std::uint8_t>& required, const std::vector<std::uint32_t>& comp,
@@ -112,19 +130,11 @@ class Model {
         for (std::uint32_t k : q.classes[c][i].kids) uses.push_back({k, static_cast<int>(first_x_[c] + i)});
       std::sort(uses.begin(), uses.end());
       uses.erase(std::unique(uses.begin(), uses.end()), uses.end());  // add(x, x) needs x once
-      for (std::size_t b = 0; b < uses.size();) {
-        std::size_t e = b;
-        cols.clear();
-        coefs.clear();
-        for (; e < uses.size() && uses[e].first == uses[b].first; ++e) {
-          cols.push_back(uses[e].second);
-          coefs.push_back(1);
-        }
-        cols.push_back(a0_ + static_cast<int>(uses[b].first));
+      for_each_key(uses, cols, coefs, [&](std::uint32_t kid) {
+        cols.push_back(a0_ + static_cast<int>(kid));
         coefs.push_back(-1);
         Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'L', 0);
-        b = e;
-      }
+      });
       for (std::size_t i = 0; i < q.classes[c].size(); ++i) {
         int x = static_cast<int>(first_x_[c] + i);
         for (std::uint32_t k : q.classes[c][i].kids) {
@@ -170,21 +180,13 @@ class Model {
           if (comp_size_[comp_[k]] > 1 && comp_[k] != comp_[c]) uses.push_back({comp_[k], x(c, i)});
       std::sort(uses.begin(), uses.end());
       uses.erase(std::unique(uses.begin(), uses.end()), uses.end());
-      for (std::size_t b = 0; b < uses.size();) {
-        std::size_t e = b;
-        cols.clear();
-        coefs.clear();
-        for (; e < uses.size() && uses[e].first == uses[b].first; ++e) {
-          cols.push_back(uses[e].second);
-          coefs.push_back(1);
-        }
-        for (int col : entering[uses[b].first]) {
+      for_each_key(uses, cols, coefs, [&](std::uint32_t component) {
+        for (int col : entering[component]) {
           cols.push_back(col);
           coefs.push_back(-1);
         }
         Cbc_addRow(model_.get(), "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'L', 0);
-        b = e;
-      }
+      });
     }
   }
 
