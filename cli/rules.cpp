@@ -40,6 +40,10 @@ Command add_rules(CLI::App& app) {
   verify->add_option("--rule", flags->names, "Only this rule (repeatable)");
   verify->add_option("--json", flags->json, "Write the JSON report here");
   verify->add_option("--instances", flags->verify.instances, "Concrete shapes per rule")->capture_default_str();
+  verify
+      ->add_option("--empty-instances", flags->verify.empty_instances,
+                   "Shapes with empty dims per rule, after the others")
+      ->capture_default_str();
   verify->add_option("--timeout-ms", flags->verify.timeout_ms, "Z3 timeout per query over the reals")
       ->capture_default_str();
   verify->add_option("--threads", flags->verify.threads, "Rules verified in parallel")->capture_default_str();

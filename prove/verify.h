@@ -19,6 +19,7 @@ namespace refinery::prove {
 
 struct VerifyOptions {
   int instances = 3;            // concrete shapes per rule
+  int empty_instances = 2;      // and shapes with empty dims (docs/rules.md), after them
   unsigned timeout_ms = 10000;  // per Z3 query over the reals
   unsigned fp_timeout_ms =
       8000;             // the binary32 query (docs/rules.md: bit-exact laws and random inputs settle most first)
