@@ -86,6 +86,11 @@ void print(const Args& a, const optimize::Report& r, std::size_t num_rules) {
              changes(r), r.constants_folded);
   fmt::print("  cost ({} model): {} -> {} ({:.3f}x)\n", r.target, ms(r.cost_before), ms(r.cost_after),
              r.cost_after > 0 ? r.cost_before / r.cost_after : 1.0);
+  fmt::print("  work:       {:.4g} -> {:.4g} GFLOP, {:.4g} -> {:.4g} MB moved\n", r.flops_before / 1e9,
+             r.flops_after / 1e9, r.bytes_before / 1e6, r.bytes_after / 1e6);
+  if (optimize::gain_from_model(r))
+    fmt::print("  flagged:    {} (over {:g}x with FLOPs and bytes moved within {:g}%)\n", optimize::kGainFromModel,
+               optimize::kFlaggedSpeedup, 100 * optimize::kSameWork);
   const verify::ValidationOptions& vo = r.validation_options;
   if (r.validation)
     fmt::print("  validation: {} samples, max abs error {:.3g}, max rel error {:.3g} (atol {:g}, rtol {:g}): {} ({})\n",

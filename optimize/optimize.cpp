@@ -135,12 +135,21 @@ std::string not_cheaper_enough(const Report& r, const OptimizeOptions& o) {
   return "";
 }
 
+// The work beside the cost (Report::flops_before ...).
+void set_work(const ir::Graph& g, double& flops, double& bytes) {
+  ir::Work w = targets::graph_work(g);
+  flops = w.flops;
+  bytes = w.bytes_read + w.bytes_written;
+}
+
 // Never worse, never lost: the original is the result, and `reason` says why.
 void keep_original(OptimizeResult& out, const ir::Graph& original, std::string reason) {
   Report& rep = out.report;
   rep.outcome = Outcome::KeptOriginal;
   rep.reason = std::move(reason);
   rep.cost_after = rep.cost_before;
+  rep.flops_after = rep.flops_before;
+  rep.bytes_after = rep.bytes_before;
   rep.nodes_after = rep.nodes_before;
   rep.ops_after = rep.ops_before;
   rep.extraction.rules_used.clear();
@@ -161,6 +170,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   rep.nodes_before = original.num_nodes();
   rep.ops_before = histogram(original);
   rep.cost_before = targets::graph_cost(*target.model, original);
+  set_work(original, rep.flops_before, rep.bytes_before);
   StageClock clock(rep);
 
   // Our limitation, not the model's fault: a recurrent edge (a spiking
@@ -196,6 +206,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   if (!folded) return std::unexpected(folded.error());
   rep.constants_folded = folded->folded;
   rep.cost_after = targets::graph_cost(*target.model, folded->graph);
+  set_work(folded->graph, rep.flops_after, rep.bytes_after);
   clock.done("rebuild");
 
   if (std::string why = not_cheaper_enough(rep, o); !why.empty()) {

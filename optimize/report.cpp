@@ -1,5 +1,6 @@
 #include "optimize/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,14 @@ std::size_t SaturationRecord::iterations() const {
   std::size_t n = 0;
   for (const auto& p : phases) n += p.iterations.size();
   return n;
+}
+
+bool gain_from_model(const Report& r) {
+  auto same = [](double before, double after) {
+    return std::abs(after - before) <= kSameWork * std::max(std::abs(before), std::abs(after));
+  };
+  return r.cost_after > 0 && r.cost_before / r.cost_after > kFlaggedSpeedup && same(r.flops_before, r.flops_after) &&
+         same(r.bytes_before, r.bytes_after);
 }
 
 std::string to_json(const Report& r) {
@@ -80,7 +89,12 @@ std::string to_json(const Report& r) {
                {"unit", "seconds"},
                {"before", r.cost_before},
                {"after", r.cost_after},
-               {"speedup", r.cost_after > 0 ? number(r.cost_before / r.cost_after) : ordered_json(nullptr)}};
+               {"speedup", r.cost_after > 0 ? number(r.cost_before / r.cost_after) : ordered_json(nullptr)},
+               {"flops_before", r.flops_before},
+               {"flops_after", r.flops_after},
+               {"bytes_before", r.bytes_before},
+               {"bytes_after", r.bytes_after},
+               {"gain_flag", gain_from_model(r) ? ordered_json(kGainFromModel) : ordered_json(nullptr)}};
   j["graph"] = {{"nodes_before", r.nodes_before},
                 {"nodes_after", r.nodes_after},
                 {"constants_folded", r.constants_folded},

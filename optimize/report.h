@@ -76,7 +76,7 @@ struct ExtractionRecord {
 };
 
 struct Report {
-  static constexpr int kVersion = 3;
+  static constexpr int kVersion = 4;
   std::string model, output, target;
   Outcome outcome = Outcome::KeptOriginal;
   std::string reason;                                         // why the original was kept, or why validation failed
@@ -84,6 +84,9 @@ struct Report {
   SaturationRecord saturation;
   ExtractionRecord extraction;
   double cost_before = 0, cost_after = 0;  // seconds under the target's model
+  // The work of the kernels each graph runs (targets::graph_work): FLOPs,
+  // and bytes moved (read + written), beside the cost.
+  double flops_before = 0, flops_after = 0, bytes_before = 0, bytes_after = 0;
   std::size_t nodes_before = 0, nodes_after = 0;
   std::map<std::string, std::int64_t> ops_before, ops_after;
   std::size_t constants_folded = 0;
@@ -92,6 +95,15 @@ struct Report {
 
   double total_seconds() const { return stage_seconds.empty() ? 0 : stage_seconds.back().second; }
 };
+
+// The guard on modelled gains (ARCHITECTURE.md decision 11): a speedup
+// under the target's model above kFlaggedSpeedup while the FLOPs and the
+// bytes moved are each within kSameWork of the original's is flagged with
+// kGainFromModel: relabelling the same work should cost the same, so such a
+// gain is the model's, not the hardware's, until someone shows otherwise.
+inline constexpr double kFlaggedSpeedup = 1.5, kSameWork = 0.01;
+inline constexpr std::string_view kGainFromModel = "gain from the model, not from less work";
+bool gain_from_model(const Report& report);
 
 std::string to_json(const Report& report);  // pretty-printed, keys in a fixed order
 
