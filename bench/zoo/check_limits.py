@@ -6,7 +6,7 @@ summary has each run's exit status and wall time; its reports the rest).
 
     bench/zoo/check_limits.py BUILD_DIR [--time-limit 2] [--node-limit 2000]
         [--targets cpu,gpu,tpu] [--models a,b] [--time-allowance 0.5]
-        [--node-allowance 4096] [--out DIR] [--jobs 1]
+        [--node-allowance 4096] [--out DIR] [--jobs 1] [--zoo DIR]
 
 What the limits cover (docs/optimize.md, "What the limits cover"): `--time-limit` bounds
 saturation (the report's `seconds.saturate`) and, again, ILP extraction; it
@@ -43,9 +43,10 @@ def main():
     p.add_argument("--node-allowance", type=int, default=4096)
     p.add_argument("--out", default="/tmp/refinery-limits")
     p.add_argument("--jobs", type=int, default=1, help="models at once (1: each wall time as on its own)")
+    p.add_argument("--zoo", default="", help="the models' folder (default BUILD/zoo)")
     a = p.parse_args()
 
-    zoo = os.path.join(a.build, "zoo")
+    zoo = a.zoo or os.path.join(a.build, "zoo")
     refinery = os.path.join(a.build, "cli", "refinery")
     models = a.models.split(",") if a.models else sorted(f[:-5] for f in os.listdir(zoo) if f.endswith(".onnx"))
     targets = a.targets.split(",")
