@@ -10,7 +10,6 @@
 
 #include "cli/commands.h"
 #include "cli/model_files.h"
-#include "ir/io.h"
 #include "optimize/optimize.h"
 #include "rules/rules.h"
 
@@ -22,6 +21,7 @@ struct Args {
   std::vector<std::string> rule_files, dims;
   bool no_rules = false;
   optimize::OptimizeOptions options;
+  ProgressFlags progress;
 };
 
 Expected<rules::RuleSet> load_rules(const Args& a) {
@@ -113,7 +113,10 @@ int run(Args& a) {
   auto dims = parse_dims(a.dims);
   if (!dims) return report(dims.error());
   a.options.validation.dims = std::move(*dims);
+  ProgressDisplay display("optimize", a.progress.effective());
+  a.options.progress = display.callback();
   auto result = optimize::optimize(*graph, *rules, *target, a.options);
+  display.finish();
   if (!result) {
     Diag d = result.error();
     d.file = a.model;
@@ -122,16 +125,18 @@ int run(Args& a) {
   optimize::Report& r = result->report;
   r.model = a.model;
   r.output = a.output;
-  print(a, r, rules->rules().size());
+  // With the report on stdout (--report -), stdout is the report alone.
+  const bool human = a.report != "-";
+  if (human) print(a, r, rules->rules().size());
 
   if (!a.report.empty())
-    if (auto ok = ir::write_files_atomic({{a.report, optimize::to_json(r)}}); !ok) return report(ok.error());
+    if (int code = write_json(a.report, optimize::to_json(r))) return code;
   if (!result->valid()) {
     fmt::print(stderr, "refinery: error: {}: validation failed, nothing written: {}\n", a.model, r.reason);
     return 1;
   }
   if (auto ok = save_model(result->graph, a.output); !ok) return report(ok.error());
-  fmt::print("  wrote {}\n", a.output);
+  if (human) fmt::print("  wrote {}\n", a.output);
   return 0;
 }
 
@@ -157,7 +162,8 @@ Command add_optimize(CLI::App& app) {
                   "Keep the original unless the refined graph models at least this fraction cheaper")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  sub->add_option("--report", args->report, "Write the JSON report here (docs/report.md)");
+  sub->add_option("--report,--json", args->report,
+                  "Write the JSON report here (docs/report.md); - for stdout, instead of the summary");
   sub->add_option("--rules", args->rule_files, "Rule files (default: the library, rules/lib/*.rules)");
   sub->add_flag("--no-rules", args->no_rules, "Use no rules (extraction and folding only)");
   sub->add_option_no_stream("--strategy", o.saturation.strategy,
@@ -172,6 +178,7 @@ Command add_optimize(CLI::App& app) {
   sub->add_flag("--strict-f32{false}", o.validation.rounding_check,
                 "Fail on any f32 difference over the tolerance, without the f64 rounding check (docs/optimize.md)");
   sub->add_option("--dim", args->dims, "Value of a symbolic dim for validation, NAME=VALUE");
+  add_progress_flags(sub, args->progress);
   sub->footer(
       "Example:\n  refinery optimize examples/tiny_cnn.onnx -o /tmp/tiny.opt.onnx --target cpu --report /tmp/r.json\n"
       "Exit: 0 written (refined, or the original when nothing is cheaper), 1 validation failed (nothing\n"

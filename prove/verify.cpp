@@ -194,10 +194,18 @@ VerifyReport verify_rules(const std::vector<const Rule*>& rules, const VerifyOpt
   auto t0 = Clock::now();
   VerifyReport rep;
   rep.rules.resize(rules.size());
-  std::atomic<size_t> next{0};
+  std::atomic<size_t> next{0}, done{0}, refuted{0};
   auto work = [&] {
-    for (size_t i = next++; i < rules.size(); i = next++) rep.rules[i] = verify_rule(*rules[i], opt);
+    for (size_t i = next++; i < rules.size(); i = next++) {
+      rep.rules[i] = verify_rule(*rules[i], opt);
+      if (rep.rules[i].verdict == Verdict::Refuted) ++refuted;
+      size_t n = ++done;
+      if (opt.progress)
+        opt.progress(
+            {.done = n, .total = rules.size(), .unit = "rules", .detail = fmt::format("{} refuted", refuted.load())});
+    }
   };
+  if (opt.progress) opt.progress({.total = rules.size(), .unit = "rules", .detail = "0 refuted"});
   std::vector<std::thread> pool;
   for (int t = 1; t < std::max(opt.threads, 1); ++t) pool.emplace_back(work);
   work();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/progress.h"
 #include "rules/rules.h"
 
 namespace refinery::prove {
@@ -26,6 +27,9 @@ struct VerifyOptions {
   bool fp32 = true;     // classify proved rules in binary32 (off: ProvedReals, binary32 unchecked)
   bool numeric = true;  // the interpreter cross-check
   int threads = 2;
+  // Hears of each rule as it is settled: rules done of all, how many
+  // refuted so far. Called from the worker threads. Unset: silent.
+  ProgressFn progress;
 };
 
 // docs/rules.md, Verification: what each verdict claims.
