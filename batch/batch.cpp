@@ -120,6 +120,12 @@ Expected<BatchResult> run_batch(const BatchOptions& o) {
   for (const Job& j : todo) {
     fs::create_directories(j.output.parent_path(), ec);
     if (ec) return fail(fmt::format("cannot create a folder: {}", ec.message()), "", j.output.parent_path().string());
+    // What an earlier run left for a job that runs again is stale: a job
+    // that now crashes must not be credited with the old report or output.
+    for (const fs::path& old : {j.output, j.report}) {
+      fs::remove(old, ec);
+      if (ec) return fail(fmt::format("cannot remove an earlier run's file: {}", ec.message()), "", old.string());
+    }
     specs.push_back({child_argv(o, exe, j), j.log});
   }
 

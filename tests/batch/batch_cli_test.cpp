@@ -116,6 +116,28 @@ TEST(BatchCli, CrashHangAndHostileFilesEndWithTheirReasonAndTheOthersAreWritten)
   }
 }
 
+TEST(BatchCli, AJobRunAgainIsNotCreditedWithAnEarlierRunsFiles) {
+  fs::path d = fresh_dir("stale");
+  fs::create_directories(d / "m");
+  fs::copy_file(kTiny, d / "m/tiny.onnx");
+  CliResult r = run_cli("batch " + (d / "m").string() + " -o " + (d / "out").string() + " --target cpu");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  ASSERT_TRUE(fs::exists(d / "out/cpu/m/tiny.onnx.report.json"));
+  // The same model under the same name now crashes: the first run's report
+  // and output are not this run's.
+  fs::rename(d / "m/tiny.onnx", d / "m/crash.onnx");
+  fs::rename(d / "out/cpu/m/tiny.onnx", d / "out/cpu/m/crash.onnx");
+  fs::rename(d / "out/cpu/m/tiny.onnx.report.json", d / "out/cpu/m/crash.onnx.report.json");
+  r = run_cli("batch " + (d / "m").string() + " -o " + (d / "out").string() + " --target cpu --exe " +
+              wrapper(d).string());
+  ASSERT_EQ(r.code, 1) << r.out << r.err;
+  json crash = jobs_by_key(read_json(d / "out/summary.json")).at("cpu/m/crash.onnx");
+  EXPECT_EQ(crash.at("status"), "crashed");
+  EXPECT_EQ(crash.at("report"), "");
+  EXPECT_FALSE(fs::exists(d / "out/cpu/m/crash.onnx.report.json"));
+  EXPECT_FALSE(fs::exists(d / "out/cpu/m/crash.onnx"));
+}
+
 TEST(BatchCli, RealTimeoutAndMemoryLimitEndTheChildNotTheBatch) {
   fs::path d = fresh_dir("limits");
   CliResult r = run_cli("batch " + kTiny.string() + " -o " + (d / "t").string() + " --target cpu --timeout 0.001");
