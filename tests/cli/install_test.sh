@@ -13,7 +13,8 @@ ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 CMAKE="${1:?usage: install_test.sh CMAKE BUILD_DIR}"
 BUILD="${2:?usage: install_test.sh CMAKE BUILD_DIR}"
 TINY="$ROOT/examples/tiny_cnn.onnx"
-TMP="$(mktemp -d)"
+# outside the build tree (ctest points TMPDIR into it; CMakeLists.txt)
+TMP="$(mktemp -d -p "${REFINERY_OUTER_TMPDIR:-${TMPDIR:-/tmp}}")"
 trap 'rm -rf "$TMP"' EXIT
 unset REFINERY_DATA
 
