@@ -143,6 +143,7 @@ void keep_original(OptimizeResult& out, const ir::Graph& original, std::string r
   rep.cost_after = rep.cost_before;
   rep.nodes_after = rep.nodes_before;
   rep.ops_after = rep.ops_before;
+  rep.work_after = rep.work_before;
   rep.extraction.rules_used.clear();
   rep.extraction.explanations.clear();
   out.graph = original;
@@ -160,6 +161,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   rep.validation_options = o.validation;
   rep.nodes_before = original.num_nodes();
   rep.ops_before = histogram(original);
+  rep.work_before = graph_work(original);
   rep.cost_before = targets::graph_cost(*target.model, original);
   StageClock clock(rep);
 
@@ -207,6 +209,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   rep.outcome = Outcome::Optimized;
   rep.nodes_after = out.graph.num_nodes();
   rep.ops_after = histogram(out.graph);
+  rep.work_after = graph_work(out.graph);
   if (o.validate) {
     auto v = verify::validate(original, out.graph, o.validation);
     if (!v) return std::unexpected(v.error());

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "ir/work.h"
+
 namespace refinery::optimize {
 
 namespace {
@@ -23,6 +25,17 @@ std::string_view to_string(Outcome outcome) {
   return "?";
 }
 
+GraphWork graph_work(const ir::Graph& graph) {
+  GraphWork w;
+  for (const ir::Node& n : graph.nodes()) {
+    ir::Work nw = ir::node_work(graph, n);
+    w.flops += nw.flops;
+    w.bytes += nw.bytes_read + nw.bytes_written;
+    w.exact = w.exact && nw.exact;
+  }
+  return w;
+}
+
 std::size_t SaturationRecord::iterations() const {
   std::size_t n = 0;
   for (const auto& p : phases) n += p.iterations.size();
@@ -35,6 +48,7 @@ std::string to_json(const Report& r) {
   j["model"] = r.model;
   j["output"] = r.output;
   j["target"] = r.target;
+  j["command"] = r.command;
   j["extractor"] = r.extraction.extractor;
   j["result"] = to_string(r.outcome);
   j["reason"] = r.reason;
@@ -86,8 +100,25 @@ std::string to_json(const Report& r) {
                 {"constants_folded", r.constants_folded},
                 {"ops_before", r.ops_before},
                 {"ops_after", r.ops_after}};
+  j["work"] = {{"flops_before", r.work_before.flops},
+               {"flops_after", r.work_after.flops},
+               {"bytes_before", r.work_before.bytes},
+               {"bytes_after", r.work_after.bytes},
+               {"exact", r.work_before.exact && r.work_after.exact}};
   if (r.validation) {
     const verify::ValidationResult& v = *r.validation;
+    ordered_json outputs = ordered_json::array(), spikes = ordered_json::array();
+    for (const verify::OutputError& o : v.outputs)
+      outputs.push_back({{"name", o.name},
+                         {"max_abs_error", number(o.max_abs_error)},
+                         {"max_rel_error", number(o.max_rel_error)},
+                         {"within_tolerance", o.within_tolerance}});
+    for (const verify::SpikeTrainAgreement& t : v.spike_trains)
+      spikes.push_back({{"layer", t.layer},
+                        {"op", t.op},
+                        {"original_spikes", t.original_spikes},
+                        {"refined_spikes", t.refined_spikes},
+                        {"identical", t.identical}});
     j["validation"] = {{"passed", v.passed},
                        {"samples", v.samples},
                        {"seed", r.validation_options.seed},
@@ -97,6 +128,8 @@ std::string to_json(const Report& r) {
                        {"max_rel_error", number(v.max_rel_error)},
                        {"worst_output", v.worst_output},
                        {"first_divergence", v.first_divergence},
+                       {"outputs", outputs},
+                       {"spike_trains", spikes},
                        {"rounding_check", r.validation_options.rounding_check},
                        {"verdict", v.verdict}};
     if (v.rounding_checked)

@@ -14,6 +14,7 @@
 
 #include "egraph/stop_reason.h"
 #include "extract/reduce.h"
+#include "ir/graph.h"
 #include "verify/validate.h"
 
 namespace refinery::optimize {
@@ -75,9 +76,18 @@ struct ExtractionRecord {
   std::vector<ValueExplanation> explanations;  // per original value now computed differently
 };
 
+// A graph's work: ir::node_work (the one FLOP and bytes count) summed over
+// its nodes; bytes are read plus written.
+struct GraphWork {
+  double flops = 0, bytes = 0;
+  bool exact = true;  // false: some node's count has a symbolic dim counted as 1
+};
+GraphWork graph_work(const ir::Graph& graph);
+
 struct Report {
-  static constexpr int kVersion = 3;
+  static constexpr int kVersion = 4;
   std::string model, output, target;
+  std::string command;  // the command line that wrote the report, when a CLI ran it (report/command.h)
   Outcome outcome = Outcome::KeptOriginal;
   std::string reason;                                         // why the original was kept, or why validation failed
   std::vector<std::pair<std::string, double>> stage_seconds;  // in order, then "total"
@@ -86,6 +96,7 @@ struct Report {
   double cost_before = 0, cost_after = 0;  // seconds under the target's model
   std::size_t nodes_before = 0, nodes_after = 0;
   std::map<std::string, std::int64_t> ops_before, ops_after;
+  GraphWork work_before, work_after;
   std::size_t constants_folded = 0;
   std::optional<verify::ValidationResult> validation;
   verify::ValidationOptions validation_options;

@@ -90,7 +90,7 @@ TEST(OptimizeCli, ReportMatchesTheDocumentedExample) {
     return k;
   };
   EXPECT_EQ(keys(example), keys(real));
-  for (const char* section : {"seconds", "saturation", "extraction", "cost", "graph", "validation"}) {
+  for (const char* section : {"seconds", "saturation", "extraction", "cost", "graph", "work", "validation"}) {
     ASSERT_TRUE(example[section].is_object()) << section;
     ASSERT_TRUE(real[section].is_object()) << section;
     EXPECT_EQ(keys(example[section]), keys(real[section])) << section;
