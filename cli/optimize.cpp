@@ -12,13 +12,14 @@
 #include "cli/model_files.h"
 #include "ir/io.h"
 #include "optimize/optimize.h"
+#include "report/model_page.h"
 #include "rules/rules.h"
 
 namespace refinery::cli {
 namespace {
 
 struct Args {
-  std::string model, output, target = "cpu", report;
+  std::string model, output, target = "cpu", report, html, rules_report;
   std::vector<std::string> rule_files, dims;
   bool no_rules = false;
   optimize::OptimizeOptions options;
@@ -107,6 +108,12 @@ int run(Args& a) {
   if (!rules) return report(rules.error());
   auto dims = parse_dims(a.dims);
   if (!dims) return report(dims.error());
+  std::optional<report::RuleVerdicts> verdicts;
+  if (!a.rules_report.empty()) {
+    auto v = report::load_rule_verdicts(a.rules_report);
+    if (!v) return report(v.error());
+    verdicts = std::move(*v);
+  }
   a.options.validation.dims = std::move(*dims);
   auto result = optimize::optimize(*graph, *rules, *target, a.options);
   if (!result) {
@@ -117,10 +124,23 @@ int run(Args& a) {
   optimize::Report& r = result->report;
   r.model = a.model;
   r.output = a.output;
+  r.command = command_line();
   print(a, r, rules->rules().size());
 
-  if (!a.report.empty())
-    if (auto ok = ir::write_files_atomic({{a.report, optimize::to_json(r)}}); !ok) return report(ok.error());
+  // The JSON report and its page, together (the page is drawn from the JSON).
+  std::vector<std::pair<std::filesystem::path, std::string>> files;
+  std::string json = optimize::to_json(r);
+  if (!a.report.empty()) files.emplace_back(a.report, json);
+  if (!a.html.empty()) {
+    auto parsed = report::parse_report(json, a.report);
+    if (!parsed) return report(parsed.error());
+    auto page = report::model_page(&*parsed, {.verdicts = verdicts ? &*verdicts : nullptr});
+    if (!page) return report(page.error());
+    files.emplace_back(a.html, std::move(*page));
+  }
+  std::vector<std::pair<std::filesystem::path, std::string_view>> views(files.begin(), files.end());
+  if (!views.empty())
+    if (auto ok = ir::write_files_atomic(views); !ok) return report(ok.error());
   if (!result->valid()) {
     fmt::print(stderr, "refinery: error: {}: validation failed, nothing written: {}\n", a.model, r.reason);
     return 1;
@@ -153,6 +173,9 @@ Command add_optimize(CLI::App& app) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   sub->add_option("--report", args->report, "Write the JSON report here (docs/report.md)");
+  sub->add_option("--html", args->html, "Write the report as an HTML page here (docs/report.md)");
+  sub->add_option("--rules-report", args->rules_report,
+                  "The page's proof verdicts: a `refinery rules verify --json` file (default: none shown)");
   sub->add_option("--rules", args->rule_files, "Rule files (default: the library, rules/lib/*.rules)");
   sub->add_flag("--no-rules", args->no_rules, "Use no rules (extraction and folding only)");
   sub->add_option_no_stream("--strategy", o.saturation.strategy,
