@@ -52,7 +52,7 @@ std::string batch_page(const std::vector<BatchRow>& rows, const BatchPageOptions
                                     : "measured (<code>" + escape(o.measured_source) + "</code>).";
   body += "</p>\n";
 
-  body += "<table class=\"sortable\" id=\"jobs\">\n<thead><tr>" + sort_header("model", "model", false) +
+  body += "<div class=\"wide\"><table class=\"sortable\" id=\"jobs\">\n<thead><tr>" + sort_header("model", "model", false) +
           sort_header("target", "target", false) + sort_header("status", "status", false) +
           sort_header("nodes_before", "nodes before", true) + sort_header("nodes_after", "nodes after", true) +
           sort_header("flops_before", "FLOPs before", true) + sort_header("flops_after", "FLOPs after", true) +
@@ -68,7 +68,8 @@ std::string batch_page(const std::vector<BatchRow>& rows, const BatchPageOptions
                              : "";
     std::string status_html = fmt::format("<span class=\"status {}\">{}</span>",
                                           r.failed ? "bad" : result == "optimized" ? "ok" : "kept", escape(r.status));
-    if (!result.empty() && result != r.status) status_html += " <span class=\"muted\">" + escape(result) + "</span>";
+    if (!result.empty() && result != r.status)
+      status_html += " <span class=\"muted\" style=\"white-space: nowrap\">" + escape(result) + "</span>";
     if (r.failed && !r.reason.empty()) status_html += "<br><small>" + escape(r.reason) + "</small>";
     std::string model_html = escape(r.model);
     if (!r.page.empty()) model_html = "<a href=\"" + escape(url_path(r.page)) + "\">" + model_html + "</a>";
@@ -87,7 +88,7 @@ std::string batch_page(const std::vector<BatchRow>& rows, const BatchPageOptions
     gains.bars.push_back({label, gain(r), r.page});
     opt_times.bars.push_back({label, num(r.report, "seconds", "total"), r.page});
   }
-  body += "</tbody></table>\n<h2>Across the batch</h2>\n<div class=\"plots\">\n" + bar_chart_svg(gains) +
+  body += "</tbody></table></div>\n<h2>Across the batch</h2>\n<div class=\"plots\">\n" + bar_chart_svg(gains) +
           bar_chart_svg(opt_times) + "</div>\n";
   return html_page(o.title, body);
 }

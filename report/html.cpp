@@ -76,8 +76,9 @@ namespace {
 constexpr std::string_view kStyle = R"css(
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em 2em; color: #1d2330; background: #fff; }
 h1 { font-size: 1.5em; margin: 0 0 .3em; } h2 { font-size: 1.15em; margin: 1.6em 0 .5em; border-bottom: 1px solid #dde; padding-bottom: .2em; }
-table { border-collapse: collapse; margin: .4em 0; font-size: 13px; } th, td { padding: .25em .6em; border-bottom: 1px solid #e6e8ef; text-align: left; vertical-align: top; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+table { border-collapse: collapse; margin: .4em 0; font-size: 13px; } th, td { padding: .25em .5em; border-bottom: 1px solid #e6e8ef; text-align: left; vertical-align: top; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.wide { overflow-x: auto; }
 th[data-key] { cursor: pointer; user-select: none; white-space: nowrap; background: #f4f5f9; }
 th[data-key]:hover { background: #e8ebf5; }
 th[aria-sort="ascending"]::after { content: " \25B2"; font-size: .75em; } th[aria-sort="descending"]::after { content: " \25BC"; font-size: .75em; }

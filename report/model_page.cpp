@@ -87,7 +87,9 @@ std::string summary_section(const json& r) {
                   before_after(num(r, {"graph", "nodes_before"}), num(r, {"graph", "nodes_after"}), count_of));
   if (auto folded = num(r, {"graph", "constants_folded"})) out += fact_row("constant expressions folded", count_of(*folded));
   const json& x = r.value("extraction", json::object());
-  out += fact_row("extraction", escape(fmt::format("{} ({})", str(x, "extractor"), str(x, "status"))) +
+  const std::string status = str(x, "status");
+  out += fact_row("extraction", escape(status.starts_with(str(x, "extractor")) ? status
+                                                                             : fmt::format("{} ({})", str(x, "extractor"), status)) +
                                     (str(x, "detail").empty() ? "" : " — " + escape(str(x, "detail"))));
   const json& s = r.value("saturation", json::object());
   out += fact_row("saturation",

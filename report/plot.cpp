@@ -107,11 +107,14 @@ std::string line_chart_svg(const LineChart& c) {
       "<text x=\"14\" y=\"{7}\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 14 {7})\">{8}</text>\n",
       left, top, top + plot_h, left + plot_w, left + plot_w / 2, height - 6, escape(c.x_label), top + plot_h / 2,
       escape(c.y_label));
-  for (const Marker& m : c.markers)
+  for (std::size_t k = 0; k < c.markers.size(); ++k) {
+    const Marker& m = c.markers[k];
+    // Phases can start an iteration apart: labels alternate between two rows.
     out += fmt::format(
         "<line class=\"marker\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#aab\" "
         "stroke-dasharray=\"4 3\"/><text x=\"{3:.1f}\" y=\"{4}\" font-size=\"11\" fill=\"#556\">{5}</text>\n",
-        x_of(m.x), top, top + plot_h, x_of(m.x) + 3, top + 11, escape(m.label));
+        x_of(m.x), top, top + plot_h, x_of(m.x) + 3, top + 11 + 13 * (k % 2), escape(m.label));
+  }
   for (std::size_t k = 0; k < c.series.size(); ++k) {
     const Series& s = c.series[k];
     const char* color = kColors[k % std::size(kColors)];

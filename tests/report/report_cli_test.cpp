@@ -88,6 +88,20 @@ TEST(ReportCli, BatchWritesAnIndexAndAPagePerJob) {
   r = run_cli("report merge " + (d / "out").string());
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_EQ(slurp(d / "out/index.html"), index);
+  // A measurement (bench/ort/bench.mjs --json) is matched to a job by its
+  // output file, a relative path being relative to the measurement file.
+  std::ofstream(d / "out/bench.json") << R"({"rows": [{"orig": "x", "opt": "cpu/models/tiny.onnx", "speedup": 1.5}]})";
+  r = run_cli("report html " + (d / "out/summary.json").string() + " -o " + (d / "out/measured.html").string() +
+              " --measured " + (d / "out/bench.json").string());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  std::string measured = slurp(d / "out/measured.html");
+  EXPECT_NE(measured.find("<td data-v=\"1.5\" class=\"num\">1.500×</td>"), std::string::npos);
+  EXPECT_EQ(measured.find("data-v=\"1.5\"", measured.find("data-v=\"1.5\"") + 1), std::string::npos);  // tiny's only
+  std::ofstream(d / "out/bad.json") << R"({"rows": [{"opt": "cpu/models/tiny.onnx"}]})";
+  r = run_cli("report html " + (d / "out/summary.json").string() + " -o " + (d / "out/measured.html").string() +
+              " --measured " + (d / "out/bad.json").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find((d / "out/bad.json").string() + ": a row without"), std::string::npos) << r.err;
 }
 
 }  // namespace
