@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "batch/journal.h"
-#include "batch/progress.h"
 #include "batch/pages.h"
 #include "ir/io.h"
 #include "report/command.h"
@@ -133,17 +132,27 @@ Expected<BatchResult> run_batch(const BatchOptions& o) {
   if (auto ok = save_journal(journal_file, journal); !ok) return std::unexpected(ok.error());
   PoolOptions pool = o.pool;
   if (pool.jobs == 0) pool.jobs = std::max(1u, std::thread::hardware_concurrency());
-  Progress progress(todo.size(), is_terminal(o.progress), o.progress);
+  std::size_t finished = 0, failed = 0;
+  auto progress = [&](const JobResult* job) {
+    if (!o.progress) return;
+    ProgressUpdate u{
+        .done = finished, .total = todo.size(), .unit = "jobs", .detail = fmt::format("{} failed", failed)};
+    if (job) {
+      u.event = fmt::format("[{}/{}] {}: {} ({:.1f} s){}", finished, todo.size(), job->key, to_string(job->status),
+                            job->wall_seconds, job->reason.empty() ? "" : ": " + job->reason);
+      u.notable = job->failed();
+    }
+    o.progress(u);
+  };
+  progress(nullptr);
   std::optional<Diag> journal_error;
-  run_pool(
-      specs, pool,
-      [&](std::size_t i, const ProcessResult& p) {
-        journal.push_back(result_of(todo[i], specs[i], p, pool));
-        progress.finished(journal.back());
-        if (auto ok = save_journal(journal_file, journal); !ok && !journal_error) journal_error = ok.error();
-      },
-      [&] { progress.tick(); });
-  progress.finish();
+  run_pool(specs, pool, [&](std::size_t i, const ProcessResult& p) {
+    journal.push_back(result_of(todo[i], specs[i], p, pool));
+    ++finished;
+    if (journal.back().failed()) ++failed;
+    progress(&journal.back());
+    if (auto ok = save_journal(journal_file, journal); !ok && !journal_error) journal_error = ok.error();
+  });
   if (journal_error) return std::unexpected(*journal_error);
   result.summary = make_summary(journal);
   std::string summary = to_json(result.summary);

@@ -4,7 +4,6 @@
 // user would run, so a batch and single runs agree.
 #pragma once
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -14,6 +13,7 @@
 #include "batch/shard.h"
 #include "batch/summary.h"
 #include "ir/diag.h"
+#include "ir/progress.h"
 
 namespace refinery::batch {
 
@@ -31,7 +31,10 @@ struct BatchOptions {
   bool resume = false;  // skip the jobs the journal lists
   Shard shard;
   std::filesystem::path executable;  // the refinery the children run; empty: this process's (/proc/self/exe)
-  std::FILE* progress = stdout;      // a live bar when it is a terminal, else a line per job
+  // Jobs done of those to run now, failures so far, and for each finished
+  // job an event line ("[3/10] cpu/m.onnx: written (4.2 s)"), notable when
+  // it failed. Unset: silent.
+  ProgressFn progress;
 };
 
 struct BatchResult {

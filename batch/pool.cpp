@@ -71,12 +71,10 @@ pid_t start(const ProcessSpec& spec, const PoolOptions& options, const sigset_t&
 }  // namespace
 
 void run_pool(const std::vector<ProcessSpec>& specs, const PoolOptions& options,
-              const std::function<void(std::size_t, const ProcessResult&)>& on_finish,
-              const std::function<void()>& on_tick) {
+              const std::function<void(std::size_t, const ProcessResult&)>& on_finish) {
   std::map<pid_t, Running> running;
   std::size_t next = 0;
   std::size_t jobs = options.jobs ? options.jobs : 1;
-  Clock::time_point last_tick = Clock::now();
   // SIGCHLD is blocked and waited for (sigtimedwait), so that a child's end
   // is seen at once, without polling; the old mask is restored at the end.
   sigset_t chld, old_mask;
@@ -126,11 +124,7 @@ void run_pool(const std::vector<ProcessSpec>& specs, const PoolOptions& options,
         kill(-child, SIGKILL);
       }
     }
-    if (on_tick && seconds_since(last_tick) >= options.tick_s) {
-      last_tick = Clock::now();
-      on_tick();
-    }
-    // Until a child ends, or the next tick or timeout check.
+    // Until a child ends, or the next timeout check.
     timespec wait{0, 50'000'000};
     sigtimedwait(&chld, nullptr, &wait);
   }

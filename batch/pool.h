@@ -22,7 +22,6 @@ struct PoolOptions {
   double timeout_s = 0;            // wall-clock limit per child; 0: none
   std::uint64_t memory_bytes = 0;  // RLIMIT_AS per child; 0: none
   double kill_grace_s = 2;         // after SIGTERM, SIGKILL this much later
-  double tick_s = 0.2;             // how often on_tick is called
 };
 
 struct ProcessResult {
@@ -35,10 +34,9 @@ struct ProcessResult {
 };
 
 // Runs every spec; calls on_finish(index, result) as each child ends (in the
-// calling thread, in order of ending) and on_tick every tick_s while children
-// run. Children get SIGKILL if this process dies (PR_SET_PDEATHSIG).
+// calling thread, in order of ending). Children get SIGKILL if this process
+// dies (PR_SET_PDEATHSIG).
 void run_pool(const std::vector<ProcessSpec>& specs, const PoolOptions& options,
-              const std::function<void(std::size_t, const ProcessResult&)>& on_finish,
-              const std::function<void()>& on_tick = {});
+              const std::function<void(std::size_t, const ProcessResult&)>& on_finish);
 
 }  // namespace refinery::batch

@@ -13,6 +13,8 @@ namespace {
 struct Args {
   batch::BatchOptions options;
   std::string shard;
+  std::string json;  // the summary again: "-" for stdout
+  ProgressFlags progress;
 };
 
 int run(Args& a) {
@@ -22,12 +24,18 @@ int run(Args& a) {
     if (!shard) return report(shard.error());
     o.shard = *shard;
   }
+  ProgressDisplay display("batch", a.progress.effective());
+  o.progress = display.callback();
   auto result = batch::run_batch(o);
+  display.finish();
   if (!result) {
     fmt::print(stderr, "refinery: error: {}\n", result.error().str());
     return kExitBadInput;
   }
   const batch::Summary& s = result->summary;
+  if (!a.json.empty())
+    if (int code = write_json(a.json, batch::to_json(s))) return code;
+  if (a.json == "-") return s.failed() ? 1 : 0;
   std::vector<std::string> parts;
   for (const auto& [status, n] : s.totals())
     if (status != "jobs") parts.push_back(fmt::format("{} {}", n, status));
@@ -63,6 +71,8 @@ Command add_batch(CLI::App& app) {
                   "The model pages' proof verdicts: a `refinery rules verify --json` file (default: none shown)");
   sub->add_flag("--resume", o.resume, "Run only the jobs the journal in the output folder does not list");
   sub->add_option("--shard", args->shard, "Run slice I of N (I/N, 0 <= I < N) of the jobs");
+  sub->add_option("--json", args->json, "Write the summary here too (- for stdout, instead of the closing line)");
+  add_progress_flags(sub, args->progress);
   sub->add_option("--exe", o.executable, "The refinery executable the children run (default: this one)")
       ->group("");  // for wrappers and tests
   sub->footer(

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/progress.h"
 #include "ir/diag.h"
 
 namespace refinery::cli {
@@ -38,6 +39,15 @@ inline constexpr int kExitLimitation = 3;  // a valid model Refinery cannot hand
 // Prints "refinery: error: <diag>" to stderr and returns kExitBadInput, or
 // kExitLimitation for a Diag marked as Refinery's limitation.
 int report(const Diag& diag);
+
+// Adds --progress=auto|always|plain|never and --quiet (no progress) to a
+// long-running sub-command, bound to `flags`.
+void add_progress_flags(CLI::App* sub, ProgressFlags& flags,
+                        const std::string& quiet_help = "No progress (as --progress=never)");
+
+// Writes a --json (or --report) text: "-" to stdout, else to that file,
+// atomically. Returns 0, or the exit code of the Diag it printed.
+int write_json(const std::string& dest, const std::string& text);
 
 // The --dim flags (NAME=VALUE, VALUE a positive integer) as a map.
 Expected<std::map<std::string, int64_t>> parse_dims(const std::vector<std::string>& flags);

@@ -1,6 +1,9 @@
 // refinery inspect MODEL: op histogram, parameters, FLOPs, input/output types.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+#include <span>
+
 #include "cli/commands.h"
 #include "cli/model_files.h"
 #include "ir/spiking.h"
@@ -44,11 +47,46 @@ std::string origin(const ir::Graph& g) {
 // op table's "nir.LIF".
 std::string op_label(const std::string& op) { return op.rfind("nir.", 0) == 0 ? op.substr(4) : op; }
 
-int inspect(const std::string& file) {
+// The same facts as the text, for a machine (--json).
+std::string to_json(const std::string& file, const ir::Graph& g, const ir::GraphStats& s, bool spiking) {
+  using nlohmann::json;
+  auto values = [&](std::span<const ir::ValueId> ids) {
+    json out = json::array();
+    for (ir::ValueId v : ids) out.push_back({{"name", g.value(v).name}, {"type", g.value(v).type.str()}});
+    return out;
+  };
+  json ops = json::object();
+  for (const auto& [op, count] : s.op_histogram) ops[op_label(op)] = count;
+  json j{{"model", file},
+         {"graph", g.info.graph_name},
+         {"origin", origin(g)},
+         {"inputs", values(g.inputs())},
+         {"outputs", values(g.outputs())},
+         {"nodes", s.num_nodes},
+         {"parameters", s.num_parameters},
+         {"parameter_bytes", s.parameter_bytes},
+         {"constants", g.constants().size()},
+         {"flops", s.flops},
+         {"flops_per_step", spiking},
+         {"nodes_without_flops", s.nodes_without_flops},
+         {"ops", ops}};
+  if (spiking) {
+    ir::SpikingStats sp = ir::spiking_stats(g);
+    j["spiking"] = {{"layers", sp.layers},
+                    {"neurons", sp.neurons},
+                    {"synapses", sp.synapses},
+                    {"parameters", sp.parameters},
+                    {"recurrent_edges", sp.recurrent_edges}};
+  }
+  return j.dump(2) + "\n";
+}
+
+int inspect(const std::string& file, const std::string& json) {
   auto g = load_model(file);
   if (!g) return report(g.error());
   ir::GraphStats s = ir::compute_stats(*g);
   bool spiking = ir::is_spiking_graph(*g);
+  if (!json.empty()) return write_json(json, to_json(file, *g, s, spiking));
   fmt::print("model: {}\n", file);
   fmt::print("  graph @{}, {}\n", g->info.graph_name, origin(*g));
   fmt::print("inputs:\n");
@@ -83,9 +121,13 @@ int inspect(const std::string& file) {
 Command add_inspect(CLI::App& app) {
   auto* sub = app.add_subcommand("inspect", "Summarise a model: op histogram, parameters, FLOPs, input/output types");
   auto file = std::make_shared<std::string>();
+  auto json = std::make_shared<std::string>();
   sub->add_option("MODEL", *file, "model file (.onnx, .ir or .nir)")->required();
-  sub->footer("Examples:\n  refinery inspect examples/tiny_cnn.onnx\n  refinery inspect model.nir");
-  return {sub, [file] { return inspect(*file); }};
+  sub->add_option("--json", *json, "Write the summary as JSON here instead (- for stdout)");
+  sub->footer(
+      "Examples:\n  refinery inspect examples/tiny_cnn.onnx\n  refinery inspect model.nir\n"
+      "  refinery inspect examples/tiny_cnn.onnx --json -");
+  return {sub, [file, json] { return inspect(*file, *json); }};
 }
 
 }  // namespace refinery::cli

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "ir/diag.h"
+#include "ir/io.h"
 #include "report/command.h"
 
 namespace refinery::cli {
@@ -23,6 +24,27 @@ int report(const Diag& diag) {
   }
   fmt::print(stderr, "refinery: error: {}\n", diag.str());
   return kExitBadInput;
+}
+
+void add_progress_flags(CLI::App* sub, ProgressFlags& flags, const std::string& quiet_help) {
+  sub->add_option_no_stream("--progress", flags.mode,
+                            "Progress on stderr: auto (a live line on a terminal, else a plain line per phase and at "
+                            "most every 10 s), always (the live line), plain, never")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, ProgressMode>{{"auto", ProgressMode::Auto},
+                                                                              {"always", ProgressMode::Live},
+                                                                              {"plain", ProgressMode::Plain},
+                                                                              {"never", ProgressMode::Never}}))
+      ->default_str("auto");
+  sub->add_flag("--quiet", flags.quiet, quiet_help);
+}
+
+int write_json(const std::string& dest, const std::string& text) {
+  if (dest == "-") {
+    fmt::print("{}{}", text, text.ends_with('\n') ? "" : "\n");
+    return 0;
+  }
+  if (auto ok = ir::write_files_atomic({{dest, text}}); !ok) return report(ok.error());
+  return 0;
 }
 
 Expected<std::map<std::string, int64_t>> parse_dims(const std::vector<std::string>& flags) {

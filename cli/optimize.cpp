@@ -23,6 +23,7 @@ struct Args {
   std::vector<std::string> rule_files, dims;
   bool no_rules = false;
   optimize::OptimizeOptions options;
+  ProgressFlags progress;
 };
 
 Expected<rules::RuleSet> load_rules(const Args& a) {
@@ -87,6 +88,11 @@ void print(const Args& a, const optimize::Report& r, std::size_t num_rules) {
              changes(r), r.constants_folded);
   fmt::print("  cost ({} model): {} -> {} ({:.3f}x)\n", r.target, ms(r.cost_before), ms(r.cost_after),
              r.cost_after > 0 ? r.cost_before / r.cost_after : 1.0);
+  fmt::print("  work:       {:.4g} -> {:.4g} GFLOP, {:.4g} -> {:.4g} MB moved\n", r.flops_before / 1e9,
+             r.flops_after / 1e9, r.bytes_before / 1e6, r.bytes_after / 1e6);
+  if (optimize::gain_from_model(r))
+    fmt::print("  flagged:    {} (over {:g}x with FLOPs and bytes moved within {:g}%)\n", optimize::kGainFromModel,
+               optimize::kFlaggedSpeedup, 100 * optimize::kSameWork);
   const verify::ValidationOptions& vo = r.validation_options;
   if (r.validation)
     fmt::print("  validation: {} samples, max abs error {:.3g}, max rel error {:.3g} (atol {:g}, rtol {:g}): {} ({})\n",
@@ -115,7 +121,10 @@ int run(Args& a) {
     verdicts = std::move(*v);
   }
   a.options.validation.dims = std::move(*dims);
+  ProgressDisplay display("optimize", a.progress.effective());
+  a.options.progress = display.callback();
   auto result = optimize::optimize(*graph, *rules, *target, a.options);
+  display.finish();
   if (!result) {
     Diag d = result.error();
     d.file = a.model;
@@ -125,28 +134,26 @@ int run(Args& a) {
   r.model = a.model;
   r.output = a.output;
   r.command = command_line();
-  print(a, r, rules->rules().size());
+  // With the report on stdout (--report -), stdout is the report alone.
+  const bool human = a.report != "-";
+  if (human) print(a, r, rules->rules().size());
 
-  // The JSON report and its page, together (the page is drawn from the JSON).
-  std::vector<std::pair<std::filesystem::path, std::string>> files;
   std::string json = optimize::to_json(r);
-  if (!a.report.empty()) files.emplace_back(a.report, json);
-  if (!a.html.empty()) {
+  if (!a.report.empty())
+    if (int code = write_json(a.report, json)) return code;
+  if (!a.html.empty()) {  // the page is drawn from the JSON, as `report html` draws it
     auto parsed = report::parse_report(json, a.report);
     if (!parsed) return report(parsed.error());
     auto page = report::model_page(&*parsed, {.verdicts = verdicts ? &*verdicts : nullptr});
     if (!page) return report(page.error());
-    files.emplace_back(a.html, std::move(*page));
+    if (auto ok = ir::write_files_atomic({{a.html, *page}}); !ok) return report(ok.error());
   }
-  std::vector<std::pair<std::filesystem::path, std::string_view>> views(files.begin(), files.end());
-  if (!views.empty())
-    if (auto ok = ir::write_files_atomic(views); !ok) return report(ok.error());
   if (!result->valid()) {
     fmt::print(stderr, "refinery: error: {}: validation failed, nothing written: {}\n", a.model, r.reason);
     return 1;
   }
   if (auto ok = save_model(result->graph, a.output); !ok) return report(ok.error());
-  fmt::print("  wrote {}\n", a.output);
+  if (human) fmt::print("  wrote {}\n", a.output);
   return 0;
 }
 
@@ -172,7 +179,8 @@ Command add_optimize(CLI::App& app) {
                   "Keep the original unless the refined graph models at least this fraction cheaper")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  sub->add_option("--report", args->report, "Write the JSON report here (docs/report.md)");
+  sub->add_option("--report,--json", args->report,
+                  "Write the JSON report here (docs/report.md); - for stdout, instead of the summary");
   sub->add_option("--html", args->html, "Write the report as an HTML page here (docs/report.md)");
   sub->add_option("--rules-report", args->rules_report,
                   "The page's proof verdicts: a `refinery rules verify --json` file (default: none shown)");
@@ -190,6 +198,7 @@ Command add_optimize(CLI::App& app) {
   sub->add_flag("--strict-f32{false}", o.validation.rounding_check,
                 "Fail on any f32 difference over the tolerance, without the f64 rounding check (docs/optimize.md)");
   sub->add_option("--dim", args->dims, "Value of a symbolic dim for validation, NAME=VALUE");
+  add_progress_flags(sub, args->progress);
   sub->footer(
       "Example:\n  refinery optimize examples/tiny_cnn.onnx -o /tmp/tiny.opt.onnx --target cpu --report /tmp/r.json\n"
       "Exit: 0 written (refined, or the original when nothing is cheaper), 1 validation failed (nothing\n"

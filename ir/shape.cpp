@@ -111,6 +111,16 @@ std::string TensorType::str() const {
   return fmt::format("tensor<{}{}>", s, dtype_name(dtype));
 }
 
+__int128 window_count(__int128 in, __int128 begin, __int128 end, __int128 effective, __int128 stride, bool ceil_mode) {
+  __int128 span = in + begin + end - effective;
+  // floor or ceil of span / stride for a span of either sign
+  __int128 out = (ceil_mode ? (span >= 0 ? (span + stride - 1) / stride : -(-span / stride))
+                            : (span >= 0 ? span / stride : -((-span + stride - 1) / stride))) +
+                 1;
+  if (ceil_mode && out > 0 && (out - 1) * stride >= in + begin) --out;
+  return out;
+}
+
 std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) return std::nullopt;
   return axis < 0 ? axis + rank : axis;

@@ -105,6 +105,16 @@ std::expected<int64_t, ShapeError> element_count(std::span<const int64_t> dims);
 // large); nullopt when that is fine.
 std::optional<ShapeError> size_error(const Shape& shape);
 
+// Windows along one spatial axis of a conv or pool (ONNX's arithmetic, in
+// 128 bits since the attributes are any int64 a file says): an input of
+// size `in` padded by `begin` and `end`, a window of extent `effective`
+// (kernel and dilation) moved by `stride`. floor((in + begin + end -
+// effective) / stride) + 1, or ceil in ceil mode, where the last window may
+// overhang the padded input (by less than a stride) but must start inside
+// the input or its left padding. 0 or less: no window fits (ONNX Runtime
+// refuses the node).
+__int128 window_count(__int128 in, __int128 begin, __int128 end, __int128 effective, __int128 stride, bool ceil_mode);
+
 // Normalises a possibly negative axis against a rank; nullopt when out of range.
 std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank);
 

@@ -25,10 +25,14 @@ using Clock = std::chrono::steady_clock;
 using egraph::tensor::Seeded;
 using Problem = extract::EGraphProblem<TensorEGraph>;
 
-// Records each stage's seconds in the report, in order.
+// Records each stage's seconds in the report, in order, and says which
+// stage starts next to the progress callback.
 class StageClock {
  public:
-  explicit StageClock(Report& r) : report_(r) {}
+  StageClock(Report& r, const ProgressFn& progress) : report_(r), progress_(progress) {}
+  void starts(std::string stage) const {
+    if (progress_) progress_({.phase = std::move(stage)});
+  }
   void done(const char* stage) {
     auto now = Clock::now();
     report_.stage_seconds.emplace_back(stage, std::chrono::duration<double>(now - last_).count());
@@ -40,6 +44,7 @@ class StageClock {
 
  private:
   Report& report_;
+  const ProgressFn& progress_;
   Clock::time_point start_ = Clock::now(), last_ = start_;
 };
 
@@ -56,7 +61,7 @@ Expected<SaturationRecord> saturate_with(TensorRunner& runner, const rules::Rule
   std::vector<rules::RuleKind> kinds;
   for (const rules::Rule& r : rules.rules()) kinds.push_back(r.kind);
   try {
-    return saturate(runner, rewrites, kinds, o.saturation);
+    return saturate(runner, rewrites, kinds, o.saturation, o.progress);
   } catch (const egraph::tensor::TypeMismatch& e) {
     return fail(fmt::format("saturation broke the type system (a rule is wrong): {}", e.what()));
   }
@@ -135,15 +140,23 @@ std::string not_cheaper_enough(const Report& r, const OptimizeOptions& o) {
   return "";
 }
 
+// The work beside the cost (Report::flops_before ...).
+void set_work(const ir::Graph& g, double& flops, double& bytes) {
+  ir::Work w = targets::graph_work(g);
+  flops = w.flops;
+  bytes = w.bytes_read + w.bytes_written;
+}
+
 // Never worse, never lost: the original is the result, and `reason` says why.
 void keep_original(OptimizeResult& out, const ir::Graph& original, std::string reason) {
   Report& rep = out.report;
   rep.outcome = Outcome::KeptOriginal;
   rep.reason = std::move(reason);
   rep.cost_after = rep.cost_before;
+  rep.flops_after = rep.flops_before;
+  rep.bytes_after = rep.bytes_before;
   rep.nodes_after = rep.nodes_before;
   rep.ops_after = rep.ops_before;
-  rep.work_after = rep.work_before;
   rep.extraction.rules_used.clear();
   rep.extraction.explanations.clear();
   out.graph = original;
@@ -161,9 +174,9 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   rep.validation_options = o.validation;
   rep.nodes_before = original.num_nodes();
   rep.ops_before = histogram(original);
-  rep.work_before = graph_work(original);
   rep.cost_before = targets::graph_cost(*target.model, original);
-  StageClock clock(rep);
+  set_work(original, rep.flops_before, rep.bytes_before);
+  StageClock clock(rep, o.progress);
 
   // Our limitation, not the model's fault: a recurrent edge (a spiking
   // layer reading the previous step's value) is a cycle of values, which
@@ -178,6 +191,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
     return out;
   }
 
+  clock.starts("seed");
   auto seeded = egraph::tensor::seed(original, {.explanations = true});
   if (!seeded) return std::unexpected(seeded.error());
   const std::size_t seeded_ids = seeded->egraph.num_ids();
@@ -190,14 +204,17 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   const TensorEGraph& g = runner.egraph;
   clock.done("saturate");
 
+  clock.starts(fmt::format("extract ({})", to_string(o.extractor)));
   auto extracted = extract_for(g, *seeded, seeded_ids, target, o, rep.extraction);
   if (!extracted) return std::unexpected(extracted.error());
   clock.done("extract");
 
+  clock.starts("rebuild");
   auto folded = rebuild(g, *seeded, *extracted);
   if (!folded) return std::unexpected(folded.error());
   rep.constants_folded = folded->folded;
   rep.cost_after = targets::graph_cost(*target.model, folded->graph);
+  set_work(folded->graph, rep.flops_after, rep.bytes_after);
   clock.done("rebuild");
 
   if (std::string why = not_cheaper_enough(rep, o); !why.empty()) {
@@ -209,8 +226,8 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   rep.outcome = Outcome::Optimized;
   rep.nodes_after = out.graph.num_nodes();
   rep.ops_after = histogram(out.graph);
-  rep.work_after = graph_work(out.graph);
   if (o.validate) {
+    clock.starts(fmt::format("validate ({} samples)", o.validation.samples));
     auto v = verify::validate(original, out.graph, o.validation);
     if (!v) return std::unexpected(v.error());
     rep.validation = *v;

@@ -10,6 +10,7 @@
 #include "extract/problem.h"
 #include "ir/diag.h"
 #include "ir/graph.h"
+#include "ir/progress.h"
 #include "optimize/report.h"
 #include "optimize/saturate.h"
 #include "rules/rules.h"
@@ -32,6 +33,9 @@ struct OptimizeOptions {
   double min_gain = 0.02;
   bool validate = true;
   verify::ValidationOptions validation;
+  // Where the pipeline is: each stage as it starts, each saturation
+  // iteration (phase, iteration, e-graph nodes). Unset: silent.
+  ProgressFn progress;
 };
 
 struct OptimizeResult {

@@ -1,9 +1,8 @@
 #include "optimize/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
-
-#include "ir/work.h"
 
 namespace refinery::optimize {
 
@@ -25,21 +24,18 @@ std::string_view to_string(Outcome outcome) {
   return "?";
 }
 
-GraphWork graph_work(const ir::Graph& graph) {
-  GraphWork w;
-  for (const ir::Node& n : graph.nodes()) {
-    ir::Work nw = ir::node_work(graph, n);
-    w.flops += nw.flops;
-    w.bytes += nw.bytes_read + nw.bytes_written;
-    w.exact = w.exact && nw.exact;
-  }
-  return w;
-}
-
 std::size_t SaturationRecord::iterations() const {
   std::size_t n = 0;
   for (const auto& p : phases) n += p.iterations.size();
   return n;
+}
+
+bool gain_from_model(const Report& r) {
+  auto same = [](double before, double after) {
+    return std::abs(after - before) <= kSameWork * std::max(std::abs(before), std::abs(after));
+  };
+  return r.cost_after > 0 && r.cost_before / r.cost_after > kFlaggedSpeedup && same(r.flops_before, r.flops_after) &&
+         same(r.bytes_before, r.bytes_after);
 }
 
 std::string to_json(const Report& r) {
@@ -94,17 +90,17 @@ std::string to_json(const Report& r) {
                {"unit", "seconds"},
                {"before", r.cost_before},
                {"after", r.cost_after},
-               {"speedup", r.cost_after > 0 ? number(r.cost_before / r.cost_after) : ordered_json(nullptr)}};
+               {"speedup", r.cost_after > 0 ? number(r.cost_before / r.cost_after) : ordered_json(nullptr)},
+               {"flops_before", r.flops_before},
+               {"flops_after", r.flops_after},
+               {"bytes_before", r.bytes_before},
+               {"bytes_after", r.bytes_after},
+               {"gain_flag", gain_from_model(r) ? ordered_json(kGainFromModel) : ordered_json(nullptr)}};
   j["graph"] = {{"nodes_before", r.nodes_before},
                 {"nodes_after", r.nodes_after},
                 {"constants_folded", r.constants_folded},
                 {"ops_before", r.ops_before},
                 {"ops_after", r.ops_after}};
-  j["work"] = {{"flops_before", r.work_before.flops},
-               {"flops_after", r.work_after.flops},
-               {"bytes_before", r.work_before.bytes},
-               {"bytes_after", r.work_after.bytes},
-               {"exact", r.work_before.exact && r.work_after.exact}};
   if (r.validation) {
     const verify::ValidationResult& v = *r.validation;
     ordered_json outputs = ordered_json::array(), spikes = ordered_json::array();

@@ -14,7 +14,6 @@
 
 #include "egraph/stop_reason.h"
 #include "extract/reduce.h"
-#include "ir/graph.h"
 #include "verify/validate.h"
 
 namespace refinery::optimize {
@@ -76,16 +75,8 @@ struct ExtractionRecord {
   std::vector<ValueExplanation> explanations;  // per original value now computed differently
 };
 
-// A graph's work: ir::node_work (the one FLOP and bytes count) summed over
-// its nodes; bytes are read plus written.
-struct GraphWork {
-  double flops = 0, bytes = 0;
-  bool exact = true;  // false: some node's count has a symbolic dim counted as 1
-};
-GraphWork graph_work(const ir::Graph& graph);
-
 struct Report {
-  static constexpr int kVersion = 4;
+  static constexpr int kVersion = 5;
   std::string model, output, target;
   std::string command;  // the command line that wrote the report, when a CLI ran it (report/command.h)
   Outcome outcome = Outcome::KeptOriginal;
@@ -94,15 +85,26 @@ struct Report {
   SaturationRecord saturation;
   ExtractionRecord extraction;
   double cost_before = 0, cost_after = 0;  // seconds under the target's model
+  // The work of the kernels each graph runs (targets::graph_work): FLOPs,
+  // and bytes moved (read + written), beside the cost.
+  double flops_before = 0, flops_after = 0, bytes_before = 0, bytes_after = 0;
   std::size_t nodes_before = 0, nodes_after = 0;
   std::map<std::string, std::int64_t> ops_before, ops_after;
-  GraphWork work_before, work_after;
   std::size_t constants_folded = 0;
   std::optional<verify::ValidationResult> validation;
   verify::ValidationOptions validation_options;
 
   double total_seconds() const { return stage_seconds.empty() ? 0 : stage_seconds.back().second; }
 };
+
+// The guard on modelled gains (ARCHITECTURE.md decision 11): a speedup
+// under the target's model above kFlaggedSpeedup while the FLOPs and the
+// bytes moved are each within kSameWork of the original's is flagged with
+// kGainFromModel: relabelling the same work should cost the same, so such a
+// gain is the model's, not the hardware's, until someone shows otherwise.
+inline constexpr double kFlaggedSpeedup = 1.5, kSameWork = 0.01;
+inline constexpr std::string_view kGainFromModel = "gain from the model, not from less work";
+bool gain_from_model(const Report& report);
 
 std::string to_json(const Report& report);  // pretty-printed, keys in a fixed order
 

@@ -1,5 +1,7 @@
 #include "optimize/saturate.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -51,7 +53,7 @@ struct Phase {
 std::string_view to_string(Strategy strategy) { return strategy == Strategy::Flat ? "flat" : "phased"; }
 
 SaturationRecord saturate(TensorRunner& runner, std::span<const TensorRewrite> rules, std::span<const RuleKind> kinds,
-                          const SaturationOptions& o) {
+                          const SaturationOptions& o, const ProgressFn& progress) {
   std::vector<std::size_t> all, simple;
   for (std::size_t r = 0; r < rules.size(); ++r) {
     all.push_back(r);
@@ -72,7 +74,17 @@ SaturationRecord saturate(TensorRunner& runner, std::span<const TensorRewrite> r
   record.strategy = std::string(to_string(o.strategy));
   const auto start = Clock::now();
   const auto budget = std::chrono::duration<double>(o.time_limit_s);
+  // The hook holds what it reads (the runner keeps it after this returns).
+  auto current = std::make_shared<const char*>("");
+  if (progress)
+    runner.add_hook([progress, current](TensorRunner& r) -> std::optional<std::string> {
+      progress({.phase = fmt::format("saturate {}", *current),
+                .detail = fmt::format("iteration {}, {} nodes", r.iterations.size() - r.run_first_iteration() + 1,
+                                      r.egraph.num_nodes())});
+      return std::nullopt;
+    });
   for (const Phase& ph : phases) {
+    *current = ph.name;
     const std::size_t first = runner.iterations.size();
     std::vector<bool> limited(rules.size(), false);
     if (ph.exploring)

@@ -16,6 +16,7 @@
 
 #include "egraph/runner.h"
 #include "egraph/tensor/analysis.h"
+#include "ir/progress.h"
 #include "optimize/report.h"
 #include "rules/rules.h"
 
@@ -38,7 +39,10 @@ struct SaturationOptions {
 };
 
 // Runs the schedule on the runner's e-graph. `kinds` is parallel to `rules`.
+// `progress` hears of each iteration as it starts ("saturate <phase>",
+// iteration and e-graph nodes).
 SaturationRecord saturate(TensorRunner& runner, std::span<const TensorRewrite> rules,
-                          std::span<const rules::RuleKind> kinds, const SaturationOptions& options);
+                          std::span<const rules::RuleKind> kinds, const SaturationOptions& options,
+                          const ProgressFn& progress = {});
 
 }  // namespace refinery::optimize

@@ -16,6 +16,52 @@ namespace {
 
 using Sizes = std::vector<int64_t>;
 
+// Why `op` is not drawn on these inputs when some are empty
+// (docs/rules.md, Verification: instances), nullopt where it is drawn:
+// an arg-reduction over an empty axis has no index to return (ONNX gives
+// none); a convolution or pooling window over empty spatial dims has no
+// element to take, and over empty channels ATen refuses it; an empty batch
+// is fine. Every other op is defined on empty tensors:
+// elementwise and layout ops, MatMul and Gemm (an empty inner dim sums
+// nothing: zeros), Concat with an empty piece, Softmax and the
+// normalisations (an empty result), the reductions (the empty set's value,
+// prove/z3/reduce.cpp).
+std::optional<std::string> undefined_on_empty(ir::Op op, const std::vector<Sizes>& ins, const ir::Attributes& attrs) {
+  using ir::Op;
+  if (ins.empty()) return std::nullopt;
+  auto zero_from = [](const Sizes& s, size_t from) {
+    return std::any_of(s.begin() + static_cast<int64_t>(std::min(from, s.size())), s.end(),
+                       [](int64_t d) { return d == 0; });
+  };
+  switch (op) {
+    case Op::ArgMax:
+    case Op::ArgMin: {
+      auto r = static_cast<int64_t>(ins[0].size());
+      int64_t ax = ir::OpAttrs(op, attrs, r).get_int("axis");
+      if (ax < 0) ax += r;
+      if (ax >= 0 && ax < r && ins[0][static_cast<size_t>(ax)] == 0)
+        return fmt::format("{} over an empty axis", ir::op_name(op));
+      return std::nullopt;
+    }
+    case Op::Conv:
+    case Op::ConvTranspose:
+    case Op::NirConv1d:
+    case Op::NirConv2d:
+      if (zero_from(ins[0], 1) || (ins.size() > 1 && zero_from(ins[1], 0)))
+        return fmt::format("{} over empty channels or spatial dims", ir::op_name(op));
+      return std::nullopt;
+    case Op::MaxPool:
+    case Op::AveragePool:
+    case Op::GlobalAveragePool:
+    case Op::GlobalMaxPool:
+    case Op::SumPool2d:
+    case Op::AvgPool2d:
+      if (zero_from(ins[0], 1)) return fmt::format("{} over empty channels or spatial dims", ir::op_name(op));
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
 struct Info {
   ir::TensorType type;
   std::optional<std::vector<int64_t>> ints;
@@ -24,7 +70,8 @@ struct Info {
 
 class Generator {
  public:
-  Generator(const RuleBody& body, uint64_t seed) : body_(body), rng_(seed) {
+  // `empty`: dims may be 0 (empty tensors), where ONNX defines the ops on them.
+  Generator(const RuleBody& body, uint64_t seed, bool empty) : body_(body), rng_(seed), empty_(empty) {
     for (const auto& [root, p] : body.lhs) find_int_vars(p);
     // The rule's own shape facts: `(rank ?x N)` fixes a variable's rank.
     for (const Cond& c : body.conds)
@@ -124,6 +171,7 @@ class Generator {
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
   bool coin(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
   int64_t dim() {
+    if (empty_ && coin(0.3)) return 0;
     static const int64_t dims[] = {1, 2, 2, 2, 3, 3, 3};
     return dims[pick(7)];
   }
@@ -172,7 +220,8 @@ class Generator {
       }
     switch (p.op) {
       case Op::MatMul: {
-        if (i == 1 && known(0)) {
+        // (a scalar operand fails the shape rule: no dims to take from it)
+        if (i == 1 && known(0) && !known(0)->empty()) {
           Sizes a = *known(0);
           Sizes s;
           if (a.size() > 2 && coin(0.5)) s.assign(a.begin(), a.end() - 2);
@@ -180,7 +229,7 @@ class Generator {
           s.push_back(dim());
           return s;
         }
-        if (i == 0 && known(1)) {
+        if (i == 0 && known(1) && !known(1)->empty()) {
           Sizes b = *known(1);
           Sizes s;
           if (b.size() > 2) s.assign(b.begin(), b.end() - 2);
@@ -213,7 +262,7 @@ class Generator {
         }
       }
       case Op::Conv: {
-        if (i == 0) return Sizes{dim() == 1 ? 1 : 2, dim() + 1, 3 + pick(2), 3 + pick(2)};
+        if (i == 0) return Sizes{empty_ && coin(0.3) ? 0 : dim() == 1 ? 1 : 2, dim() + 1, 3 + pick(2), 3 + pick(2)};
         Sizes x = known(0) ? *known(0) : Sizes{1, 2, 4, 4};
         if (i == 1) {
           int64_t group = 1;
@@ -365,6 +414,17 @@ class Generator {
     int64_t n = std::accumulate(x.begin(), x.end(), int64_t{1}, std::multiplies<>());
     switch (p.op) {
       case Op::Reshape: {
+        if (n == 0) {
+          // No -1 (it cannot be inferred from no elements): the input's
+          // dims (a 0 copies the input's 0, allowzero being 0), the last
+          // nonzero ones merged.
+          Sizes s = x;
+          while (s.size() >= 2 && s[s.size() - 1] != 0 && s[s.size() - 2] != 0 && coin(0.5)) {
+            s[s.size() - 2] *= s.back();
+            s.pop_back();
+          }
+          return s;
+        }
         Sizes s;
         int64_t left = n;
         int parts = 1 + pick(3);
@@ -429,6 +489,7 @@ class Generator {
         if (!slice_axis_) {
           slice_axis_ = pick(static_cast<int>(r));
           int64_t d = x[static_cast<size_t>(*slice_axis_)];
+          if (d == 0) return std::nullopt;  // no bounds drawn on an empty axis
           slice_start_ = pick(static_cast<int>(d));
           slice_end_ = slice_start_ + 1 + pick(static_cast<int>(d - slice_start_));
         }
@@ -552,8 +613,9 @@ class Generator {
     if (auto ok = info.infer(ctx); !ok) return why(fmt::format("{}: {}", info.name, ok.error()));
     const ir::TensorType& t = ctx.outputs[static_cast<size_t>(p.out)];
     if (!t.shape.is_static()) return why(fmt::format("{} has a non-static result", info.name));
-    for (int64_t d : t.shape.sizes())
-      if (d == 0) return why(fmt::format("{} has an empty result", info.name));
+    std::vector<Sizes> shapes;
+    for (const auto& k : kids) shapes.push_back(k->type.shape.sizes());
+    if (auto bad = undefined_on_empty(p.op, shapes, attrs)) return why(*bad);
     Info out{t, std::nullopt, nullptr};
     if (ctx.known[static_cast<size_t>(p.out)]) {
       std::vector<int64_t> v;
@@ -660,12 +722,12 @@ class Generator {
         graph_error_ = fmt::format("{}: {}", info.name, ok.error());
         return std::nullopt;
       }
-      for (const auto& t : ctx.outputs)
-        for (int64_t d : t.shape.sizes())
-          if (d == 0) {
-            graph_error_ = fmt::format("{} has an empty result", info.name);
-            return std::nullopt;
-          }
+      std::vector<Sizes> shapes;
+      for (const auto& in : ins) shapes.push_back(in.type->shape.sizes());
+      if (auto bad = undefined_on_empty(node.op, shapes, node.attrs)) {
+        graph_error_ = *bad;
+        return std::nullopt;
+      }
       std::vector<std::string> names;
       for (int o = 0; o < nout; ++o) names.push_back(fmt::format("v{}", counter++));
       ir::NodeId id = g.add_node(std::move(node), names, ctx.outputs);
@@ -696,6 +758,7 @@ class Generator {
   std::map<std::string, ir::Attributes> rests_;
   std::map<std::string, Literal> computed_;
   std::vector<std::shared_ptr<ir::Tensor>> tensors_;
+  bool empty_ = false;
   std::optional<int64_t> slice_axis_;
   int64_t slice_start_ = 0, slice_end_ = 1;
   int64_t n_ = 2;
@@ -714,20 +777,48 @@ bool broadcasts(const ir::Graph& g) {
   return false;
 }
 
+// Whether some value of `g` has an empty dim.
+bool has_empty(const ir::Graph& g) {
+  for (size_t v = 0; v < g.num_values(); ++v) {
+    const ir::Shape& s = g.value(ir::ValueId{static_cast<uint32_t>(v)}).type.shape;
+    if (s.num_elements() == 0) return true;
+  }
+  return false;
+}
+
+// Whether an op of `g` makes something of nothing: an empty input, a result
+// with elements (a reduction over an empty axis, a matmul's empty inner dim,
+// a concat's empty piece). Laws that fail on empty tensors fail there.
+bool collapses(const ir::Graph& g) {
+  for (const ir::Node& n : g.nodes()) {
+    bool empty_in = std::any_of(n.inputs.begin(), n.inputs.end(), [&](ir::ValueId in) {
+      return in != ir::kNoValue && g.value(in).type.shape.num_elements() == 0;
+    });
+    bool full_out = std::any_of(n.outputs.begin(), n.outputs.end(),
+                                [&](ir::ValueId o) { return g.value(o).type.shape.num_elements() != 0; });
+    if (empty_in && full_out) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-std::vector<Instance> make_instances(const RuleBody& body, const std::string& name, int count, std::string& why) {
+std::vector<Instance> make_instances(const RuleBody& body, const std::string& name, int count, int empty,
+                                     std::string& why) {
   std::vector<Instance> out;
   std::set<std::string> seen;
   uint64_t seed = std::hash<std::string>()(name);
   std::map<std::string, int> reasons;
   for (int attempt = 0; attempt < 3000 && static_cast<int>(out.size()) < count * 4; ++attempt) {
-    Generator gen(body, seed + static_cast<uint64_t>(attempt) * 7919);
+    Generator gen(body, seed + static_cast<uint64_t>(attempt) * 7919, false);
     auto inst = gen.draw();
     if (!inst) {
       reasons[gen.why_not()]++;
       continue;
     }
+    // (an op may make an empty value of full ones: such a draw is left to
+    // the instances with empty dims)
+    if (has_empty(inst->lhs) || has_empty(inst->rhs)) continue;
     if (!seen.insert(inst->describe).second) continue;
     out.push_back(std::move(*inst));
   }
@@ -761,7 +852,24 @@ std::vector<Instance> make_instances(const RuleBody& body, const std::string& na
         best = n;
         why = r;
       }
+    return out;
   }
+  // Instances with empty dims, after the others (the binary32 class is
+  // decided at the smallest instance without them): the ones where an op
+  // makes something of nothing first, then the smallest.
+  std::vector<Instance> empties;
+  for (int attempt = 0; attempt < 400 && static_cast<int>(empties.size()) < empty * 4; ++attempt) {
+    Generator gen(body, seed + 0x5eed + static_cast<uint64_t>(attempt) * 104729, true);
+    auto inst = gen.draw();
+    if (!inst || !(has_empty(inst->lhs) || has_empty(inst->rhs))) continue;
+    if (!seen.insert(inst->describe).second) continue;
+    inst->empty = true;
+    empties.push_back(std::move(*inst));
+  }
+  auto rank = [](const Instance& i) { return std::pair(!(collapses(i.lhs) || collapses(i.rhs)), i.elements); };
+  std::stable_sort(empties.begin(), empties.end(),
+                   [&](const Instance& a, const Instance& b) { return rank(a) < rank(b); });
+  for (size_t i = 0; i < empties.size() && static_cast<int>(i) < empty; ++i) out.push_back(std::move(empties[i]));
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Internal to prove/: a rule instantiated at concrete shapes. Tensor
-// variables get small static shapes (dims 1..3) that make the left side
+// variables get small static shapes (dims 1..3, and 0 in the instances with
+// empty dims) that make the left side
 // type-check and the conditions hold; integer inputs (reshape targets, axes,
 // split sizes) and unbound attributes get values that fit. The two sides
 // then become two ir::Graphs over the same inputs.
@@ -22,10 +23,14 @@ struct Instance {
   ir::Graph lhs, rhs;                         // outputs: one per root
   std::string describe;                       // "?x: 2x3, ?p: [1 0]"
   int64_t elements = 0;                       // total input elements (smaller is cheaper)
+  bool empty = false;                         // some value of a side has an empty dim (size 0)
 };
 
-// Up to `count` distinct instances (fewer when the search finds fewer);
-// `why` says what failed when none is found.
-std::vector<Instance> make_instances(const rules::RuleBody& body, const std::string& name, int count, std::string& why);
+// Up to `count` distinct instances without empty dims (fewer when the
+// search finds fewer), then up to `empty` with empty dims where ONNX
+// defines the ops on them (none when the rule admits none); `why` says
+// what failed when no instance without empty dims is found.
+std::vector<Instance> make_instances(const rules::RuleBody& body, const std::string& name, int count, int empty,
+                                     std::string& why);
 
 }  // namespace refinery::prove

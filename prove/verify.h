@@ -13,18 +13,23 @@
 #include <string>
 #include <vector>
 
+#include "ir/progress.h"
 #include "rules/rules.h"
 
 namespace refinery::prove {
 
 struct VerifyOptions {
   int instances = 3;            // concrete shapes per rule
+  int empty_instances = 2;      // and shapes with empty dims (docs/rules.md), after them
   unsigned timeout_ms = 10000;  // per Z3 query over the reals
   unsigned fp_timeout_ms =
       8000;             // the binary32 query (docs/rules.md: bit-exact laws and random inputs settle most first)
   bool fp32 = true;     // classify proved rules in binary32 (off: ProvedReals, binary32 unchecked)
   bool numeric = true;  // the interpreter cross-check
   int threads = 2;
+  // Hears of each rule as it is settled: rules done of all, how many
+  // refuted so far. Called from the worker threads. Unset: silent.
+  ProgressFn progress;
 };
 
 // docs/rules.md, Verification: what each verdict claims.

@@ -77,8 +77,8 @@ std::string batch_page(const std::vector<BatchRow>& rows, const BatchPageOptions
     body += "<tr>" + sort_cell(model_html, r.model) + sort_cell(escape(r.target), r.target) +
             sort_cell(status_html, r.status) + cell_num(num(r.report, "graph", "nodes_before"), plain) +
             cell_num(num(r.report, "graph", "nodes_after"), plain) +
-            cell_num(num(r.report, "work", "flops_before"), count_text) +
-            cell_num(num(r.report, "work", "flops_after"), count_text) +
+            cell_num(num(r.report, "cost", "flops_before"), count_text) +
+            cell_num(num(r.report, "cost", "flops_after"), count_text) +
             cell_num(num(r.report, "cost", "before"), seconds_text) +
             cell_num(num(r.report, "cost", "after"), seconds_text) + cell_num(gain(r), percent) +
             cell_num(r.measured_speedup, times) + cell_num(validation_error, sci) +

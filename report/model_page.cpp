@@ -78,11 +78,11 @@ std::string summary_section(const json& r) {
   std::string out = "<h2>Summary</h2>\n<table class=\"facts\">\n";
   out += fact_row("cost (" + str(r.value("cost", json::object()), "model") + " model)",
                   before_after(num(r, {"cost", "before"}), num(r, {"cost", "after"}), seconds_text));
-  out += fact_row("FLOPs", before_after(num(r, {"work", "flops_before"}), num(r, {"work", "flops_after"}), count_text));
-  out += fact_row("bytes read and written",
-                  before_after(num(r, {"work", "bytes_before"}), num(r, {"work", "bytes_after"}), count_text));
-  if (r.contains("work") && r["work"].is_object() && !r["work"].value("exact", true))
-    out += fact_row("", "<span class=\"muted\">FLOPs and bytes count symbolic dims as 1</span>");
+  out += fact_row("FLOPs", before_after(num(r, {"cost", "flops_before"}), num(r, {"cost", "flops_after"}), count_text));
+  out += fact_row("bytes moved",
+                  before_after(num(r, {"cost", "bytes_before"}), num(r, {"cost", "bytes_after"}), count_text));
+  if (std::string flag = str(r.value("cost", json::object()), "gain_flag"); !flag.empty())
+    out += fact_row("flagged", "<span class=\"status bad\" id=\"gain-flag\">" + escape(flag) + "</span>");
   out += fact_row("nodes",
                   before_after(num(r, {"graph", "nodes_before"}), num(r, {"graph", "nodes_after"}), count_of));
   if (auto folded = num(r, {"graph", "constants_folded"})) out += fact_row("constant expressions folded", count_of(*folded));

@@ -78,6 +78,14 @@ const CondDef kConditions[] = {
      [](const Env&, std::span<const ArgVal> a) { return shape(a[0])->is_static(); },
      {},
      "every dimension is a known size"},
+    {"nonempty",
+     "T",
+     [](const Env&, std::span<const ArgVal> a) {
+       auto n = shape(a[0])->num_elements();
+       return n && *n > 0;
+     },
+     {},
+     "every dimension is a known size above 0 (a reduction over it has elements)"},
     {"scalar",
      "T",
      [](const Env&, std::span<const ArgVal> a) { return shape(a[0])->num_elements() == std::optional<int64_t>(1); },

@@ -1,5 +1,7 @@
 #include "targets/cost_model.h"
 
+#include "targets/workload.h"
+
 namespace refinery::targets {
 
 bool OpDesc::all_inputs_constant() const {
@@ -27,46 +29,116 @@ Expected<Target> load_target(std::string_view name_or_file) {
   return t;
 }
 
-std::vector<double> node_costs(const CostModel& model, const ir::Graph& g) {
-  // Values that are constants or computed only from constants.
+namespace {
+
+int64_t normal_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+std::vector<int64_t> perm(const ir::Graph& g, const ir::Node& n) {
+  const ir::TensorType& x = g.value(n.inputs[0]).type;
+  return ir::OpAttrs(n.op, n.attrs, x.shape.ranked() ? x.shape.rank() : -1).get_ints("perm");
+}
+
+}  // namespace
+
+std::vector<bool> removed_by_runtime(const ir::Graph& g) {
+  std::vector<bool> removed(g.num_nodes(), false);
+  std::vector<uint32_t> uses = g.use_counts();
+  for (std::size_t i = 0; i < g.num_nodes(); ++i) {
+    const ir::Node& n = g.nodes()[i];
+    if (n.inputs.empty() || n.inputs[0] == ir::kNoValue) continue;
+    const ir::Value& in = g.value(n.inputs[0]);
+    // A producer already paired with its own input stays.
+    if (in.kind != ir::ValueKind::NodeResult || uses[ir::index(n.inputs[0])] != 1 || removed[ir::index(in.producer)])
+      continue;
+    const ir::Node& p = g.node(in.producer);
+    if (n.op == ir::Op::Transpose && p.op == ir::Op::Transpose && g.value(p.inputs[0]).type.shape.ranked()) {
+      std::vector<int64_t> first = perm(g, p), second = perm(g, n);
+      bool inverse = first.size() == second.size();
+      for (std::size_t j = 0; inverse && j < second.size(); ++j)
+        inverse = second[j] >= 0 && static_cast<std::size_t>(second[j]) < first.size() &&
+                  first[static_cast<std::size_t>(second[j])] == static_cast<int64_t>(j);
+      if (inverse) removed[i] = removed[ir::index(in.producer)] = true;
+    }
+    if (n.op == ir::Op::Split && p.op == ir::Op::Concat && p.inputs.size() == n.outputs.size() &&
+        g.value(p.outputs[0]).type.shape.ranked()) {
+      int64_t rank = g.value(p.outputs[0]).type.shape.rank();
+      bool same = normal_axis(ir::OpAttrs(p.op, p.attrs, rank).get_int("axis"), rank) ==
+                  normal_axis(ir::OpAttrs(n.op, n.attrs, rank).get_int("axis"), rank);
+      for (std::size_t j = 0; same && j < n.outputs.size(); ++j)
+        same = p.inputs[j] != ir::kNoValue && g.value(p.inputs[j]).type == g.value(n.outputs[j]).type;
+      if (same) removed[i] = removed[ir::index(in.producer)] = true;
+    }
+  }
+  return removed;
+}
+
+namespace {
+
+// Values that are constants or computed only from constants (an op but
+// Opaque with no inputs counts as one).
+std::vector<bool> constant_values(const ir::Graph& g) {
   std::vector<bool> constant(g.num_values(), false);
   for (ir::ValueId v : g.constants()) constant[ir::index(v)] = true;
+  for (const ir::Node& n : g.nodes()) {
+    bool all_const = n.op != ir::Op::Opaque;
+    for (ir::ValueId v : n.inputs)
+      if (v != ir::kNoValue && !constant[ir::index(v)]) all_const = false;
+    for (ir::ValueId o : n.outputs) constant[ir::index(o)] = all_const;
+  }
+  return constant;
+}
+
+}  // namespace
+
+std::vector<double> node_costs(const CostModel& model, const ir::Graph& g) {
+  std::vector<bool> removed = removed_by_runtime(g);
+  std::vector<bool> constant = constant_values(g);
   // Each value's producing op when it has exactly one use (a graph output
   // counts as a use): only then can a runtime fuse its consumer into it.
-  std::vector<int> uses(g.num_values(), 0);
+  std::vector<uint32_t> uses = g.use_counts();
   std::vector<ir::Op> producer(g.num_values(), ir::Op::Opaque);
-  for (const ir::Node& n : g.nodes()) {
-    for (ir::ValueId v : n.inputs)
-      if (v != ir::kNoValue) ++uses[ir::index(v)];
+  for (const ir::Node& n : g.nodes())
     for (ir::ValueId o : n.outputs) producer[ir::index(o)] = n.op;
-  }
-  for (ir::ValueId v : g.outputs()) ++uses[ir::index(v)];
   std::vector<double> out;
   out.reserve(g.num_nodes());
   for (const ir::Node& n : g.nodes()) {
     OpDesc d;
     d.op = n.op;
     d.attrs = &n.attrs;
-    bool all_const = n.op != ir::Op::Opaque;
     for (ir::ValueId v : n.inputs) {
       d.inputs.push_back(v == ir::kNoValue ? nullptr : &g.value(v).type);
-      bool c = v != ir::kNoValue && constant[ir::index(v)];
-      d.input_constant.push_back(c);
+      d.input_constant.push_back(v != ir::kNoValue && constant[ir::index(v)]);
       d.input_producer.push_back(v != ir::kNoValue && uses[ir::index(v)] == 1 ? producer[ir::index(v)]
                                                                               : ir::Op::Opaque);
-      if (v != ir::kNoValue && !c) all_const = false;
     }
-    if (n.op == ir::Op::Constant) all_const = true;
     d.num_outputs = static_cast<int>(n.outputs.size());
     double total = 0;
-    for (ir::ValueId o : n.outputs) {
-      d.output = &g.value(o).type;
-      total += model.cost(d);
-      constant[ir::index(o)] = all_const;
-    }
+    if (!removed[out.size()])
+      for (ir::ValueId o : n.outputs) {
+        d.output = &g.value(o).type;
+        total += model.cost(d);
+      }
     out.push_back(total);
   }
   return out;
+}
+
+ir::Work graph_work(const ir::Graph& g) {
+  std::vector<bool> removed = removed_by_runtime(g);
+  std::vector<bool> constant = constant_values(g);
+  ir::Work total;
+  for (std::size_t i = 0; i < g.num_nodes(); ++i) {
+    const ir::Node& n = g.nodes()[i];
+    if (removed[i] || n.op == ir::Op::Constant || classify(n.op) == OpClass::Free) continue;
+    if (n.op != ir::Op::Opaque && !n.outputs.empty() && constant[ir::index(n.outputs[0])]) continue;
+    ir::Work w = ir::node_work(g, n);
+    total.flops += w.flops;
+    total.epilogue_flops += w.epilogue_flops;
+    total.bytes_read += w.bytes_read;
+    total.bytes_written += w.bytes_written;
+    total.exact = total.exact && w.exact;
+  }
+  return total;
 }
 
 double graph_cost(const CostModel& model, const ir::Graph& g) {

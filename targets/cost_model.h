@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/work.h"
 #include "targets/spec.h"
 
 namespace refinery::targets {
@@ -56,9 +57,23 @@ struct Target {
 };
 Expected<Target> load_target(std::string_view name_or_file);
 
+// Nodes the runtime deletes when it loads the graph, so that relabelling
+// the same work costs nothing (ARCHITECTURE.md decision 11): a Transpose
+// whose only use is a Transpose by the inverse permutation (both go: ONNX
+// Runtime's transpose optimizer, XLA's algebraic simplifier), and a Concat
+// whose only use is a Split along the same axis into the same pieces (the
+// pieces are used where the Split's results were). By node index.
+std::vector<bool> removed_by_runtime(const ir::Graph& graph);
+
 // The graph's cost: the sum over its nodes' results; nodes computing only
-// from constants are free. Symbolic dims count as `symbolic_dim` elements.
+// from constants, and those removed_by_runtime, are free. Symbolic dims count as `symbolic_dim` elements.
 double graph_cost(const CostModel& model, const ir::Graph& graph);
+
+// The work of the kernels the graph runs: ir::node_work (the one count)
+// summed over its nodes but constant expressions (folded at export), views
+// (OpClass::Free: they move no data) and the nodes removed_by_runtime. For
+// the report's guard against gains that are the model's, not less work.
+ir::Work graph_work(const ir::Graph& graph);
 
 // Per node (in graph order) the cost of all its results: for reports.
 std::vector<double> node_costs(const CostModel& model, const ir::Graph& graph);

@@ -63,24 +63,33 @@ double round_up(double x, double to) { return std::ceil(x / to) * to; }
 
 // TPU: matrix ops on the MXUs, each pass a [rows x cols] weight tile that
 // streams the left operand's rows: K pads to the MXU's rows, N to its
-// columns, M to the sublane count (8). Everything else works on 8x128 vreg
-// tiles (the last two dims padded), fused by XLA into its producer.
+// columns, M to the sublane count (8). XLA chooses the layouts, not the
+// graph's labels (ARCHITECTURE.md decision 11): a GEMM is taken in its
+// layout-free view, the weights' free dim (the features, out channels) as
+// N on the lanes and the activations' (batch x spatial) as M, whichever
+// operand the graph writes first; every other tensor as its elements packed
+// into whole 8x128 vregs, not NCHW's last two dims padded. Everything but
+// matrix ops runs on the VPU, fused by XLA into its producer.
 class TpuModel final : public CostModel {
  public:
   using CostModel::CostModel;
 
  protected:
   double padded_numel(const ir::TensorType& t) const {
-    if (!t.shape.ranked() || t.shape.rank() == 0) return numel(t);
-    const auto& d = t.shape.dims();
-    auto size = [](const ir::Dim& x) { return x.is_static() ? static_cast<double>(x.size()) : 1.0; };
-    double n = round_up(size(d.back()), spec_.tiling.lanes);
-    if (d.size() >= 2) n *= round_up(size(d[d.size() - 2]), spec_.tiling.sublanes);
-    for (std::size_t i = 0; i + 2 < d.size(); ++i) n *= size(d[i]);
-    return n;
+    return round_up(numel(t), static_cast<double>(spec_.tiling.sublanes) * spec_.tiling.lanes);
   }
   double padded_bytes(const ir::TensorType& t) const {
     return padded_numel(t) * static_cast<double>(ir::dtype_size(t.dtype));
+  }
+
+  // The GEMM as XLA lays it out: when only the left operand is constant
+  // (W x, a 1x1 convolution written as a MatMul), the product is computed
+  // as (x^T W^T)^T, so that the weights' rows are N.
+  static Gemm layout_free(const OpDesc& op, Gemm g) {
+    bool left_constant = op.input_constant.size() > 0 && op.input_constant[0];
+    bool right_constant = op.input_constant.size() > 1 && op.input_constant[1];
+    if ((op.op == ir::Op::MatMul || op.op == ir::Op::Gemm) && left_constant && !right_constant) std::swap(g.m, g.n);
+    return g;
   }
 
   double op_cost(const OpDesc& op) const override {
@@ -94,12 +103,13 @@ class TpuModel final : public CostModel {
     switch (classify(op.op)) {
       case OpClass::Free: return 0;
       case OpClass::Matrix: {
-        auto g = gemm_shape(op);
-        if (!g) return share(op) * overhead;
-        double m = round_up(g->m, spec_.tiling.sublanes);
-        double k = round_up(g->k, spec_.mxu.rows);
-        double n = round_up(g->n, spec_.mxu.cols);
-        double compute = 2 * g->batch * m * k * n / spec_.peak(dtype_of(op), true);
+        auto shape = gemm_shape(op);
+        if (!shape) return share(op) * overhead;
+        Gemm g = layout_free(op, *shape);
+        double m = round_up(g.m, spec_.tiling.sublanes);
+        double k = round_up(g.k, spec_.mxu.rows);
+        double n = round_up(g.n, spec_.mxu.cols);
+        double compute = 2 * g.batch * m * k * n / spec_.peak(dtype_of(op), true);
         double memory = (in_bytes + o_bytes * op.num_outputs) / bw;
         return share(op) * (std::max(compute, memory) + overhead);
       }
@@ -121,10 +131,11 @@ class TpuModel final : public CostModel {
   }
 };
 
-// CPU (analytic, until the learned model): every op pays the runtime's
-// dispatch overhead; GEMMs run at an efficiency that grows with their size
-// (the cube root of m*k*n: small GEMMs cannot amortise packing and keep the
-// FMA units busy); memory
+// CPU (analytic, until the learned model): every op but a view pays the
+// runtime's dispatch overhead (ONNX Runtime drops Identity and Dropout and
+// runs Reshape, Flatten, Squeeze, Unsqueeze as views of their input); GEMMs
+// run at an efficiency that grows with their size (the cube root of m*k*n:
+// small GEMMs cannot amortise packing and keep the FMA units busy); memory
 // traffic streams from cache when the op's data fits, else from DRAM.
 class CpuModel final : public CostModel {
  public:
@@ -186,7 +197,7 @@ class CpuModel final : public CostModel {
     double traffic = input_bytes(op) + out_bytes(op) * op.num_outputs;
     double memory = traffic / bandwidth(traffic);
     switch (classify(op.op)) {
-      case OpClass::Free: return share(op) * 0.25 * overhead;
+      case OpClass::Free: return 0;
       case OpClass::Matrix: {
         auto g = gemm_shape(op);
         double eff = spec_.gemm_efficiency.max;

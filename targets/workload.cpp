@@ -25,6 +25,9 @@ OpClass classify(ir::Op op) {
     case Op::ConvTranspose: return OpClass::Matrix;
     case Op::Split:
     case Op::Slice: return OpClass::Split;
+    // At inference a per-channel affine map, as its form after the rule
+    // bn-as-affine (a Mul and an Add): runtimes fuse it like one.
+    case Op::BatchNormalization: return OpClass::Elementwise;
     case Op::Transpose:
     case Op::Concat:
     case Op::Gather:
@@ -43,7 +46,6 @@ OpClass classify(ir::Op op) {
     case Op::AveragePool:
     case Op::GlobalAveragePool:
     case Op::GlobalMaxPool:
-    case Op::BatchNormalization:
     case Op::InstanceNormalization:
     case Op::LayerNormalization:
     case Op::LRN:

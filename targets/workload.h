@@ -15,10 +15,10 @@ namespace refinery::targets {
 enum class OpClass {
   Free,         // views and shape bookkeeping (reshape, squeeze, identity, shape, ...)
   Matrix,       // matmul, gemm, einsum, conv, conv_transpose
-  Elementwise,  // maps elements one to one (activations, arithmetic, cast, clip)
+  Elementwise,  // maps elements one to one (activations, arithmetic, cast, clip, batch norm)
   Movement,     // copies data around (transpose, concat, gather, pad, ...)
   Split,        // split and slice: writes of a part (fusable into the producer's epilogue)
-  Reduction,    // reductions, pools, normalisations, softmax
+  Reduction,    // reductions, pools, normalisations over the data (layer, instance), softmax
   Opaque,
 };
 

@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  createSession, feedsOf, generateInputs, num, parseArgs, parseDims, readModelIO, toNumbers,
+  createSession, feedsOf, generateInputs, num, parseArgs, parseDims, modelIO, toNumbers,
 } from '../../tools/ort/ortlib.mjs';
 
 const USAGE = 'usage: bench.mjs (--pairs a.onnx:b.onnx,... | --models DIR) [--runs N] [--warmup W] ' +
@@ -67,7 +67,8 @@ function maxDiff(outA, outB, namesA, namesB) {
 async function benchPair(pair, opts) {
   const open = async (file) => {
     try {
-      return { io: readModelIO(file), session: await createSession(file, { threads: opts.threads, opt: 'all' }) };
+      const session = await createSession(file, { threads: opts.threads, opt: 'all' });
+      return { io: modelIO(session), session };
     } catch (e) {
       throw new Error(`${file}: ${e.message}`);
     }

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Checks that `refinery optimize --time-limit T --node-limit N` holds on every
 zoo model (issue #11 item 9): each model in BUILD/zoo (whatever `zoo_small`
-and `zoo` exported there) for each target, one report per run.
+and `zoo` exported there) for each target, as one `refinery batch` (its
+summary has each run's exit status and wall time; its reports the rest).
 
     bench/zoo/check_limits.py BUILD_DIR [--time-limit 2] [--node-limit 2000]
         [--targets cpu,gpu,tpu] [--models a,b] [--time-allowance 0.5]
-        [--node-allowance 4096] [--out DIR]
+        [--node-allowance 4096] [--out DIR] [--jobs 1] [--zoo DIR]
 
 What the limits cover (docs/optimize.md, "What the limits cover"): `--time-limit` bounds
 saturation (the report's `seconds.saturate`) and, again, ILP extraction; it
@@ -29,7 +30,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 
 def main():
@@ -42,12 +42,27 @@ def main():
     p.add_argument("--time-allowance", type=float, default=0.5)
     p.add_argument("--node-allowance", type=int, default=4096)
     p.add_argument("--out", default="/tmp/refinery-limits")
+    p.add_argument("--jobs", type=int, default=1, help="models at once (1: each wall time as on its own)")
+    p.add_argument("--zoo", default="", help="the models' folder (default BUILD/zoo)")
     a = p.parse_args()
 
-    zoo = os.path.join(a.build, "zoo")
+    zoo = a.zoo or os.path.join(a.build, "zoo")
     refinery = os.path.join(a.build, "cli", "refinery")
     models = a.models.split(",") if a.models else sorted(f[:-5] for f in os.listdir(zoo) if f.endswith(".onnx"))
+    targets = a.targets.split(",")
     os.makedirs(a.out, exist_ok=True)
+    # One batch (docs/batch.md) runs every model for every target, each in its
+    # own `refinery optimize` child; its summary has each job's exit and wall time.
+    manifest = os.path.join(a.out, "models.txt")
+    with open(manifest, "w") as f:
+        f.writelines(os.path.abspath(os.path.join(zoo, m + ".onnx")) + "\n" for m in models)
+    cmd = [refinery, "batch", manifest, "-o", a.out, "--target", a.targets, "--jobs", str(a.jobs),
+           "--time-limit", str(a.time_limit), "--node-limit", str(a.node_limit), "--progress=plain"]
+    if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode not in (0, 1):
+        print("refinery batch failed: " + " ".join(cmd))
+        return 1
+    with open(os.path.join(a.out, "summary.json")) as f:
+        jobs = {j["key"]: j for j in json.load(f)["jobs"]}
     print(f"--time-limit {a.time_limit:g} --node-limit {a.node_limit}: pass when saturate <= "
           f"{a.time_limit + a.time_allowance:g} s and e-graph nodes <= {a.node_limit + a.node_allowance}")
     print(f"{'model':<20} {'target':<6} {'exit':>4} {'stop':<20} {'nodes':>6} {'saturate s':>10} "
@@ -55,20 +70,16 @@ def main():
     failures = 0
     worst_time, worst_nodes = 0.0, 0
     for m in models:
-        for target in a.targets.split(","):
-            stem = os.path.join(a.out, f"{m}.{target}")
-            cmd = [refinery, "optimize", os.path.join(zoo, m + ".onnx"), "-o", stem + ".onnx", "--target", target,
-                   "--time-limit", str(a.time_limit), "--node-limit", str(a.node_limit), "--report", stem + ".json"]
-            if os.path.exists(stem + ".json"):
-                os.remove(stem + ".json")
-            start = time.monotonic()
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            wall = time.monotonic() - start
-            if r.returncode != 0 or not os.path.exists(stem + ".json"):
+        for target in targets:
+            folder = os.path.splitext(os.path.basename(target))[0] if target.endswith(".json") else target
+            job = jobs[f"{folder}/{m}.onnx"]
+            code, wall = job["exit_code"], job["wall_seconds"]
+            if job["status"] != "written" or not job.get("report"):
                 failures += 1
-                print(f"{m:<20} {target:<6} {r.returncode:>4}  FAIL: {r.stderr.strip()[:200]}")
+                print(f"{m:<20} {target:<6} {code:>4}  FAIL: {job['status']}: {job.get('reason', '')[:200]}")
                 continue
-            rep = json.load(open(stem + ".json"))
+            with open(job["report"]) as f:
+                rep = json.load(f)
             sat = rep["seconds"].get("saturate", 0.0)
             nodes = rep["saturation"]["egraph"]["nodes"]
             stop = rep["saturation"]["stop_reason"]
@@ -80,7 +91,7 @@ def main():
                 problems.append(f"nodes {nodes} > {a.node_limit + a.node_allowance}")
             failures += bool(problems)
             worst_time, worst_nodes = max(worst_time, sat - a.time_limit), max(worst_nodes, nodes - a.node_limit)
-            print(f"{m:<20} {target:<6} {r.returncode:>4} {stop:<20} {nodes:>6} {sat:>10.2f} {other:>8.2f} "
+            print(f"{m:<20} {target:<6} {code:>4} {stop:<20} {nodes:>6} {sat:>10.2f} {other:>8.2f} "
                   f"{wall:>7.2f}  {'; '.join(problems) or 'ok'}")
     print(f"largest overshoot: saturate {worst_time:+.2f} s over the limit, e-graph {worst_nodes:+d} nodes over it")
     print(f"{failures} failing run(s)")

@@ -37,12 +37,12 @@ std::expected<Dim, InferError> window_out(const Window& w, size_t i, const Dim& 
   I effective = (I{w.kernel[i]} - 1) * w.dilations[i] + 1;
   if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER")
     return Dim(static_cast<int64_t>((I{in.size()} + w.strides[i] - 1) / w.strides[i]));  // at most in
-  I pads = w.auto_pad == "VALID" ? 0 : I{w.pads[i]} + w.pads[i + w.kernel.size()];
-  I span = in.size() + pads - effective;
-  if (span < 0) return Dim(0);
-  I out = w.ceil_mode ? (span + w.strides[i] - 1) / w.strides[i] + 1 : span / w.strides[i] + 1;
-  // ceil mode: the last window must start inside the input or left padding
-  if (w.ceil_mode && (out - 1) * w.strides[i] >= I{in.size()} + w.pads[i]) --out;
+  I begin = w.auto_pad == "VALID" ? 0 : w.pads[i], end = w.auto_pad == "VALID" ? 0 : w.pads[i + w.kernel.size()];
+  I out = window_count(in.size(), begin, end, effective, w.strides[i], w.ceil_mode);
+  if (out <= 0)
+    return error(
+        fmt::format("the window spans {} (kernel and dilation), more than the padded input's {} on spatial axis {}",
+                    effective, in.size() + begin + end, i));
   return size_dim(out, fmt::format("output size on spatial axis {}", i));
 }
 
@@ -207,6 +207,8 @@ Result softmax(InferContext& c) {
 
 Result lrn(InferContext& c) {
   if (c.shape(0).rank() < 3) return error("lrn input must be N x C x D1...");
+  if (int64_t size = c.op_attrs().get_int("size"); size <= 0)
+    return error(fmt::format("size {} is not positive", size));
   return same_as_first(c);
 }
 

@@ -70,6 +70,8 @@ Result arg_reduce(InferContext& c) {
 
 Result cumsum(InferContext& c) {
   if (c.shape(1).rank() > 1) return error("axis must be a scalar");
+  if (auto axis = c.ints(1); axis && axis->size() == 1 && !normalize_axis((*axis)[0], c.shape(0).rank()))
+    return error(fmt::format("axis {} out of range for rank {}", (*axis)[0], c.shape(0).rank()));
   return same_as_first(c);
 }
 
@@ -110,6 +112,7 @@ void register_reduce(Table& t) {
                    .min_inputs = 2,
                    .max_inputs = 2,
                    .attrs = {int_attr("exclusive", 0), int_attr("reverse", 0)},
+                   .int_inputs = {1},
                    .shape_rule = cumsum});
   define(t, OpInfo{.op = Op::TopK,
                    .min_inputs = 2,

@@ -170,6 +170,13 @@ z3::expr SymDomain::min(const z3::expr& a, const z3::expr& b) const {
   return fp32_ ? z3::ite(a.mk_is_nan() || b.mk_is_nan(), ctx_.fpa_nan(sort()), m) : m;
 }
 
+z3::expr SymDomain::empty_value(double v) {
+  if (fp32_) return std::isnan(v) ? ctx_.fpa_nan(sort()) : std::isinf(v) ? ctx_.fpa_inf(sort(), v < 0) : num(v);
+  z3::expr e = ctx_.constant(fmt::format("empty{}", unreal.size()).c_str(), sort());
+  unreal.push_back(e);
+  return e;
+}
+
 z3::expr SymDomain::sqrt(const z3::expr& a) {
   if (fp32_) return z3::sqrt(a, ctx_.fpa_rounding_mode());
   require(a >= num(0), true);

@@ -20,9 +20,7 @@ Result neg(Ctx& c) {
 }
 
 Result abs(Ctx& c) {
-  auto& d = c.d;
-  // binary32: IEEE abs clears the sign bit (abs(-0) is +0, abs(NaN) is NaN)
-  return map_unary(c, [&](const Expr& x) { return d.fp32() ? z3::abs(x) : z3::ite(d.lt(x, d.num(0)), d.neg(x), x); });
+  return map_unary(c, [&](const Expr& x) { return c.d.abs(x); });
 }
 
 Result sign(Ctx& c) {
@@ -55,10 +53,7 @@ Result log(Ctx& c) {
 // softsign is total: 1 + |x| is never 0.
 Result softsign(Ctx& c) {
   auto& d = c.d;
-  return map_unary(c, [&](const Expr& x) {
-    Expr ax = d.fp32() ? z3::abs(x) : z3::ite(d.lt(x, d.num(0)), d.neg(x), x);
-    return d.div(x, d.add(d.num(1), ax), false);
-  });
+  return map_unary(c, [&](const Expr& x) { return d.div(x, d.add(d.num(1), d.abs(x)), false); });
 }
 
 Result leaky_relu(Ctx& c) {

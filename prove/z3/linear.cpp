@@ -18,7 +18,7 @@ Result matmul(Ctx& c) {
   for (size_t i = 0; i < r; ++i) {
     int64_t x = i + ba.size() >= r ? ba[i + ba.size() - r] : 1;
     int64_t y = i + bb.size() >= r ? bb[i + bb.size() - r] : 1;
-    batch[i] = std::max(x, y);
+    batch[i] = x == 1 ? y : x;  // (1 against 0 broadcasts to 0)
   }
   SymTensor A{a, c.x(0).elems}, B{b, c.x(1).elems};
   std::vector<z3::expr> e;

@@ -108,6 +108,7 @@ Result layer_norm(Ctx& c) {
   double eps = c.attr_float("epsilon");
   Shape inner(X.shape.begin() + static_cast<int64_t>(ax), X.shape.end());
   int64_t m = numel(inner);
+  if (numel(X.shape) == 0) return one(make(X.shape, {}));  // an empty input: an empty result
   std::vector<z3::expr> e;
   for (int64_t o = 0; o < numel(X.shape) / m; ++o) {
     std::vector<z3::expr> g(X.elems.begin() + o * m, X.elems.begin() + (o + 1) * m);

@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -185,6 +186,50 @@ std::string readable(const z3::expr& p) {
   return term(p);
 }
 
+// Whether `e` mentions one of `atoms` (constants).
+bool mentions(const z3::expr& e, const std::vector<z3::expr>& atoms) {
+  if (atoms.empty()) return false;
+  std::vector<z3::expr> todo{e};
+  std::set<unsigned> seen;
+  while (!todo.empty()) {
+    z3::expr t = todo.back();
+    todo.pop_back();
+    if (!seen.insert(t.id()).second) continue;
+    if (std::any_of(atoms.begin(), atoms.end(), [&](const z3::expr& a) { return z3::eq(a, t); })) return true;
+    if (t.is_app())
+      for (unsigned i = 0; i < t.num_args(); ++i) todo.push_back(t.arg(i));
+  }
+  return false;
+}
+
+// Binary32: whether `e` may be NaN or infinite on finite inputs of moderate
+// magnitude: it holds an infinity or NaN (an empty reduction's), a
+// division, a square root or an uninterpreted function (log of 0, exp's
+// overflow). Sums and products of such inputs stay finite (overflow aside).
+bool may_be_special(const z3::expr& e) {
+  std::vector<z3::expr> todo{e};
+  std::set<unsigned> seen;
+  while (!todo.empty()) {
+    z3::expr t = todo.back();
+    todo.pop_back();
+    if (!t.is_app() || !seen.insert(t.id()).second) continue;
+    switch (t.decl().decl_kind()) {
+      case Z3_OP_FPA_PLUS_INF:
+      case Z3_OP_FPA_MINUS_INF:
+      case Z3_OP_FPA_NAN:
+      case Z3_OP_FPA_DIV:
+      case Z3_OP_FPA_SQRT:
+      case Z3_OP_FPA_REM: return true;
+      case Z3_OP_UNINTERPRETED:
+        if (t.num_args() > 0) return true;
+        break;
+      default: break;
+    }
+    for (unsigned i = 0; i < t.num_args(); ++i) todo.push_back(t.arg(i));
+  }
+  return false;
+}
+
 // Whether `p` is (syntactically) one of `set`: terms are hash-consed, so a
 // right side's divisor that is also the left side's needs no search.
 bool among(const z3::expr& p, const std::vector<z3::expr>& set) {
@@ -231,12 +276,34 @@ static Query special_values(const RuleBody& body, const Instance& inst, unsigned
 
 static Query prove_checked(const RuleBody& body, const Instance& inst, Domain domain, unsigned timeout_ms) {
   if (domain == Domain::Special32) return special_values(body, inst, timeout_ms);
-  bool fp32 = domain == Domain::Exact32 || domain == Domain::Witness32;
+  bool classes = domain == Domain::Classes32;
+  bool fp32 = domain == Domain::Exact32 || domain == Domain::Witness32 || classes;
   z3::context ctx;
   SymDomain d(ctx, fp32);
   if (!fp32) use_axioms(body, d);
   auto sides = evaluate_sides(inst, d);
   if (!sides) return {Check::Error, sides.error(), ""};
+  // Over the reals, at an instance with empty dims, what mentions a value
+  // without a real counterpart is left to the binary32 query of the
+  // instance, which compares classes (Classes32, asked first): an empty
+  // reduction's infinity or NaN, a division by a count of nothing or the
+  // log of an empty sum (0 / 0, log 0), and the definedness predicates that
+  // such a division or log makes false.
+  std::vector<z3::expr> unreal = d.unreal;
+  if (inst.empty && !fp32)
+    for (const char* f : {"inv", "log"})
+      for (const z3::expr& a : d.applications[f]) {
+        z3::expr v = a.simplify();
+        if (v.is_numeral() && v.get_decimal_string(0) == "0") unreal.push_back(d.apply(f, a));
+      }
+  auto real = [&](const z3::expr& e) {
+    return fp32 || !inst.empty || (!mentions(e, unreal) && !e.simplify().is_false());
+  };
+  if (!fp32 && inst.empty) {
+    for (auto* defined : {&sides->lhs_defined, &sides->rhs_defined})
+      std::erase_if(*defined, [&](const z3::expr& q) { return !real(q); });
+    std::erase_if(d.inverses, [&](const auto& inverse) { return !real(inverse.first); });
+  }
   const std::vector<z3::expr>& constraints = sides->constraints;
   const std::vector<SymTensor>& ins = sides->ins;
   const std::vector<SymTensor>*lhs = &sides->lhs, *rhs = &sides->rhs;
@@ -246,6 +313,10 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
   std::vector<z3::expr> assumed = constraints;
   assumed.insert(assumed.end(), d.facts.begin(), d.facts.end());
   assumed.insert(assumed.end(), lhs_defined.begin(), lhs_defined.end());
+  if (classes)  // finite, and far from overflow and underflow
+    for (const SymTensor& t : ins)
+      for (const z3::expr& e : t.elems)
+        assumed.push_back(d.finite(e) && (e.mk_is_zero() || (d.num(0x1p-8) <= z3::abs(e) && z3::abs(e) <= d.num(256))));
   z3::solver s(ctx);
   z3::params p(ctx);
   p.set("timeout", timeout_ms);
@@ -253,10 +324,18 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
   for (const auto& c : assumed) s.add(c);
   add_axioms(body, d, s);
   z3::expr_vector diffs(ctx);
+  std::vector<std::pair<z3::expr, z3::expr>> pairs;  // the sides' elements, beside their disequalities
   for (size_t o = 0; o < lhs->size(); ++o)
     for (size_t k = 0; k < (*lhs)[o].elems.size(); ++k) {
       const z3::expr &a = (*lhs)[o].elems[k], &b = (*rhs)[o].elems[k];
-      diffs.push_back(!d.same(a, b));
+      if (!real(a) || !real(b)) continue;
+      if (classes && !may_be_special(a) && !may_be_special(b)) continue;  // both finite
+      pairs.emplace_back(a, b);
+      if (classes)  // NaN, +inf, -inf or finite: the infinities compare as values
+        diffs.push_back(a.mk_is_nan() != b.mk_is_nan() || a.mk_is_inf() != b.mk_is_inf() ||
+                        (a.mk_is_inf() && b.mk_is_inf() && a != b));
+      else
+        diffs.push_back(!d.same(a, b));
     }
   // Reals: the right side's definedness that the left side's does not give
   // syntactically; each is an obligation.
@@ -277,6 +356,15 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
     }
     return replay(inst, std::move(values), !fp32);
   };
+  // Binary32: whether a replay shows what the query asks (a difference in
+  // bits; Classes32: in class, in f32 and again in f64).
+  auto shows = [&](const Replay& r) {
+    if (!r.ran()) return false;
+    if (!classes) return differs_in_bits(r);
+    if (!differs_in_class(r)) return false;
+    Replay wide = replay(inst, r.inputs, true);
+    return wide.ran() && differs_in_class(wide);
+  };
   // Binary32: first look for a witness by evaluating both sides on concrete
   // binary32 inputs (Z3's own IEEE semantics); bit-blasting a proof of
   // inexactness often times out where a random input shows it at once.
@@ -285,7 +373,7 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
   if (fp32 && d.applications.empty() && !diffs.empty()) {
     auto accept = [&](const z3::model& m) -> std::optional<std::string> {
       Replay r = replay_model(m);
-      if (r.ran() && differs_in_bits(r)) return r.describe(inst);
+      if (shows(r)) return r.describe(inst);
       return std::nullopt;
     };
     // the larger instances' search (Witness32) is a second look: fewer draws
@@ -293,10 +381,6 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
     if (auto witness = fp32_witness(d, inst, ins, assumed, diffs, trials, accept)) return {Check::Sat, *witness, ""};
   }
   if (domain == Domain::Witness32) return {Check::Unknown, "no binary32 witness on random inputs", ""};
-  // The sides' elements, pairwise, beside their disequalities.
-  std::vector<std::pair<z3::expr, z3::expr>> pairs;
-  for (size_t o = 0; o < lhs->size(); ++o)
-    for (size_t k = 0; k < (*lhs)[o].elems.size(); ++k) pairs.emplace_back((*lhs)[o].elems[k], (*rhs)[o].elems[k]);
   // One query per element: many small queries are far easier for Z3 than
   // one disjunction over every element.
   // Over the reals, an element whose difference normalises to the zero
@@ -308,18 +392,17 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
     som.set("som_blowup", 1000000u);
     z3::expr_vector rest(ctx);
     std::vector<std::pair<z3::expr, z3::expr>> rest_pairs;
-    for (size_t o = 0, k = 0; o < lhs->size(); ++o)
-      for (size_t e = 0; e < (*lhs)[o].elems.size(); ++e, ++k) {
-        z3::expr diff = ((*lhs)[o].elems[e] - (*rhs)[o].elems[e]).simplify(som);
-        if (!(diff.is_numeral() && diff.get_decimal_string(0) == "0")) {
-          if (std::getenv("REFINERY_RULES_DEBUG"))
-            fmt::print(stderr, "residual: {}\n",
-                       diff.to_string().size() > 900 ? diff.to_string().substr(diff.to_string().size() - 900)
-                                                     : diff.to_string());
-          rest.push_back(diffs[static_cast<unsigned>(k)]);
-          rest_pairs.push_back(pairs[k]);
-        }
+    for (size_t k = 0; k < pairs.size(); ++k) {
+      z3::expr diff = (pairs[k].first - pairs[k].second).simplify(som);
+      if (!(diff.is_numeral() && diff.get_decimal_string(0) == "0")) {
+        if (std::getenv("REFINERY_RULES_DEBUG"))
+          fmt::print(stderr, "residual: {}\n",
+                     diff.to_string().size() > 900 ? diff.to_string().substr(diff.to_string().size() - 900)
+                                                   : diff.to_string());
+        rest.push_back(diffs[static_cast<unsigned>(k)]);
+        rest_pairs.push_back(pairs[k]);
       }
+    }
     diffs = rest;
     pairs = std::move(rest_pairs);
   }
@@ -400,7 +483,7 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
     if (!diffs.empty()) model = check(z3::mk_or(diffs));
     if (model) {
       Replay r = replay_model(*model);
-      if (r.ran() && differs_in_bits(r))
+      if (shows(r))
         replayed = std::move(r);
       else
         spurious_model(*model, r, false), model.reset();
@@ -534,6 +617,13 @@ static Query special_values(const RuleBody& body, const Instance& inst, unsigned
 // A query interrupted by the watchdog (or Z3 giving up inside a call)
 // throws; it is an unknown, not a crash.
 Query prove_instance(const RuleBody& body, const Instance& inst, Domain domain, unsigned timeout_ms) {
+  // An empty result (ONNX: an op on empty tensors gives empty tensors) is
+  // trivially equal: nothing of either side is observed, not even an
+  // intermediate undefined over the reals (a folded weight of a conv over
+  // an empty batch).
+  bool observed = false;
+  for (ir::ValueId o : inst.lhs.outputs()) observed = observed || inst.lhs.value(o).type.shape.num_elements() != 0;
+  if (!observed) return {Check::Unsat, "", ""};
   try {
     return prove_checked(body, inst, domain, timeout_ms);
   } catch (const z3::exception& e) {

@@ -26,7 +26,14 @@ enum class Check { Unsat, Sat, Undefined, Unknown, Error };
 //     both finite.
 //   Witness32: Exact32's search on random binary32 inputs only (no solver):
 //     Sat with an input where the sides differ, else Unknown.
-enum class Domain { Reals, Exact32, Special32, Witness32 };
+//   Classes32: in binary32, on finite inputs of moderate magnitude (0, or
+//     2^-8 to 2^8 in absolute value), every output element is of the same
+//     class on both sides (both NaN, the same infinity, or both finite); a
+//     counterexample must differ in class replayed in f32 and in f64 (so not
+//     by overflow). The instances with empty dims ask it: a reduction over
+//     an empty axis gives -inf, +inf or NaN in binary32 and is undefined
+//     over the reals, where the query of the reals cannot compare it.
+enum class Domain { Reals, Exact32, Special32, Witness32, Classes32 };
 
 struct Query {
   Check result = Check::Error;

@@ -49,6 +49,7 @@ Result fail_sem(Ctx& c, std::string msg) {
 Result same_elems(Ctx& c) { return one(make(c.out[0], c.x(0).elems)); }
 
 z3::expr sum_of(SymDomain& d, const std::vector<z3::expr>& g) {
+  if (g.empty()) return d.num(0);  // an empty sum (ONNX: ReduceSum of nothing is 0)
   z3::expr acc = g[0];
   for (size_t i = 1; i < g.size(); ++i) acc = d.add(acc, g[i]);
   return acc;

@@ -69,6 +69,7 @@ Result one(SymTensor t);
 Result fail_sem(Ctx& c, std::string msg);
 // Output 0 has input 0's elements (reshapes, identity).
 Result same_elems(Ctx& c);
+// The sum of `g`, left to right; 0 when `g` is empty.
 z3::expr sum_of(SymDomain& d, const std::vector<z3::expr>& g);
 
 template <class F>

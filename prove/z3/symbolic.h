@@ -71,6 +71,13 @@ class SymDomain {
   z3::expr neg(const z3::expr& a) const { return fp32_ && is_neg(a) ? a.arg(0) : -a; }
   static bool is_neg(const z3::expr& e) { return e.is_app() && e.decl().decl_kind() == Z3_OP_FPA_NEG; }
   z3::expr lt(const z3::expr& a, const z3::expr& b) const { return a < b; }
+  // |a|: IEEE abs in binary32 (it clears the sign bit: abs(-0) is +0, abs(NaN) is NaN).
+  z3::expr abs(const z3::expr& a) const { return fp32_ ? z3::abs(a) : z3::ite(lt(a, num(0)), neg(a), a); }
+  // ONNX's value for a reduction over an empty set that has no real value
+  // (ReduceMax of nothing is -inf, ReduceMin +inf, ReduceLogSum(Exp) -inf,
+  // ReduceMean NaN): binary32's value; over the reals, which have neither,
+  // a fresh term recorded in `unreal`.
+  z3::expr empty_value(double v);
   z3::expr max(const z3::expr& a, const z3::expr& b) const;
   z3::expr min(const z3::expr& a, const z3::expr& b) const;
   z3::expr sqrt(const z3::expr& a);                      // defined where a >= 0 (reals)
@@ -93,6 +100,11 @@ class SymDomain {
   // arguments non-negative, log arguments positive), one predicate per
   // partial operation; the query takes it per side.
   std::vector<z3::expr> defined;
+  // Reals: the values without a real counterpart (empty_value). An output
+  // element or a definedness predicate that mentions one is not compared
+  // over the reals: the binary32 query of the instance (Classes32) compares
+  // its class (docs/rules.md, Verification).
+  std::vector<z3::expr> unreal;
   // Reals: what always holds of the terms built (the divisors that an op's
   // own semantics guarantees are nonzero).
   std::vector<z3::expr> facts;

@@ -95,8 +95,10 @@ KernelResult conv(const KernelCall& c) {
     x = at::constant_pad_nd(x, pad_list(begin, end), 0);
     padding.assign(n, 0);
   }
-  at::Tensor y =
-      at::convolution(x, w, bias_of(c, x), a.strides, padding, a.dilations, false, std::vector<int64_t>(n, 0), a.group);
+  // (contiguous: ATen's path for an empty batch views the weight, which a
+  // transposed weight cannot give)
+  at::Tensor y = at::convolution(x.contiguous(), w.contiguous(), bias_of(c, x), a.strides, padding, a.dilations, false,
+                                 std::vector<int64_t>(n, 0), a.group);
   return one(restore(y, c.in(0)));
 }
 

@@ -40,11 +40,9 @@ std::expected<Geometry, std::string> geometry(const KernelCall& c, const at::Ten
       continue;
     }
     if (auto_pad != "VALID") g.begin[i] = pads[i], g.end[i] = pads[i + n];
-    int64_t span = g.in[i] + g.begin[i] + g.end[i] - effective;
-    if (span < 0) return std::unexpected("the kernel is larger than the padded input");
-    g.out[i] = ceil_mode ? (span + s - 1) / s + 1 : span / s + 1;
-    // In ceil mode the last window must start inside the input or the left padding.
-    if (ceil_mode && (g.out[i] - 1) * s >= g.in[i] + g.begin[i]) --g.out[i];
+    __int128 out = ir::window_count(g.in[i], g.begin[i], g.end[i], effective, s, ceil_mode);
+    if (out <= 0) return std::unexpected("the kernel is larger than the padded input");
+    g.out[i] = static_cast<int64_t>(out);  // the shape rule bounded it
   }
   return g;
 }

@@ -1,5 +1,8 @@
 // Reductions (opset 13-17: ReduceSum takes axes as input 1, the others as an
 // attribute), ArgMax/ArgMin, CumSum and TopK.
+#include <algorithm>
+#include <limits>
+
 #include "runtime/aten.h"
 
 namespace refinery::runtime {
@@ -35,8 +38,33 @@ using Reducer = at::Tensor (*)(const at::Tensor& x, at::IntArrayRef dims, bool k
 
 at::Tensor sum(const at::Tensor& x, at::IntArrayRef d, bool k) { return at::sum(x, d, k); }
 at::Tensor mean(const at::Tensor& x, at::IntArrayRef d, bool k) { return at::mean(x, d, k); }
-at::Tensor amax(const at::Tensor& x, at::IntArrayRef d, bool k) { return at::amax(x, d, k); }
-at::Tensor amin(const at::Tensor& x, at::IntArrayRef d, bool k) { return at::amin(x, d, k); }
+// ONNX reduces an empty set of values to the operation's identity
+// (ReduceMax: minus infinity, or the type's lowest value for integers;
+// ReduceMin: plus infinity or the highest value); ATen refuses amax and
+// amin over an empty dim, so an input without elements is filled with it.
+at::Tensor filled_reduction(const at::Tensor& x, at::IntArrayRef d, bool k, bool lowest) {
+  std::vector<int64_t> sizes;
+  for (int64_t i = 0; i < x.dim(); ++i) {
+    bool reduced = std::find(d.begin(), d.end(), i) != d.end();
+    if (!reduced)
+      sizes.push_back(x.size(i));
+    else if (k)
+      sizes.push_back(1);
+  }
+  at::Scalar fill = lowest ? at::Scalar(-std::numeric_limits<double>::infinity())
+                           : at::Scalar(std::numeric_limits<double>::infinity());
+  if (integral(x))
+    AT_DISPATCH_INTEGRAL_TYPES_AND(at::kBool, x.scalar_type(), "filled_reduction", [&] {
+      fill = lowest ? std::numeric_limits<scalar_t>::lowest() : std::numeric_limits<scalar_t>::max();
+    });
+  return at::full(sizes, fill, x.options());
+}
+at::Tensor amax(const at::Tensor& x, at::IntArrayRef d, bool k) {
+  return x.numel() == 0 ? filled_reduction(x, d, k, true) : at::amax(x, d, k);
+}
+at::Tensor amin(const at::Tensor& x, at::IntArrayRef d, bool k) {
+  return x.numel() == 0 ? filled_reduction(x, d, k, false) : at::amin(x, d, k);
+}
 at::Tensor l1(const at::Tensor& x, at::IntArrayRef d, bool k) { return at::sum(at::abs(x), d, k); }
 at::Tensor l2(const at::Tensor& x, at::IntArrayRef d, bool k) { return at::sqrt(at::sum(x * x, d, k)); }
 at::Tensor log_sum(const at::Tensor& x, at::IntArrayRef d, bool k) { return at::log(at::sum(x, d, k)); }

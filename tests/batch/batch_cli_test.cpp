@@ -65,7 +65,7 @@ TEST(BatchCli, WritesEveryModelOfAFolderAndAgreesWithASingleRun) {
   fs::copy_file(kTiny, d / "models/sub/tiny.onnx");
   CliResult r = run_cli("batch " + (d / "models").string() + " -o " + (d / "out").string() + " --target cpu --jobs 2");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("[2/2] cpu/models/"), std::string::npos) << r.out;  // a plain line per job, no terminal
+  EXPECT_NE(r.err.find("[2/2] cpu/models/"), std::string::npos) << r.err;  // a plain line per job, no terminal
   for (const char* m : {"models/tiny.onnx", "models/sub/tiny.onnx"}) {
     SCOPED_TRACE(m);
     EXPECT_TRUE(fs::exists(d / "out/cpu" / m));
@@ -200,6 +200,29 @@ TEST(BatchCli, ShardsPartitionTheJobsAndMergeJoinsThem) {
   json s = read_json(d / "out/summary.json");
   EXPECT_EQ(s.at("totals").at("jobs"), 10);
   EXPECT_EQ(s.at("totals").at("written"), 10);
+}
+
+TEST(BatchCli, LiveBarWhenForcedSummaryOnStdoutAndQuiet) {
+  fs::path d = fresh_dir("progress");
+  fs::create_directories(d / "m");
+  for (const char* m : {"fast1.onnx", "crash1.onnx"}) fs::copy_file(kTiny, d / "m" / m);
+  std::string cmd =
+      "batch " + (d / "m").string() + " -o " + (d / "out").string() + " --target cpu --exe " + wrapper(d).string();
+  CliResult r = run_cli(cmd + " --progress=always --json -");
+  ASSERT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("\r\033[Kbatch: [....................] 0/2 jobs, 0 failed, "), std::string::npos) << r.err;
+  // Either job may end first; the failure is a line of its own above the bar.
+  EXPECT_TRUE(r.err.find("\r\033[K[1/2] cpu/m/crash1.onnx: crashed (") != std::string::npos ||
+              r.err.find("\r\033[K[2/2] cpu/m/crash1.onnx: crashed (") != std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("cpu/m/fast1.onnx: written"), std::string::npos) << r.err;
+  json s = json::parse(r.out);  // stdout is the summary alone
+  EXPECT_EQ(s.at("totals").at("crashed"), 1);
+  EXPECT_EQ(s, read_json(d / "out/summary.json"));
+  r = run_cli(cmd + " --quiet");
+  ASSERT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("refinery batch: 2 jobs: 1 crashed, 1 written"), std::string::npos) << r.out;
 }
 
 TEST(BatchCli, HelpHasAnExample) {

@@ -44,6 +44,15 @@ TEST(ShapeRules, ConvAndPoolArithmetic) {
   EXPECT_EQ(infer("%y = max_pool(%x) {ceil_mode = 1, kernel_shape = [3, 3], strides = [2, 2]} : tensor<*xf32>",
                   "%x: tensor<1x64x112x112xf32>", "y"),
             "tensor<1x64x56x56xf32>");
+  // ceil mode: a window overhanging the input by less than a stride still
+  // gives one output (ONNX and ONNX Runtime say 1 here; tests/ir/fail/
+  // pool_window_too_large.ir: none fits)
+  EXPECT_EQ(infer("%y = max_pool(%x) {ceil_mode = 1, kernel_shape = [6, 6], strides = [2, 2]} : tensor<*xf32>",
+                  "%x: tensor<1x1x5x5xf32>", "y"),
+            "tensor<1x1x1x1xf32>");
+  EXPECT_EQ(infer("%y = max_pool(%x) {ceil_mode = 1, kernel_shape = [7, 7], strides = [3, 3]} : tensor<*xf32>",
+                  "%x: tensor<1x1x5x5xf32>", "y"),
+            "tensor<1x1x1x1xf32>");
 }
 
 TEST(ShapeRules, ReshapeFromShapeArithmeticStaysSymbolic) {

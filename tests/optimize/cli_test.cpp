@@ -90,7 +90,7 @@ TEST(OptimizeCli, ReportMatchesTheDocumentedExample) {
     return k;
   };
   EXPECT_EQ(keys(example), keys(real));
-  for (const char* section : {"seconds", "saturation", "extraction", "cost", "graph", "work", "validation"}) {
+  for (const char* section : {"seconds", "saturation", "extraction", "cost", "graph", "validation"}) {
     ASSERT_TRUE(example[section].is_object()) << section;
     ASSERT_TRUE(real[section].is_object()) << section;
     EXPECT_EQ(keys(example[section]), keys(real[section])) << section;
@@ -149,11 +149,13 @@ TEST_P(SmallZoo, OptimizesWithinTheDefaultLimits) {
 
 // A zoo model rewritten for the TPU: the written graph is the refined one
 // (other ops, other node count), it was validated, and it reads back as what
-// the report says.
+// the report says. bert_encoder: its attention's Q, K and V MatMuls merge
+// into one (less data moved). squeezenet1_1 was rewritten here only while the
+// TPU model padded NCHW's 13x13 maps to 8x128 tiles (docs/targets.md).
 TEST(OptimizeCli, AZooModelIsRewrittenValidatedAndWritten) {
-  fs::path model = fs::path(REFINERY_BINARY_DIR) / "zoo" / "squeezenet1_1.onnx";
+  fs::path model = fs::path(REFINERY_BINARY_DIR) / "zoo" / "bert_encoder.onnx";
   ASSERT_TRUE(fs::exists(model)) << model << " missing (build the zoo_small target)";
-  fs::path out = scratch("squeezenet.tpu.onnx"), rep = scratch("squeezenet.tpu.json");
+  fs::path out = scratch("bert_encoder.tpu.onnx"), rep = scratch("bert_encoder.tpu.json");
   CliResult r =
       run_cli("optimize " + model.string() + " -o " + out.string() + " --target tpu --report " + rep.string());
   ASSERT_EQ(r.code, 0) << r.out << r.err;

@@ -4,6 +4,8 @@
 // and reports the rules used, from the e-graph's explanations.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "ir/text.h"
 #include "optimize/fold.h"
 #include "optimize/optimize.h"
@@ -161,6 +163,57 @@ TEST(Fold, EvaluatesConstantExpressionsAndDropsDeadConstants) {
   ASSERT_EQ(f->graph.constants().size(), 1u);
   const ir::Tensor& t = *f->graph.value(f->graph.constants()[0]).constant;
   EXPECT_EQ(t.as_double(0), 1.0);
+}
+
+// The guard on modelled gains: four ReLUs and three Concats become three
+// Concats and one ReLU (concat-relu). The same FLOPs and bytes move, yet
+// the CPU model, which charges each op its dispatch, prices it 1.75x
+// cheaper: the report flags the gain as the model's.
+TEST(GainGuard, FlagsAModelledGainWithTheSameWork) {
+  GraphBuilder b;
+  std::vector<ir::ValueId> r;
+  for (int i = 0; i < 4; ++i) r.push_back(b.op1(ir::Op::Relu, {b.input("x" + std::to_string(i), {1, 8})}));
+  ir::Attributes axis;
+  axis.set("axis", int64_t{1});
+  auto c = b.op1(ir::Op::Concat, {b.op1(ir::Op::Concat, {r[0], r[1]}, axis), b.op1(ir::Op::Concat, {r[2], r[3]}, axis)},
+                 axis);
+  OptimizeResult res =
+      run(b.finish({c}), "(rule concat-relu (concat :axis ?ax (relu ?a) (relu ?b)) <=> (relu (concat :axis ?ax ?a ?b)))");
+  const Report& rep = res.report;
+  ASSERT_EQ(rep.outcome, Outcome::Optimized) << rep.reason;
+  EXPECT_EQ(rep.ops_after.at("Relu"), 1);
+  EXPECT_GT(rep.cost_before / rep.cost_after, kFlaggedSpeedup);
+  EXPECT_GT(rep.flops_before, 0);
+  EXPECT_EQ(rep.flops_before, rep.flops_after);
+  EXPECT_EQ(rep.bytes_before, rep.bytes_after);
+  EXPECT_TRUE(gain_from_model(rep));
+  std::string json = to_json(rep);
+  EXPECT_NE(json.find("\"gain_flag\": \"gain from the model, not from less work\""), std::string::npos) << json;
+}
+
+// The flag needs both: a gain over 1.5x, and FLOPs and bytes each within 1%.
+TEST(GainGuard, NeedsAGainOverOneAndAHalfAndTheSameWork) {
+  Report r;
+  r.cost_before = 3, r.cost_after = 1;
+  r.flops_before = 1e9, r.flops_after = 1e9 * 1.009;
+  r.bytes_before = 4e6, r.bytes_after = 4e6 * 0.995;
+  EXPECT_TRUE(gain_from_model(r));
+  Report less_flops = r;
+  less_flops.flops_after = 0.98e9;
+  EXPECT_FALSE(gain_from_model(less_flops));
+  Report less_bytes = r;
+  less_bytes.bytes_after = 3.9e6;
+  EXPECT_FALSE(gain_from_model(less_bytes));
+  Report small_gain = r;
+  small_gain.cost_after = 2.1;  // 1.43x
+  EXPECT_FALSE(gain_from_model(small_gain));
+  EXPECT_NE(to_json(small_gain).find("\"gain_flag\": null"), std::string::npos);
+  auto cost = nlohmann::json::parse(to_json(r))["cost"];
+  EXPECT_EQ(cost["flops_before"].get<double>(), r.flops_before);
+  EXPECT_EQ(cost["flops_after"].get<double>(), r.flops_after);
+  EXPECT_EQ(cost["bytes_before"].get<double>(), r.bytes_before);
+  EXPECT_EQ(cost["bytes_after"].get<double>(), r.bytes_after);
+  EXPECT_EQ(cost["gain_flag"].get<std::string>(), kGainFromModel);
 }
 
 }  // namespace

@@ -2,13 +2,17 @@
 // rule preceded by `; expect: VERDICT`, where VERDICT is `refuted (reals)`,
 // `refuted (binary32)`, `proved (binary32-exact)`, `proved (reals)` or
 // `proved only if CONDITION`. Every rule must get exactly that verdict, and
-// a refutation's counterexample must be the interpreter's replay.
+// a refutation's counterexample must be the interpreter's replay. A
+// refutation followed by ` at empty dims` must be shown at an instance with
+// an empty dim; a proof followed by ` with empty dims` must have tried one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -44,6 +48,20 @@ std::string verdict_of(const RuleReport& r) {
   }
 }
 
+// Whether an instance's description ("?x:2x0 ?a=[1]") gives a tensor an empty dim.
+bool has_empty_dim(std::string_view describe) {
+  for (size_t at = describe.find(':'); at != std::string_view::npos; at = describe.find(':', at + 1)) {
+    size_t end = describe.find_first_of(" \n", at);
+    std::string_view shape = describe.substr(at + 1, end == std::string_view::npos ? end : end - at - 1);
+    for (size_t i = 0; i <= shape.size();) {
+      size_t x = std::min(shape.find('x', i), shape.size());
+      if (shape.substr(i, x - i) == "0") return true;
+      i = x + 1;
+    }
+  }
+  return false;
+}
+
 void check_corpus(const char* name, size_t at_least) {
   auto path = std::filesystem::path(REFINERY_SOURCE_DIR) / "tests/prove/hard" / name;
   auto set = rules::load_rules({path});
@@ -59,7 +77,18 @@ void check_corpus(const char* name, size_t at_least) {
   VerifyReport rep = verify_rules(all, opt);
   for (const RuleReport& r : rep.rules) {
     ASSERT_TRUE(expect.contains(r.line)) << r.name << " has no `; expect:` line";
-    EXPECT_EQ(verdict_of(r), expect[r.line]) << r.name << "\n" << r.message << "\n" << r.counterexample;
+    std::string want = expect[r.line];
+    bool refuted_empty = want.ends_with(" at empty dims"), tried_empty = want.ends_with(" with empty dims");
+    if (refuted_empty || tried_empty) want.resize(want.rfind(refuted_empty ? " at " : " with "));
+    EXPECT_EQ(verdict_of(r), want) << r.name << "\n" << r.message << "\n" << r.counterexample;
+    if (refuted_empty) {  // "at ?x:2x0 ...:" names the instance
+      EXPECT_TRUE(has_empty_dim(r.counterexample.substr(0, r.counterexample.find('\n')))) << r.name << "\n"
+                                                                                          << r.counterexample;
+    }
+    if (tried_empty) {
+      EXPECT_TRUE(std::any_of(r.shapes.begin(), r.shapes.end(), has_empty_dim))
+          << r.name << " was not tried with an empty dim: " << ::testing::PrintToString(r.shapes);
+    }
     if (r.verdict == Verdict::Refuted) {
       EXPECT_NE(r.counterexample.find("(replayed in the interpreter"), std::string::npos) << r.name;
     }

@@ -27,7 +27,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 // every string a model or a rule file can choose.
 json sample_report() {
   return json::parse(R"json({
-    "refinery_report": 4, "model": "m.onnx", "output": "o.onnx", "target": "cpu", "command": "refinery optimize m.onnx",
+    "refinery_report": 5, "model": "m.onnx", "output": "o.onnx", "target": "cpu", "command": "refinery optimize m.onnx",
     "extractor": "greedy", "result": "optimized", "reason": "",
     "seconds": {"seed": 0.001, "saturate": 0.01, "total": 0.5},
     "saturation": {"strategy": "phased", "stop_reason": "Saturated", "egraph": {"nodes": 40, "classes": 30},
@@ -41,10 +41,10 @@ json sample_report() {
     "explanations": [{"value": "v1", "steps": ["proved-rule", "fold-div-const (backward)"]}],
     "extraction": {"extractor": "greedy", "status": "greedy (dag)", "detail": "", "objective": 1, "greedy_objective": 1,
                    "bound": null, "gap": null, "seconds": 0, "cpu_seconds": 0, "reduction": []},
-    "cost": {"model": "cpu", "unit": "seconds", "before": 0.004, "after": 0.003, "speedup": 1.3333},
+    "cost": {"model": "cpu", "unit": "seconds", "before": 0.004, "after": 0.003, "speedup": 1.3333,
+             "flops_before": 2000000, "flops_after": 1500000, "bytes_before": 4096, "bytes_after": 2048, "gain_flag": null},
     "graph": {"nodes_before": 12, "nodes_after": 9, "constants_folded": 2,
               "ops_before": {"Div": 4, "Relu": 3}, "ops_after": {"Mul": 1, "Relu": 3}},
-    "work": {"flops_before": 2000000, "flops_after": 1500000, "bytes_before": 4096, "bytes_after": 2048, "exact": true},
     "validation": {"passed": true, "samples": 3, "seed": 0, "atol": 0.0001, "rtol": 0.001,
       "max_abs_error": 1e-06, "max_rel_error": 2e-05, "worst_output": "y", "first_divergence": "",
       "outputs": [{"name": "y", "max_abs_error": 1e-06, "max_rel_error": 2e-05, "within_tolerance": true},

@@ -99,6 +99,11 @@ TEST(MaxPool, CeilModeDilationsAndAsymmetricPads) {
   auto small = iota({1, 1, 3, 3});
   expect_near(run1(Op::MaxPool, {small}, attrs({{"kernel_shape", Ints{2, 2}}, {"pads", Ints{0, 0, 1, 1}}})),
               {5, 6, 6, 8, 9, 9, 8, 9, 9});
+  // a ceil-mode window larger than the input (by less than a stride): one output
+  auto over = run1(Op::MaxPool, {iota({1, 1, 5, 5})},
+                   attrs({{"kernel_shape", Ints{6, 6}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}}}));
+  EXPECT_EQ(over.dims(), (Ints{1, 1, 1, 1}));
+  expect_near(over, {25});
   auto bytes = run1(Op::MaxPool, {u8({1, 1, 1, 3}, {7, 255, 3})}, attrs({{"kernel_shape", Ints{1, 2}}}));
   EXPECT_EQ(bytes.dtype(), ir::DType::u8);
   EXPECT_EQ(ints(bytes), (Ints{255, 255}));

@@ -1,5 +1,6 @@
 // Reductions, arg-reductions, CumSum and TopK against hand-computed values.
 #include <cmath>
+#include <limits>
 
 #include "tests/runtime/helpers.h"
 
@@ -39,6 +40,36 @@ TEST(Reduce, OthersTakeAxesAsAttribute) {
   auto m = run1(Op::ReduceMean, {i32({2}, {1, 2})});
   EXPECT_EQ(m.dtype(), ir::DType::i32);
   EXPECT_EQ(ints(m), Ints{1});  // 1.5 truncated, as numpy's astype does
+}
+
+// ONNX reduces an empty set of values to the operation's identity
+// (docs/runtime.md): 0, 1, -inf, +inf, NaN for the mean, -inf for the logs.
+TEST(Reduce, EmptyAxisGivesTheEmptySetsValue) {
+  auto x = f32({0, 2}, {});
+  auto axes0 = attrs({{"axes", Ints{0}}});
+  auto one_value = [&](Op op) {
+    auto y = run1(op, {x}, axes0);
+    EXPECT_EQ(y.dims(), (Ints{1, 2})) << ir::op_name(op);
+    return y.as_double(0);
+  };
+  EXPECT_EQ(one_value(Op::ReduceMax), -INFINITY);
+  EXPECT_EQ(one_value(Op::ReduceMin), INFINITY);
+  EXPECT_EQ(one_value(Op::ReduceProd), 1);
+  EXPECT_EQ(one_value(Op::ReduceL1), 0);
+  EXPECT_EQ(one_value(Op::ReduceL2), 0);
+  EXPECT_EQ(one_value(Op::ReduceSumSquare), 0);
+  EXPECT_EQ(one_value(Op::ReduceLogSum), -INFINITY);
+  EXPECT_EQ(one_value(Op::ReduceLogSumExp), -INFINITY);
+  EXPECT_TRUE(std::isnan(one_value(Op::ReduceMean)));
+  expect_near(run1(Op::ReduceSum, {x, i64({1}, {0})}), {0, 0});
+  // keepdims 0, and a kept dim of 0: an empty result
+  EXPECT_EQ(run1(Op::ReduceMax, {x}, attrs({{"axes", Ints{0}}, {"keepdims", int64_t{0}}})).dims(), Ints{2});
+  EXPECT_EQ(run1(Op::ReduceMin, {x}, attrs({{"axes", Ints{1}}})).dims(), (Ints{0, 1}));
+  // integers: the type's lowest and highest values
+  auto n = run1(Op::ReduceMax, {i32({0}, {})});
+  EXPECT_EQ(n.dtype(), ir::DType::i32);
+  EXPECT_EQ(ints(n), Ints{std::numeric_limits<int32_t>::lowest()});
+  EXPECT_EQ(ints(run1(Op::ReduceMin, {i32({0}, {})})), Ints{std::numeric_limits<int32_t>::max()});
 }
 
 TEST(ArgReduce, FirstOrLastIndex) {

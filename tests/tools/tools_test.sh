@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tests of the Python/Node tooling: tools/onnx_tools.py, tools/ort/run.mjs,
 # tools/ort/compare.mjs, bench/ort/bench.mjs, examples/make_examples.py,
+# bench/ort/run_zoo.sh, bench/zoo/check_limits.py,
 # on examples/tiny_cnn.onnx and the zoo's mlp.
 #
 #   bash tests/tools/tools_test.sh BUILD_DIR
@@ -163,6 +164,25 @@ expect_rc "bench --models" 0 node "$ROOT/bench/ort/bench.mjs" --models "$TMP/pai
 expect_grep "bench --models runs the pair only" '^tiny_cnn +1\.00e-3' "$TMP/out"
 expect_grep "bench --json" '"geomean_speedup"' "$TMP/bench.json"
 expect_grep "bench --json has the control" '"control": [0-9.]+' "$TMP/bench.json"
+
+# --- the zoo scripts: one refinery batch each ---------------------------------------------
+# A zoo of mlp and a file that is no model: the bad one is a row of its own,
+# the other is optimized and timed.
+mkdir -p "$TMP/zoo"
+cp "$MLP" "$TMP/zoo/mlp.onnx"
+echo "not a model" > "$TMP/zoo/bad.onnx"
+expect_rc "run_zoo.sh" 0 env ZOO="$TMP/zoo" RUNS=3 "$ROOT/bench/ort/run_zoo.sh" "$BUILD" "$TMP/zoo_opt"
+expect_grep "run_zoo.sh runs one batch" '^refinery batch: 2 jobs: 1 bad input, 1 written' "$TMP/out"
+expect_grep "run_zoo.sh row per model" '^mlp +[0-9]+ +[0-9]+ +[A-Za-z]+.* +[0-9.]+ +[0-9.]+  (optimized|kept original): ' "$TMP/out"
+expect_grep "run_zoo.sh names the failed model" '^optimize bad failed: bad input: .*bad\.onnx' "$TMP/out"
+expect_grep "run_zoo.sh times the written model" '^mlp +[0-9.]+e[-+][0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x' "$TMP/out"
+expect_grep "run_zoo.sh leaves the batch summary" '"key": "cpu/mlp.onnx"' "$TMP/zoo_opt/summary.json"
+mkdir -p "$TMP/limits"
+cp "$MLP" "$TMP/limits/mlp.onnx"
+expect_rc "check_limits.py" 0 "$PY" "$ROOT/bench/zoo/check_limits.py" "$BUILD" --zoo "$TMP/limits" --targets cpu,gpu \
+  --out "$TMP/limits_out"
+expect_grep "check_limits.py row per model and target" '^mlp +gpu +0 +[A-Za-z]+.* +ok$' "$TMP/out"
+expect_grep "check_limits.py verdict" '^0 failing run\(s\)$' "$TMP/out"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -15,7 +15,7 @@
 // Exit: 0 within tolerance, 1 not, 2 error (the message names the file).
 
 import {
-  createSession, feedsOf, generateInputs, num, parseArgs, parseDims, readModelIO, tensorBytes, toNumbers,
+  createSession, feedsOf, generateInputs, num, parseArgs, parseDims, modelIO, tensorBytes, toNumbers,
 } from './ortlib.mjs';
 
 const USAGE = 'usage: compare.mjs A.onnx B.onnx [--seed N] [--samples K] [--exact | --rtol R --atol A] ' +
@@ -56,7 +56,8 @@ async function main(argv) {
 
   const open = async (file) => {
     try {
-      return { io: readModelIO(file), session: await createSession(file, sessOpts) };
+      const session = await createSession(file, sessOpts);
+      return { io: modelIO(session), session };
     } catch (e) {
       throw new FileError(file, e.message);
     }

@@ -1,8 +1,8 @@
 // Shared helpers for run.mjs, compare.mjs and bench/ort/bench.mjs.
 //
 // - loadOrt(): onnxruntime-node, resolved from tools/ort/node_modules whoever imports us.
-// - readModelIO(path): graph inputs/outputs (name, dtype, dims) read straight from the
-//   ONNX protobuf (onnxruntime-node 1.20 exposes names only), initializers excluded.
+// - modelIO(session): graph inputs/outputs (name, dtype, dims) from the session's
+//   inputMetadata/outputMetadata, initializers excluded.
 // - a small deterministic PRNG and input generation, raw tensor files, stats.
 
 import { createHash } from 'node:crypto';
@@ -29,12 +29,6 @@ export function loadOrt() {
 // Element types
 // ---------------------------------------------------------------------------
 
-// ONNX TensorProto.DataType -> onnxruntime-node tensor type name.
-export const ONNX_DTYPES = {
-  1: 'float32', 2: 'uint8', 3: 'int8', 4: 'uint16', 5: 'int16', 6: 'int32', 7: 'int64',
-  8: 'string', 9: 'bool', 10: 'float16', 11: 'float64', 12: 'uint32', 13: 'uint64', 16: 'bfloat16',
-};
-
 export const ELEM_BYTES = {
   float32: 4, float64: 8, float16: 2, bfloat16: 2, int8: 1, uint8: 1, int16: 2, uint16: 2,
   int32: 4, uint32: 4, int64: 8, uint64: 8, bool: 1,
@@ -47,107 +41,20 @@ const TYPED = {
 };
 
 // ---------------------------------------------------------------------------
-// Minimal protobuf reader for ModelProto -> GraphProto -> inputs/outputs
+// Model inputs and outputs
 // ---------------------------------------------------------------------------
 
-class Reader {
-  constructor(buf, start = 0, end = buf.length) { this.buf = buf; this.pos = start; this.end = end; }
-  more() { return this.pos < this.end; }
-  varint() {
-    let result = 0, mul = 1, b;
-    do {
-      if (this.pos >= this.end) throw new Error('truncated varint');
-      b = this.buf[this.pos++];
-      result += (b & 0x7f) * mul;
-      mul *= 128;
-    } while (b & 0x80);
-    return result;
-  }
-  // Returns [field, wireType, value]; value: number (varint), [start,end] (bytes), null (fixed).
-  next() {
-    const key = this.varint();
-    const field = Math.floor(key / 8), wire = key & 7;
-    switch (wire) {
-      case 0: return [field, wire, this.varint()];
-      case 1: this.pos += 8; return [field, wire, null];
-      case 2: {
-        const len = this.varint();
-        const s = this.pos;
-        this.pos += len;
-        if (this.pos > this.end) throw new Error('truncated field');
-        return [field, wire, [s, this.pos]];
-      }
-      case 5: this.pos += 4; return [field, wire, null];
-      default: throw new Error(`unsupported wire type ${wire}`);
-    }
-  }
-  sub([s, e]) { return new Reader(this.buf, s, e); }
-  str([s, e]) { return this.buf.toString('utf8', s, e); }
-}
-
-function parseValueInfo(r) {
-  const vi = { name: '', dtype: 'unknown', dims: [] };
-  while (r.more()) {
-    const [f, w, v] = r.next();
-    if (f === 1 && w === 2) vi.name = r.str(v);
-    else if (f === 2 && w === 2) {                       // TypeProto
-      const t = r.sub(v);
-      while (t.more()) {
-        const [tf, tw, tv] = t.next();
-        if (tf !== 1 || tw !== 2) continue;              // tensor_type only
-        const tt = t.sub(tv);
-        while (tt.more()) {
-          const [ef, ew, ev] = tt.next();
-          if (ef === 1 && ew === 0) vi.dtype = ONNX_DTYPES[ev] ?? `onnx_type_${ev}`;
-          else if (ef === 2 && ew === 2) {               // TensorShapeProto
-            const sh = tt.sub(ev);
-            while (sh.more()) {
-              const [sf, sw, sv] = sh.next();
-              if (sf !== 1 || sw !== 2) continue;
-              const d = sh.sub(sv);
-              let dim = null;
-              while (d.more()) {
-                const [df, dw, dv] = d.next();
-                if (df === 1 && dw === 0) dim = dv;
-                else if (df === 2 && dw === 2) dim = d.str(dv);
-              }
-              vi.dims.push(dim);
-            }
-          }
-        }
-      }
-    }
-  }
-  return vi;
-}
-
-// Returns {inputs: [{name, dtype, dims}], outputs: [...]}; dims hold numbers,
-// strings (symbolic) or null (unknown).
-export function readModelIO(file) {
-  const buf = fs.readFileSync(file);
-  const r = new Reader(buf);
-  let graph = null;
-  while (r.more()) {
-    const [f, w, v] = r.next();
-    if (f === 7 && w === 2) graph = v;
-  }
-  if (!graph) throw new Error('not an ONNX model (no graph)');
-  const g = r.sub(graph);
-  const inputs = [], outputs = [], inits = new Set();
-  while (g.more()) {
-    const [f, w, v] = g.next();
-    if (w !== 2) continue;
-    if (f === 11) inputs.push(parseValueInfo(g.sub(v)));
-    else if (f === 12) outputs.push(parseValueInfo(g.sub(v)));
-    else if (f === 5) {                                  // TensorProto: name is field 8
-      const t = g.sub(v);
-      while (t.more()) {
-        const [tf, tw, tv] = t.next();
-        if (tf === 8 && tw === 2) inits.add(t.str(tv));
-      }
-    }
-  }
-  return { inputs: inputs.filter((i) => !inits.has(i.name)), outputs };
+// Returns {inputs: [{name, dtype, dims}], outputs: [...]} of a session, in
+// graph order, initializers excluded; dims hold numbers, strings (symbolic)
+// or null (unknown). dtype is ORT's tensor type name ('unknown' for a
+// non-tensor value).
+export function modelIO(session) {
+  const io = (list) => list.map((m) => ({
+    name: m.name,
+    dtype: m.isTensor ? m.type : 'unknown',
+    dims: m.isTensor ? m.shape.map((d) => (d === '' ? null : d)) : [],
+  }));
+  return { inputs: io(session.inputMetadata), outputs: io(session.outputMetadata) };
 }
 
 // ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@
 // Exit: 0 ok, 2 error.
 
 import {
-  createSession, feedsOf, generateInputs, num, parseArgs, parseDims, readInputsDir, readModelIO,
+  createSession, feedsOf, generateInputs, num, parseArgs, parseDims, readInputsDir, modelIO,
   summarize, writeTensor,
 } from './ortlib.mjs';
 
@@ -33,8 +33,8 @@ async function main(argv) {
   };
   let io, session;
   try {
-    io = readModelIO(model);
     session = await createSession(model, { threads: num(args.threads ?? 1, 'threads'), opt: args.opt ?? 'all' });
+    io = modelIO(session);
   } catch (e) {
     throw new Error(`${model}: ${e.message}`);
   }
