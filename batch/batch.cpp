@@ -9,7 +9,9 @@
 #include <thread>
 
 #include "batch/journal.h"
+#include "batch/pages.h"
 #include "ir/io.h"
+#include "report/command.h"
 
 namespace refinery::batch {
 namespace {
@@ -44,13 +46,14 @@ std::string signal_name(int signal) {
   return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", signal);
 }
 
-JobResult result_of(const Job& job, const ProcessResult& p, const PoolOptions& pool) {
+JobResult result_of(const Job& job, const ProcessSpec& spec, const ProcessResult& p, const PoolOptions& pool) {
   JobResult r{.key = job.key,
               .target = job.target,
               .model = job.model.string(),
               .log = job.log.string(),
               .exit_code = p.exit_code,
               .signal = p.signal,
+              .command = report::shell_command(spec.argv),
               .wall_seconds = p.wall_seconds,
               .cpu_seconds = p.cpu_seconds,
               .peak_rss_kb = p.peak_rss_kb};
@@ -150,7 +153,7 @@ Expected<BatchResult> run_batch(const BatchOptions& o) {
   progress(nullptr);
   std::optional<Diag> journal_error;
   run_pool(specs, pool, [&](std::size_t i, const ProcessResult& p) {
-    journal.push_back(result_of(todo[i], p, pool));
+    journal.push_back(result_of(todo[i], specs[i], p, pool));
     ++finished;
     if (journal.back().failed()) ++failed;
     progress(&journal.back());
@@ -161,6 +164,8 @@ Expected<BatchResult> run_batch(const BatchOptions& o) {
   std::string summary = to_json(result.summary);
   if (auto ok = ir::write_files_atomic({{o.out_dir / ("summary" + o.shard.suffix() + ".json"), summary}}); !ok)
     return std::unexpected(ok.error());
+  auto pages = write_pages(result.summary, {.index = index_path(o.out_dir, o.shard), .rules_report = o.rules_report});
+  if (!pages) return std::unexpected(pages.error());
   return result;
 }
 

@@ -26,6 +26,8 @@ struct BatchOptions {
   // Passed to each `refinery optimize` when set.
   std::optional<double> time_limit_s;
   std::optional<std::size_t> node_limit;
+  // `refinery rules verify --json` output: the proof verdicts the model pages show.
+  std::filesystem::path rules_report;
   bool resume = false;  // skip the jobs the journal lists
   Shard shard;
   std::filesystem::path executable;  // the refinery the children run; empty: this process's (/proc/self/exe)

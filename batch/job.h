@@ -53,6 +53,7 @@ struct JobResult {
   Status status = Status::Error;
   int exit_code = -1;                        // -1 when ended by a signal
   int signal = 0;                            // the signal that ended it, 0 if none
+  std::string command;                       // the child's argv as one shell line: reruns the job by hand
   std::string reason;                        // why it failed: the child's error line, the signal, the timeout
   double wall_seconds = 0, cpu_seconds = 0;  // cpu: user + system of the child
   std::int64_t peak_rss_kb = 0;              // wait4's ru_maxrss

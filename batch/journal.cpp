@@ -26,6 +26,7 @@ ordered_json to_json_value(const JobResult& r) {
   j["status"] = to_string(r.status);
   j["exit_code"] = r.exit_code;
   j["signal"] = r.signal;
+  j["command"] = r.command;
   j["reason"] = r.reason;
   j["wall_seconds"] = r.wall_seconds;
   j["cpu_seconds"] = r.cpu_seconds;
@@ -59,6 +60,7 @@ Expected<JobResult> from_json_value(const ordered_json& j) {
     r.status = *status;
     r.exit_code = j.at("exit_code").get<int>();
     r.signal = j.at("signal").get<int>();
+    r.command = j.value("command", "");  // journal version 1 had none
     r.reason = j.at("reason").get<std::string>();
     r.wall_seconds = j.at("wall_seconds").get<double>();
     r.cpu_seconds = j.at("cpu_seconds").get<double>();

@@ -13,7 +13,7 @@
 
 namespace refinery::batch {
 
-inline constexpr int kJournalVersion = 1;
+inline constexpr int kJournalVersion = 2;  // 2: a job's "command"
 
 std::filesystem::path journal_path(const std::filesystem::path& out_dir, const Shard& shard);
 

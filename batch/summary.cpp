@@ -6,6 +6,7 @@
 
 #include "batch/job_json.h"
 #include "batch/journal.h"
+#include "ir/io.h"
 
 namespace refinery::batch {
 
@@ -38,6 +39,22 @@ std::string to_json(const Summary& s) {
   j["jobs"] = ordered_json::array();
   for (const JobResult& r : s.jobs) j["jobs"].push_back(to_json_value(r));
   return j.dump(1) + "\n";
+}
+
+Expected<Summary> load_summary(const fs::path& file) {
+  auto text = ir::read_file(file);
+  if (!text) return std::unexpected(text.error());
+  ordered_json j = ordered_json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("refinery_batch_summary") || !j.contains("jobs") ||
+      !j["jobs"].is_array())
+    return fail("not a refinery batch summary", "", file.string());
+  std::vector<JobResult> jobs;
+  for (const ordered_json& job : j["jobs"]) {
+    auto r = from_json_value(job);
+    if (!r) return fail(r.error().message, "", file.string());
+    jobs.push_back(std::move(*r));
+  }
+  return make_summary(std::move(jobs));
 }
 
 Expected<Summary> merge_journals(const std::vector<fs::path>& out_dirs) {

@@ -1,8 +1,9 @@
 // The batch summary: every job's result (journal fields plus the key figures
 // of its report) and totals per status, as OUT_DIR/summary.json (or
 // summary.shard-I-of-N.json). `refinery report merge` joins the journals of
-// several output folders or shards into one summary; it lives here, not in
-// report/, until the report/ module exists (ARCHITECTURE.md).
+// several output folders or shards into one summary; it lives here, with the
+// journal it reads (report/ draws pages from rows and knows no journal:
+// batch depends on report, ARCHITECTURE.md).
 #pragma once
 #include <filesystem>
 #include <map>
@@ -24,6 +25,8 @@ struct Summary {
 
 Summary make_summary(std::vector<JobResult> jobs);
 std::string to_json(const Summary& summary);
+// A summary file written by to_json, read back (`refinery report html`).
+Expected<Summary> load_summary(const std::filesystem::path& file);
 
 // Every journal*.json in each folder, joined; a job in more than one journal
 // is taken from the last (folders in the order given, files by name).

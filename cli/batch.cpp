@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "batch/batch.h"
+#include "batch/pages.h"
 #include "cli/commands.h"
 
 namespace refinery::cli {
@@ -38,10 +39,11 @@ int run(Args& a) {
   std::vector<std::string> parts;
   for (const auto& [status, n] : s.totals())
     if (status != "jobs") parts.push_back(fmt::format("{} {}", n, status));
-  fmt::print("refinery batch: {} jobs{}{}: {}; summary in {}\n", result->planned,
+  fmt::print("refinery batch: {} jobs{}{}: {}; summary in {}, pages from {}\n", result->planned,
              o.shard.whole() ? "" : fmt::format(" (shard {}/{})", o.shard.index, o.shard.count),
              result->resumed ? fmt::format(", {} resumed from the journal", result->resumed) : "",
-             fmt::join(parts, ", "), (o.out_dir / ("summary" + o.shard.suffix() + ".json")).string());
+             fmt::join(parts, ", "), (o.out_dir / ("summary" + o.shard.suffix() + ".json")).string(),
+             batch::index_path(o.out_dir, o.shard).string());
   return s.failed() ? 1 : 0;
 }
 
@@ -65,6 +67,8 @@ Command add_batch(CLI::App& app) {
   sub->add_option("--memory-limit", o.pool.memory_bytes, "Per model: address-space limit (e.g. 4G); 0: none")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
+  sub->add_option("--rules-report", o.rules_report,
+                  "The model pages' proof verdicts: a `refinery rules verify --json` file (default: none shown)");
   sub->add_flag("--resume", o.resume, "Run only the jobs the journal in the output folder does not list");
   sub->add_option("--shard", args->shard, "Run slice I of N (I/N, 0 <= I < N) of the jobs");
   sub->add_option("--json", args->json, "Write the summary here too (- for stdout, instead of the closing line)");

@@ -26,6 +26,10 @@ Command add_optimize(CLI::App& app);  // cli/optimize.cpp
 Command add_batch(CLI::App& app);     // cli/batch.cpp
 Command add_report(CLI::App& app);    // cli/report.cpp: report merge
 
+// The process's argv as main received it, as one shell line (a report's
+// "command": what reproduces the run).
+const std::string& command_line();
+
 // Exit codes: 0 success, 1 a check failed (e.g. validation), 2 bad input, 3 a
 // limitation of Refinery on a valid model, or a bug.
 inline constexpr int kExitBadInput = 2;

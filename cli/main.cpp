@@ -7,8 +7,15 @@
 #include "cli/commands.h"
 #include "ir/diag.h"
 #include "ir/io.h"
+#include "report/command.h"
 
 namespace refinery::cli {
+
+namespace {
+std::string the_command_line;  // set once, in main, before any command runs
+}  // namespace
+
+const std::string& command_line() { return the_command_line; }
 
 int report(const Diag& diag) {
   if (diag.limitation) {
@@ -59,6 +66,7 @@ Expected<std::map<std::string, int64_t>> parse_dims(const std::vector<std::strin
 
 int main(int argc, char** argv) {
   using namespace refinery::cli;
+  the_command_line = refinery::report::shell_command({argv, argv + argc});
   CLI::App app{"refinery: an equality-saturation superoptimizer for neural-network graphs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "refinery 0.1");

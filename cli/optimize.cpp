@@ -10,14 +10,16 @@
 
 #include "cli/commands.h"
 #include "cli/model_files.h"
+#include "ir/io.h"
 #include "optimize/optimize.h"
+#include "report/model_page.h"
 #include "rules/rules.h"
 
 namespace refinery::cli {
 namespace {
 
 struct Args {
-  std::string model, output, target = "cpu", report;
+  std::string model, output, target = "cpu", report, html, rules_report;
   std::vector<std::string> rule_files, dims;
   bool no_rules = false;
   optimize::OptimizeOptions options;
@@ -112,6 +114,12 @@ int run(Args& a) {
   if (!rules) return report(rules.error());
   auto dims = parse_dims(a.dims);
   if (!dims) return report(dims.error());
+  std::optional<report::RuleVerdicts> verdicts;
+  if (!a.rules_report.empty()) {
+    auto v = report::load_rule_verdicts(a.rules_report);
+    if (!v) return report(v.error());
+    verdicts = std::move(*v);
+  }
   a.options.validation.dims = std::move(*dims);
   ProgressDisplay display("optimize", a.progress.effective());
   a.options.progress = display.callback();
@@ -125,12 +133,21 @@ int run(Args& a) {
   optimize::Report& r = result->report;
   r.model = a.model;
   r.output = a.output;
+  r.command = command_line();
   // With the report on stdout (--report -), stdout is the report alone.
   const bool human = a.report != "-";
   if (human) print(a, r, rules->rules().size());
 
+  std::string json = optimize::to_json(r);
   if (!a.report.empty())
-    if (int code = write_json(a.report, optimize::to_json(r))) return code;
+    if (int code = write_json(a.report, json)) return code;
+  if (!a.html.empty()) {  // the page is drawn from the JSON, as `report html` draws it
+    auto parsed = report::parse_report(json, a.report);
+    if (!parsed) return report(parsed.error());
+    auto page = report::model_page(&*parsed, {.verdicts = verdicts ? &*verdicts : nullptr});
+    if (!page) return report(page.error());
+    if (auto ok = ir::write_files_atomic({{a.html, *page}}); !ok) return report(ok.error());
+  }
   if (!result->valid()) {
     fmt::print(stderr, "refinery: error: {}: validation failed, nothing written: {}\n", a.model, r.reason);
     return 1;
@@ -164,6 +181,9 @@ Command add_optimize(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--report,--json", args->report,
                   "Write the JSON report here (docs/report.md); - for stdout, instead of the summary");
+  sub->add_option("--html", args->html, "Write the report as an HTML page here (docs/report.md)");
+  sub->add_option("--rules-report", args->rules_report,
+                  "The page's proof verdicts: a `refinery rules verify --json` file (default: none shown)");
   sub->add_option("--rules", args->rule_files, "Rule files (default: the library, rules/lib/*.rules)");
   sub->add_flag("--no-rules", args->no_rules, "Use no rules (extraction and folding only)");
   sub->add_option_no_stream("--strategy", o.saturation.strategy,

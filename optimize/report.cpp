@@ -44,6 +44,7 @@ std::string to_json(const Report& r) {
   j["model"] = r.model;
   j["output"] = r.output;
   j["target"] = r.target;
+  j["command"] = r.command;
   j["extractor"] = r.extraction.extractor;
   j["result"] = to_string(r.outcome);
   j["reason"] = r.reason;
@@ -102,6 +103,18 @@ std::string to_json(const Report& r) {
                 {"ops_after", r.ops_after}};
   if (r.validation) {
     const verify::ValidationResult& v = *r.validation;
+    ordered_json outputs = ordered_json::array(), spikes = ordered_json::array();
+    for (const verify::OutputError& o : v.outputs)
+      outputs.push_back({{"name", o.name},
+                         {"max_abs_error", number(o.max_abs_error)},
+                         {"max_rel_error", number(o.max_rel_error)},
+                         {"within_tolerance", o.within_tolerance}});
+    for (const verify::SpikeTrainAgreement& t : v.spike_trains)
+      spikes.push_back({{"layer", t.layer},
+                        {"op", t.op},
+                        {"original_spikes", t.original_spikes},
+                        {"refined_spikes", t.refined_spikes},
+                        {"identical", t.identical}});
     j["validation"] = {{"passed", v.passed},
                        {"samples", v.samples},
                        {"seed", r.validation_options.seed},
@@ -111,6 +124,8 @@ std::string to_json(const Report& r) {
                        {"max_rel_error", number(v.max_rel_error)},
                        {"worst_output", v.worst_output},
                        {"first_divergence", v.first_divergence},
+                       {"outputs", outputs},
+                       {"spike_trains", spikes},
                        {"rounding_check", r.validation_options.rounding_check},
                        {"verdict", v.verdict}};
     if (v.rounding_checked)

@@ -76,8 +76,9 @@ struct ExtractionRecord {
 };
 
 struct Report {
-  static constexpr int kVersion = 4;
+  static constexpr int kVersion = 5;
   std::string model, output, target;
+  std::string command;  // the command line that wrote the report, when a CLI ran it (report/command.h)
   Outcome outcome = Outcome::KeptOriginal;
   std::string reason;                                         // why the original was kept, or why validation failed
   std::vector<std::pair<std::string, double>> stage_seconds;  // in order, then "total"

@@ -15,6 +15,9 @@ DEBS=(
   # validation) runs about 10x slower (resnext50: 2.5 s a run instead of 0.25 s).
   # Serial: the interpreter is single-threaded by design.
   libopenblas0-serial
+  # The report pages' test (tests/report/pages_test.sh) opens them in headless
+  # Chromium and validates real reports against report/schema/ with jsonschema.
+  chromium python3-jsonschema
 )
 
 missing=()

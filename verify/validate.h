@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "ir/diag.h"
 #include "ir/graph.h"
@@ -55,6 +56,21 @@ inline constexpr double kWideToleranceScale = 1e-6;
 // reference as the original f32 output is.
 inline constexpr double kRoundingFactor = 2.0;
 
+// One output of the original over every sample (the f32 comparison).
+struct OutputError {
+  std::string name;
+  double max_abs_error = 0, max_rel_error = 0;  // as ValidationResult's, this output only
+  bool within_tolerance = true;                 // |a - b| <= atol + rtol * |a| on every element of every sample
+};
+
+// A spiking layer both graphs name alike, over every sample: its spike
+// trains are identical or not, and their spike counts.
+struct SpikeTrainAgreement {
+  std::string layer, op;
+  std::int64_t original_spikes = 0, refined_spikes = 0;
+  bool identical = true;
+};
+
 struct ValidationResult {
   bool passed = false;
   int samples = 0;
@@ -64,6 +80,8 @@ struct ValidationResult {
   // When it failed: the first diverging value, e.g. "value 'x' (node 'y',
   // mul) element 17 of sample 0: original 1.5, refined 1.25".
   std::string first_divergence;
+  std::vector<OutputError> outputs;               // per output of the original, in order
+  std::vector<SpikeTrainAgreement> spike_trains;  // spiking graphs: per spiking layer both name alike
 
   // The rounding check (when the f32 comparison failed and it was enabled).
   bool rounding_checked = false;

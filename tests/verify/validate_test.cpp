@@ -56,6 +56,32 @@ TEST(Validate, AChangedValueFailsAndIsNamed) {
   EXPECT_EQ(r->verdict, "refuted");
 }
 
+// Each output's own errors, over every sample: the one that changed is named
+// out of tolerance, the one that did not is exact.
+TEST(Validate, ErrorsArePerOutput) {
+  ir::Graph a = parse(R"(graph @main(%x: tensor<4xf32>) {
+  %y = neg(%x) : tensor<4xf32>
+  %z = relu(%x) : tensor<4xf32>
+  return %y, %z
+})");
+  ir::Graph b = parse(R"(graph @main(%x: tensor<4xf32>) {
+  %y = neg(%x) : tensor<4xf32>
+  %z = abs(%x) : tensor<4xf32>
+  return %y, %z
+})");
+  auto r = validate(a, b);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  ASSERT_EQ(r->outputs.size(), 2u);
+  EXPECT_EQ(r->outputs[0].name, "y");
+  EXPECT_EQ(r->outputs[0].max_abs_error, 0);
+  EXPECT_TRUE(r->outputs[0].within_tolerance);
+  EXPECT_EQ(r->outputs[1].name, "z");
+  EXPECT_EQ(r->outputs[1].max_abs_error, r->max_abs_error);
+  EXPECT_GT(r->outputs[1].max_abs_error, 0);
+  EXPECT_FALSE(r->outputs[1].within_tolerance);
+  EXPECT_EQ(r->worst_output, "z");
+}
+
 // The validation's classes are the rule verifier's (docs/rules.md): a
 // refined graph that makes a NaN where the original had a number
 // (x * 0 / 0 for x, the wrong way round) is refuted on special values.
@@ -223,6 +249,13 @@ TEST(ValidateSpiking, AGraphAgreesWithItselfOverTime) {
   ASSERT_TRUE(r.has_value()) << r.error().str();
   EXPECT_TRUE(r->passed) << r->first_divergence;
   EXPECT_EQ(r->samples, 3);
+  ASSERT_EQ(r->spike_trains.size(), 1u);  // the lif layer; linear does not spike
+  EXPECT_EQ(r->spike_trains[0].op, "lif");
+  EXPECT_TRUE(r->spike_trains[0].identical);
+  EXPECT_GT(r->spike_trains[0].original_spikes, 0);
+  EXPECT_EQ(r->spike_trains[0].original_spikes, r->spike_trains[0].refined_spikes);
+  ASSERT_EQ(r->outputs.size(), 1u);
+  EXPECT_TRUE(r->outputs[0].within_tolerance);
 }
 
 TEST(ValidateSpiking, AnotherThresholdChangesTheSpikesAndIsNamed) {
@@ -231,6 +264,9 @@ TEST(ValidateSpiking, AnotherThresholdChangesTheSpikesAndIsNamed) {
   ASSERT_TRUE(r.has_value()) << r.error().str();
   EXPECT_FALSE(r->passed);
   EXPECT_NE(r->first_divergence.find("(lif) of sample 0"), std::string::npos) << r->first_divergence;
+  ASSERT_EQ(r->spike_trains.size(), 1u);
+  EXPECT_FALSE(r->spike_trains[0].identical);
+  EXPECT_GT(r->spike_trains[0].original_spikes, r->spike_trains[0].refined_spikes);  // a higher threshold fires less
 }
 
 }  // namespace
