@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <unordered_set>
 
 namespace refinery::frontends::h5 {
 
@@ -118,6 +120,42 @@ std::optional<size_t> plausible_count(hid_t ds, hid_t type, const std::vector<hs
   return static_cast<size_t>(n);
 }
 
+namespace {
+
+// Every variable-length string a read allocates comes from here
+// (H5Pset_vlen_mem_manager), and what libhdf5 has not freed itself is freed
+// when the arena goes, whether the read succeeded or failed part way: a
+// read that stops at a corrupt heap entry loses the strings it converted
+// before it in its own buffers, where H5Dvlen_reclaim on ours cannot reach.
+class VlenArena {
+ public:
+  VlenArena() = default;
+  VlenArena(const VlenArena&) = delete;
+  VlenArena& operator=(const VlenArena&) = delete;
+  ~VlenArena() {
+    for (void* p : blocks_) std::free(p);
+  }
+  // A dataset transfer property list whose vlen memory is this arena's.
+  Handle transfer_list() {
+    Handle xfer(H5Pcreate(H5P_DATASET_XFER));
+    if (xfer.valid()) H5Pset_vlen_mem_manager(xfer.get(), &VlenArena::alloc, this, &VlenArena::release, this);
+    return xfer;
+  }
+
+ private:
+  static void* alloc(size_t size, void* self) {
+    void* p = std::malloc(size);
+    if (p != nullptr) static_cast<VlenArena*>(self)->blocks_.insert(p);
+    return p;
+  }
+  static void release(void* p, void* self) {
+    if (p != nullptr && static_cast<VlenArena*>(self)->blocks_.erase(p) > 0) std::free(p);
+  }
+  std::unordered_set<void*> blocks_;
+};
+
+}  // namespace
+
 Expected<Data> read(hid_t group, const std::string& name, const std::string& where) {
   Handle ds(H5Dopen2(group, name.c_str(), H5P_DEFAULT));
   if (!ds.valid()) return fail(fmt::format("cannot open dataset '{}'", name), where);
@@ -143,14 +181,11 @@ Expected<Data> read(hid_t group, const std::string& name, const std::string& whe
       H5Tset_size(mt.get(), H5T_VARIABLE);
       H5Tset_cset(mt.get(), H5Tget_cset(type.get()));
       std::vector<char*> buf(*count, nullptr);
-      if (*count > 0 && H5Dread(ds.get(), mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0) {
-        // A read that fails part way (a corrupt heap entry) has allocated the
-        // strings before it: free them (the rest are still null).
-        H5Dvlen_reclaim(mt.get(), space.get(), H5P_DEFAULT, buf.data());
+      VlenArena arena;
+      Handle xfer = arena.transfer_list();
+      if (*count > 0 && H5Dread(ds.get(), mt.get(), H5S_ALL, H5S_ALL, xfer.get(), buf.data()) < 0)
         return fail(fmt::format("cannot read strings of dataset '{}'", name), where);
-      }
       for (size_t i = 0; i < *count; ++i) out[i] = buf[i] ? buf[i] : "";
-      if (*count > 0) H5Dvlen_reclaim(mt.get(), space.get(), H5P_DEFAULT, buf.data());
     } else {
       size_t size = H5Tget_size(type.get());
       Handle mt(H5Tcopy(H5T_C_S1));
