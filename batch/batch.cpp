@@ -23,6 +23,7 @@ std::vector<std::string> child_argv(const BatchOptions& o, const fs::path& exe, 
                                 job.target,   "--report", job.report.string()};
   if (o.time_limit_s) argv.insert(argv.end(), {"--time-limit", fmt::format("{}", *o.time_limit_s)});
   if (o.node_limit) argv.insert(argv.end(), {"--node-limit", fmt::format("{}", *o.node_limit)});
+  if (o.egraphs) argv.insert(argv.end(), {"--egraph", job.output.string() + ".egraph.json"});
   return argv;
 }
 
@@ -125,7 +126,7 @@ Expected<BatchResult> run_batch(const BatchOptions& o) {
     if (ec) return fail(fmt::format("cannot create a folder: {}", ec.message()), "", j.output.parent_path().string());
     // What an earlier run left for a job that runs again is stale: a job
     // that now crashes must not be credited with the old report or output.
-    for (const fs::path& old : {j.output, j.report}) {
+    for (const fs::path& old : {j.output, j.report, fs::path(j.output.string() + ".egraph.json")}) {
       fs::remove(old, ec);
       if (ec) return fail(fmt::format("cannot remove an earlier run's file: {}", ec.message()), "", old.string());
     }

@@ -26,6 +26,9 @@ struct BatchOptions {
   // Passed to each `refinery optimize` when set.
   std::optional<double> time_limit_s;
   std::optional<std::size_t> node_limit;
+  // Each child also writes its saturated e-graph (optimize --egraph) beside
+  // its output as NAME.egraph.json: bench/extract's input.
+  bool egraphs = false;
   // `refinery rules verify --json` output: the proof verdicts the model pages show.
   std::filesystem::path rules_report;
   bool resume = false;  // skip the jobs the journal lists

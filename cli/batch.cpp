@@ -67,6 +67,8 @@ Command add_batch(CLI::App& app) {
   sub->add_option("--memory-limit", o.pool.memory_bytes, "Per model: address-space limit (e.g. 4G); 0: none")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
+  sub->add_flag("--egraphs", o.egraphs,
+                "Each model's saturated e-graph too, as <target>/<model>.egraph.json (optimize --egraph)");
   sub->add_option("--rules-report", o.rules_report,
                   "The model pages' proof verdicts: a `refinery rules verify --json` file (default: none shown)");
   sub->add_flag("--resume", o.resume, "Run only the jobs the journal in the output folder does not list");

@@ -19,7 +19,7 @@ namespace refinery::cli {
 namespace {
 
 struct Args {
-  std::string model, output, target = "cpu", report, html, rules_report;
+  std::string model, output, target = "cpu", report, html, rules_report, egraph;
   std::vector<std::string> rule_files, dims;
   bool no_rules = false;
   optimize::OptimizeOptions options;
@@ -121,6 +121,7 @@ int run(Args& a) {
     verdicts = std::move(*v);
   }
   a.options.validation.dims = std::move(*dims);
+  a.options.egraph_json = !a.egraph.empty();
   ProgressDisplay display("optimize", a.progress.effective());
   a.options.progress = display.callback();
   auto result = optimize::optimize(*graph, *rules, *target, a.options);
@@ -148,6 +149,8 @@ int run(Args& a) {
     if (!page) return report(page.error());
     if (auto ok = ir::write_files_atomic({{a.html, *page}}); !ok) return report(ok.error());
   }
+  if (!a.egraph.empty() && !result->egraph_json.empty())
+    if (auto ok = ir::write_files_atomic({{a.egraph, result->egraph_json}}); !ok) return report(ok.error());
   if (!result->valid()) {
     fmt::print(stderr, "refinery: error: {}: validation failed, nothing written: {}\n", a.model, r.reason);
     return 1;
@@ -184,6 +187,8 @@ Command add_optimize(CLI::App& app) {
   sub->add_option("--html", args->html, "Write the report as an HTML page here (docs/report.md)");
   sub->add_option("--rules-report", args->rules_report,
                   "The page's proof verdicts: a `refinery rules verify --json` file (default: none shown)");
+  sub->add_option("--egraph", args->egraph,
+                  "Write the saturated e-graph here, extraction-gym JSON priced by the target (bench/extract)");
   sub->add_option("--rules", args->rule_files, "Rule files (default: the library, rules/lib/*.rules)");
   sub->add_flag("--no-rules", args->no_rules, "Use no rules (extraction and folding only)");
   sub->add_option_no_stream("--strategy", o.saturation.strategy,

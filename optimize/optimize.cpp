@@ -162,6 +162,20 @@ void keep_original(OptimizeResult& out, const ir::Graph& original, std::string r
   out.graph = original;
 }
 
+// The whole e-graph in the extraction-gym format, each e-node at the price
+// extraction gives it (problem_for's: the target's model plus
+// new_node_bias), classes no root needs included as the format has them.
+std::string gym_json(const TensorEGraph& g, const Seeded& seeded, std::size_t seeded_ids,
+                     const targets::Target& target) {
+  TensorCost cost(g, *target.model);
+  std::function<double(const TensorNode&)> price = [&](const TensorNode& n) {
+    return cost(g.find(*g.lookup(n)), n) + new_node_bias(g, n, seeded_ids);
+  };
+  std::vector<egraph::Id> roots;
+  for (egraph::Id r : seeded.roots) roots.push_back(g.find(r));
+  return egraph::to_extraction_gym_json(g, std::span<const egraph::Id>(roots), price);
+}
+
 }  // namespace
 
 std::string_view to_string(ExtractorKind kind) { return kind == ExtractorKind::Ilp ? "ilp" : "greedy"; }
@@ -203,6 +217,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   rep.saturation = std::move(*sat);
   const TensorEGraph& g = runner.egraph;
   clock.done("saturate");
+  if (o.egraph_json) out.egraph_json = gym_json(g, *seeded, seeded_ids, target);
 
   clock.starts(fmt::format("extract ({})", to_string(o.extractor)));
   auto extracted = extract_for(g, *seeded, seeded_ids, target, o, rep.extraction);
@@ -239,30 +254,6 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
     clock.done("validate");
   }
   clock.total();
-  return out;
-}
-
-Expected<ExtractionInput> extraction_input(const ir::Graph& original, const rules::RuleSet& rules,
-                                           const targets::Target& target, const OptimizeOptions& o) {
-  auto seeded = egraph::tensor::seed(original, {.explanations = true});
-  if (!seeded) return std::unexpected(seeded.error());
-  const std::size_t seeded_ids = seeded->egraph.num_ids();
-  TensorRunner runner({}, std::move(seeded->egraph));
-  auto sat = saturate_with(runner, rules, o);
-  if (!sat) return std::unexpected(sat.error());
-  const TensorEGraph& g = runner.egraph;
-  ExtractionInput out;
-  out.saturation = std::move(*sat);
-  out.problem = problem_for(g, *seeded, seeded_ids, target).problem;
-  // The same prices, per e-node of the whole e-graph (classes no root needs
-  // included, as the format has them).
-  TensorCost cost(g, *target.model);
-  std::function<double(const TensorNode&)> price = [&](const TensorNode& n) {
-    return cost(g.find(*g.lookup(n)), n) + new_node_bias(g, n, seeded_ids);
-  };
-  std::vector<egraph::Id> roots;
-  for (egraph::Id r : seeded->roots) roots.push_back(g.find(r));
-  out.gym_json = egraph::to_extraction_gym_json(g, std::span<const egraph::Id>(roots), price);
   return out;
 }
 

@@ -36,6 +36,10 @@ struct OptimizeOptions {
   // Where the pipeline is: each stage as it starts, each saturation
   // iteration (phase, iteration, e-graph nodes). Unset: silent.
   ProgressFn progress;
+  // Also keep the saturated e-graph as extraction-gym JSON
+  // (OptimizeResult::egraph_json), each e-node priced as extraction prices
+  // it: bench/extract's input, written by `optimize --egraph`.
+  bool egraph_json = false;
 };
 
 struct OptimizeResult {
@@ -44,22 +48,15 @@ struct OptimizeResult {
   bool changed() const { return report.outcome != Outcome::KeptOriginal; }
   // False: validation failed, nothing may be written.
   bool valid() const { return report.outcome != Outcome::ValidationFailed; }
+  // When OptimizeOptions::egraph_json: the whole saturated e-graph (classes
+  // no output needs included) in the extraction-gym JSON format
+  // (egraph/dump.h). Empty when the graph was not saturated (recurrent).
+  std::string egraph_json;
 };
 
 // Fails (a Diag) only on internal errors: a graph that cannot be seeded, a
 // rule that breaks the type system, an extraction that cannot be rebuilt.
 Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSet& rules, const targets::Target& target,
                                   const OptimizeOptions& options);
-
-// What extraction gets for `target` once `graph` is saturated as optimize()
-// saturates it: the flat problem (the same costs) and the whole e-graph in
-// the extraction-gym JSON format (egraph/dump.h), for bench/extract.
-struct ExtractionInput {
-  extract::Problem problem;
-  std::string gym_json;
-  SaturationRecord saturation;
-};
-Expected<ExtractionInput> extraction_input(const ir::Graph& graph, const rules::RuleSet& rules,
-                                           const targets::Target& target, const OptimizeOptions& options);
 
 }  // namespace refinery::optimize

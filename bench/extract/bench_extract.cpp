@@ -1,13 +1,12 @@
 // Extractors compared on real e-graphs.
 //
-//   bench_extract export --target T MODEL.onnx OUT.json
-//       saturates MODEL as `refinery optimize` does (the library's rules,
-//       default limits) and writes the e-graph in the extraction-gym JSON
-//       format, each e-node priced by T's cost model (seconds);
 //   bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] FILE.json...
 //       reads each file back as a flat problem and runs tree greedy, DAG
 //       greedy and the ILP, one line each: sizes before and after the
 //       reduction, the costs (ms), the ILP's status, gap, rounds and CPU time.
+// The files come from `refinery optimize --egraph` (`refinery batch
+// --egraphs` over a zoo: run_zoo.sh), each e-node priced by the target's
+// cost model (seconds).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -23,10 +22,6 @@
 #include "extract/greedy.h"
 #include "extract/ilp.h"
 #include "extract/problem.h"
-#include "frontends/onnx.h"
-#include "optimize/optimize.h"
-#include "rules/rules.h"
-#include "targets/cost_model.h"
 
 namespace {
 
@@ -34,33 +29,8 @@ using namespace refinery;
 
 int usage() {
   fmt::print(stderr,
-             "usage: bench_extract export --target T MODEL.onnx OUT.json\n"
-             "       bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] FILE.json...\n");
+             "usage: bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] FILE.json...\n");
   return 2;
-}
-
-int export_egraph(const std::string& target_name, const std::string& model, const std::string& out) {
-  auto graph = frontends::import_onnx(model);
-  if (!graph) {
-    fmt::print(stderr, "{}\n", graph.error().str());
-    return 1;
-  }
-  auto target = targets::load_target(target_name);
-  auto rules = rules::load_library();
-  if (!target || !rules) {
-    fmt::print(stderr, "{}\n", !target ? target.error().str() : rules.error().str());
-    return 1;
-  }
-  auto input = optimize::extraction_input(*graph, *rules, *target, {});
-  if (!input) {
-    fmt::print(stderr, "{}\n", input.error().str());
-    return 1;
-  }
-  std::ofstream(out) << input->gym_json;
-  fmt::print("{}: {} e-nodes, {} e-classes ({}); {} classes, {} candidates reachable -> {}\n", model,
-             input->saturation.egraph_nodes, input->saturation.egraph_classes, input->saturation.stop_reason,
-             input->problem.classes.size(), extract::num_candidates(input->problem), out);
-  return 0;
 }
 
 // An extraction-gym file as a flat problem: one class per "eclass", a
@@ -131,20 +101,17 @@ int run(const std::vector<std::string>& files, double time_limit, const std::str
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return usage();
-  std::string target = "cpu", acyclicity = "cuts";
+  std::string acyclicity = "cuts";
   double time_limit = 10;
   std::vector<std::string> rest;
   for (std::size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--target" && i + 1 < args.size())
-      target = args[++i];
-    else if (args[i] == "--time-limit" && i + 1 < args.size())
+    if (args[i] == "--time-limit" && i + 1 < args.size())
       time_limit = std::atof(args[++i].c_str());
     else if (args[i] == "--acyclicity" && i + 1 < args.size())
       acyclicity = args[++i];
     else
       rest.push_back(args[i]);
   }
-  if (args[0] == "export" && rest.size() == 2) return export_egraph(target, rest[0], rest[1]);
   if (args[0] == "run" && !rest.empty()) return run(rest, time_limit, acyclicity);
   return usage();
 }

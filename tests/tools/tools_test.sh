@@ -183,6 +183,14 @@ expect_rc "check_limits.py" 0 "$PY" "$ROOT/bench/zoo/check_limits.py" "$BUILD" -
   --out "$TMP/limits_out"
 expect_grep "check_limits.py row per model and target" '^mlp +gpu +0 +[A-Za-z]+.* +ok$' "$TMP/out"
 expect_grep "check_limits.py verdict" '^0 failing run\(s\)$' "$TMP/out"
+expect_rc "extract run_zoo.sh" 0 env ZOO="$TMP/limits" "$ROOT/bench/extract/run_zoo.sh" "$BUILD" "$TMP/extract" \
+  -- --time-limit 1
+expect_grep "extract run_zoo.sh runs one batch with --egraphs" '^refinery batch: 6 jobs: 6 written' "$TMP/out"
+expect_grep "extract run_zoo.sh: an e-graph per model and target" '"eclass"' "$TMP/extract/tpu/mlp.onnx.egraph.json"
+expect_grep "extract run_zoo.sh: a row per e-graph" 'tiny_cnn\.onnx\.egraph.*' "$TMP/out"
+expect_rc "extract run_zoo.sh again reuses the e-graphs" 0 env ZOO="$TMP/limits" \
+  "$ROOT/bench/extract/run_zoo.sh" "$BUILD" "$TMP/extract" -- --time-limit 1
+expect_grep "extract run_zoo.sh resumes" '6 jobs, 6 resumed from the journal' "$TMP/out"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
