@@ -178,6 +178,10 @@ Command add_optimize(CLI::App& app) {
   sub->add_option("--time-limit", o.saturation.time_limit_s, "Seconds for saturation (and again for ILP extraction)")
       ->capture_default_str();
   sub->add_option("--node-limit", o.saturation.node_limit, "E-graph node limit")->capture_default_str();
+  sub->add_option("--threads", o.saturation.threads,
+                  "Threads searching the rules in each saturation iteration (the result does not depend on it)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   sub->add_option("--min-gain", o.min_gain,
                   "Keep the original unless the refined graph models at least this fraction cheaper")
       ->check(CLI::Range(0.0, 1.0))

@@ -1,8 +1,19 @@
 // The Runner: equality saturation's outer loop. Each iteration searches
 // every rule (as the scheduler allows), applies all matches, rebuilds, and
 // records statistics; it stops on saturation or on a limit, and says why.
+//
+// Searching only reads the e-graph, so with set_threads(n) the rules of an
+// iteration are searched on n threads (each rule's matches into its own
+// buffer); the scheduler is asked for every rule's limit before any search
+// and hears of the matches in rule order, and matches are applied in rule
+// order on the calling thread, so the e-graph after each iteration is the
+// same whatever the thread count (a time limit that ends an iteration part
+// way aside). Schedulers must decide each rule's limit from that rule's own
+// history (both in this folder and optimize/'s do).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
@@ -21,6 +32,7 @@
 #include "egraph/rewrite.h"
 #include "egraph/scheduler.h"
 #include "egraph/stop_reason.h"
+#include "egraph/thread_pool.h"
 
 namespace refinery::egraph {
 
@@ -85,6 +97,14 @@ class Runner {
   Scheduler& scheduler() { return *scheduler_; }
   void add_hook(Hook hook) { hooks_.push_back(std::move(hook)); }
   const RunnerLimits& limits() const { return limits_; }
+  // Threads that search (the caller's included); 1, the default: all on
+  // the caller's.
+  void set_threads(std::size_t threads) {
+    threads = std::max<std::size_t>(1, threads);
+    if (threads == search_threads()) return;
+    pool_ = threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr;
+  }
+  std::size_t search_threads() const { return pool_ ? pool_->size() : 1; }
 
   // Runs every rule until saturation or a limit; the iterations are
   // appended to `iterations`, the reason is returned and kept in
@@ -181,13 +201,44 @@ class Runner {
     auto start = Clock::now();
     if (matches_.size() < rules.size()) matches_.resize(rules.size());
     for (std::size_t r : subset) matches_[r].reset(0);
-    for (std::size_t r : subset) {
-      if (result) break;
-      auto limit = scheduler_->search_limit(r, i);
-      if (!limit) {
+    // Each rule's match limit (none: banned), asked in rule order before
+    // any search; then the searches, on the pool's threads; then, in rule
+    // order, the scheduler hears of the matches and the limits are checked,
+    // as they would be between rules searched one after another.
+    std::vector<std::optional<std::size_t>> limit(subset.size());
+    std::vector<std::uint8_t> searched(subset.size(), 0);
+    if (!result) {
+      for (std::size_t k = 0; k < subset.size(); ++k) limit[k] = scheduler_->search_limit(subset[k], i);
+      std::atomic<std::size_t> next{0};
+      std::atomic<bool> out_of_time{false};
+      auto search = [&] {
+        for (std::size_t k; (k = next.fetch_add(1)) < subset.size();) {
+          if (!limit[k]) continue;
+          // Only the clock is read here: the other limits read what the
+          // other threads are writing, and are checked below.
+          if (out_of_time.load(std::memory_order_relaxed) || Clock::now() - start_ > limits_.time_limit) {
+            out_of_time.store(true, std::memory_order_relaxed);
+            return;
+          }
+          rules[subset[k]].search(egraph, *limit[k], matches_[subset[k]]);
+          searched[k] = 1;
+        }
+      };
+      if (pool_)
+        pool_->run(search);
+      else
+        search();
+    }
+    for (std::size_t k = 0; k < subset.size(); ++k) {
+      const std::size_t r = subset[k];
+      if (result || (limit[k] && !searched[k])) {
+        matches_[r].reset(0);  // after a limit: not searched, as one thread would not have
+        if (!result) result = check_limits();
+        continue;
+      }
+      if (!limit[k]) {
         it.rules[r].skipped = true;
       } else {
-        rules[r].search(egraph, *limit, matches_[r]);
         it.rules[r].matches = matches_[r].size();
         if (!scheduler_->accept(r, i, matches_[r].size())) {
           matches_[r].reset(0);
@@ -237,6 +288,7 @@ class Runner {
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<Hook> hooks_;
   std::vector<SearchMatches> matches_;
+  std::unique_ptr<ThreadPool> pool_;  // set_threads(n > 1)
   Clock::time_point start_{};
   std::size_t run_first_ = 0;
 };

@@ -83,6 +83,7 @@ SaturationRecord saturate(TensorRunner& runner, std::span<const TensorRewrite> r
                                       r.egraph.num_nodes())});
       return std::nullopt;
     });
+  runner.set_threads(o.threads);
   for (const Phase& ph : phases) {
     *current = ph.name;
     const std::size_t first = runner.iterations.size();

@@ -36,6 +36,9 @@ struct SaturationOptions {
   std::size_t iter_limit = 30;             // per phase
   std::size_t multi_iter_limit = 2;        // explore-phase iterations that run Merge rules
   std::size_t permuting_match_limit = 64;  // backoff threshold of Permute and Explore rules when exploring
+  // Threads that search the rules of an iteration (egraph::Runner::set_threads):
+  // the e-graph after each iteration is the same whatever the count.
+  std::size_t threads = 1;
 };
 
 // Runs the schedule on the runner's e-graph. `kinds` is parallel to `rules`.

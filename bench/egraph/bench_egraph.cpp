@@ -105,21 +105,25 @@ std::string stop_text(const StopReason& s) {
   return s.kind == StopKind::Other ? s.to_string() : std::string(to_string(s.kind));
 }
 
-void print_math_suite(const char* label, math::SchedulerChoice choice, int reps) {
-  fmt::print("# math suite, scheduler: {} (ms: best of {})\n", label, reps);
-  fmt::print("name iterations enodes eclasses stop_reason ms\n");
-  double total = 0;
+void print_math_suite(const char* label, math::SchedulerChoice choice, int reps, std::size_t threads) {
+  fmt::print("# math suite, scheduler: {}, {} search thread(s) (ms: best and median of {})\n", label, threads, reps);
+  fmt::print("name iterations enodes eclasses stop_reason ms median_ms\n");
+  double total = 0, total_median = 0;
   for (const auto& mc : math::math_cases()) {
-    auto best = math::run_math_case(mc, choice);
+    auto best = math::run_math_case(mc, choice, {}, false, threads);
+    std::vector<double> ms{best.ms};
     for (int r = 1; r < reps; ++r) {
-      auto again = math::run_math_case(mc, choice);
+      auto again = math::run_math_case(mc, choice, {}, false, threads);
+      ms.push_back(again.ms);
       if (again.ms < best.ms) best = std::move(again);
     }
+    std::sort(ms.begin(), ms.end());
     total += best.ms;
-    fmt::print("{} {} {} {} {} {:.3f}\n", mc.name, best.iterations, best.nodes, best.classes, stop_text(best.stop),
-               best.ms);
+    total_median += ms[ms.size() / 2];
+    fmt::print("{} {} {} {} {} {:.3f} {:.3f}\n", mc.name, best.iterations, best.nodes, best.classes,
+               stop_text(best.stop), best.ms, ms[ms.size() / 2]);
   }
-  fmt::print("total {:.3f}\n\n", total);
+  fmt::print("total {:.3f} {:.3f}\n\n", total, total_median);
 }
 
 }  // namespace
@@ -129,20 +133,23 @@ int main(int argc, char** argv) {
   using refinery::egraph::math::SchedulerChoice;
   bool math_only = false;
   int reps = 10;
+  std::size_t threads = 1;
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "--math_only") == 0) {
       math_only = true;
     } else if (std::strncmp(argv[i], "--math_reps=", 12) == 0) {
       reps = std::max(1, std::atoi(argv[i] + 12));
+    } else if (std::strncmp(argv[i], "--threads=", 10) == 0) {
+      threads = static_cast<std::size_t>(std::max(1, std::atoi(argv[i] + 10)));
     } else {
       rest.push_back(argv[i]);
     }
   }
   refinery::egraph::print_math_suite("as in egg (backoff; simple for math_associate_adds)", SchedulerChoice::AsInEgg,
-                                     reps);
-  refinery::egraph::print_math_suite("simple", SchedulerChoice::Simple, reps);
-  refinery::egraph::print_math_suite("backoff", SchedulerChoice::Backoff, reps);
+                                     reps, threads);
+  refinery::egraph::print_math_suite("simple", SchedulerChoice::Simple, reps, threads);
+  refinery::egraph::print_math_suite("backoff", SchedulerChoice::Backoff, reps, threads);
   std::fflush(stdout);
   if (math_only) return 0;
   int rest_argc = static_cast<int>(rest.size());

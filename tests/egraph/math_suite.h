@@ -104,8 +104,10 @@ inline std::vector<Rewrite<MathNode, NoAnalysis>> assoc_rules() {
 
 template <class A>
 CaseResult<A> run_case(const MathCase& mc, const std::vector<Rewrite<MathNode, A>>& rules, SchedulerChoice choice,
-                       EGraphConfig config, bool keep_runner, std::chrono::steady_clock::time_point t0) {
+                       EGraphConfig config, bool keep_runner, std::chrono::steady_clock::time_point t0,
+                       std::size_t threads = 1) {
   Runner<MathNode, A> runner(mc.limits, EGraph<MathNode, A>(A{}, config));
+  runner.set_threads(threads);
   bool simple = choice == SchedulerChoice::Simple || (choice == SchedulerChoice::AsInEgg && mc.simple_scheduler);
   if (simple) runner.set_scheduler(std::make_unique<SimpleScheduler>());
   for (auto e : mc.extra_exprs) runner.add_expr(must_parse(e));
@@ -139,14 +141,15 @@ CaseResult<A> run_case(const MathCase& mc, const std::vector<Rewrite<MathNode, A
 // Runs one case; the timing covers building the rules, parsing the terms,
 // running and checking the goals (what egg's test function does). The
 // result's runner is only kept for cases with the ConstantFold analysis.
+// `threads` search (Runner::set_threads).
 inline MathResult run_math_case(const MathCase& mc, SchedulerChoice choice = SchedulerChoice::AsInEgg,
-                                EGraphConfig config = {}, bool keep_runner = false) {
+                                EGraphConfig config = {}, bool keep_runner = false, std::size_t threads = 1) {
   auto t0 = std::chrono::steady_clock::now();
   if (mc.assoc_only) {
-    auto r = run_case<NoAnalysis>(mc, assoc_rules(), choice, config, false, t0);
+    auto r = run_case<NoAnalysis>(mc, assoc_rules(), choice, config, false, t0, threads);
     return MathResult{r.proved, r.iterations, r.nodes, r.classes, r.stop, r.ms, std::nullopt};
   }
-  return run_case<ConstantFold>(mc, math_rules(), choice, config, keep_runner, t0);
+  return run_case<ConstantFold>(mc, math_rules(), choice, config, keep_runner, t0, threads);
 }
 
 }  // namespace refinery::egraph::math

@@ -43,5 +43,20 @@ TEST(MathSuite, ProvesUnderSimpleSchedulerToo) {
   }
 }
 
+// Issue #20: the suite on two search threads ends where it ends on one
+// (the same sizes, iterations and stop reason; backoff scheduler as egg's).
+TEST(MathSuite, TwoSearchThreadsEndWhereOneEnds) {
+  for (const MathCase& mc : math_cases()) {
+    MathResult one = run_math_case(mc, SchedulerChoice::AsInEgg, {}, false, 1);
+    MathResult two = run_math_case(mc, SchedulerChoice::AsInEgg, {}, false, 2);
+    if (one.stop.kind == StopKind::TimeLimit || two.stop.kind == StopKind::TimeLimit) continue;  // timing decides
+    EXPECT_EQ(two.proved, one.proved) << mc.name;
+    EXPECT_EQ(two.nodes, one.nodes) << mc.name;
+    EXPECT_EQ(two.classes, one.classes) << mc.name;
+    EXPECT_EQ(two.iterations, one.iterations) << mc.name;
+    EXPECT_EQ(two.stop.kind, one.stop.kind) << mc.name;
+  }
+}
+
 }  // namespace
 }  // namespace refinery::egraph::math

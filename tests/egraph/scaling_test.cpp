@@ -40,5 +40,29 @@ TEST(Scaling, SizesPerIterationAreDeterministic) {
   EXPECT_EQ(sizes(), sizes());
 }
 
+// Issue #20: searching on two threads gives the same e-graph after every
+// iteration as one thread (the same sizes, matches and unions per rule).
+TEST(Scaling, TwoSearchThreadsGiveTheSameIterations) {
+  auto trace = [](std::size_t threads) {
+    auto rules = assoc_rules();
+    Runner<MathNode, NoAnalysis> runner(RunnerLimits{.iter_limit = 100, .node_limit = 1'000'000});
+    runner.set_scheduler(std::make_unique<SimpleScheduler>());
+    runner.set_threads(threads);
+    EXPECT_EQ(runner.search_threads(), threads);
+    runner.add_expr(must_parse(nested_sum(7)));
+    runner.run(rules);
+    std::vector<std::size_t> out;
+    for (const auto& it : runner.iterations) {
+      out.insert(out.end(), {it.egraph_nodes, it.egraph_classes, it.rebuild_unions});
+      for (const auto& r : it.rules) out.insert(out.end(), {r.matches, r.applied, std::size_t{r.skipped}});
+    }
+    out.insert(out.end(), {runner.egraph.num_nodes(), runner.egraph.num_classes()});
+    return out;
+  };
+  auto one = trace(1);
+  EXPECT_EQ(trace(2), one);
+  EXPECT_EQ(trace(3), one);
+}
+
 }  // namespace
 }  // namespace refinery::egraph::math
