@@ -433,6 +433,16 @@ class Generator {
         for (auto& v : s) v = pick(2);
         return s;
       }
+      case Op::Gather: {
+        // 1..d indices into the axis (repeats allowed, some negative)
+        int64_t ax = ir::OpAttrs(p.op, attrs).get_int("axis");
+        if (ax < 0) ax += r;
+        if (ax < 0 || ax >= r || x[static_cast<size_t>(ax)] == 0) return std::nullopt;
+        int64_t d = x[static_cast<size_t>(ax)];
+        Sizes s(static_cast<size_t>(1 + pick(static_cast<int>(d))));
+        for (auto& v : s) v = pick(static_cast<int>(d)) - (coin(0.2) ? d : 0);
+        return s;
+      }
       case Op::Tile: {
         Sizes s(static_cast<size_t>(r), 1);
         if (r > 0) s[static_cast<size_t>(pick(static_cast<int>(r)))] = 2;

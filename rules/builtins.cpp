@@ -211,6 +211,48 @@ const CondDef kConditions[] = {
     {"nonzero", "T",
      [](const Env& env, std::span<const ArgVal> a) { return value_check(env, a[0], [](double v) { return v != 0; }); },
      ValueCond::Nonzero, "a constant whose elements are all finite and != 0"},
+    {"zero", "T",
+     [](const Env& env, std::span<const ArgVal> a) {
+       if (env.symbolic_values || a[0].tensor->zero) return true;
+       return value_check(env, a[0], [](double v) { return v == 0; });
+     },
+     ValueCond::Zero, "every element is 0 (a zero constant, or the tensor analysis' zero fact: a gather of zero filters)"},
+    {"some-constant-channels",
+     "T",
+     [](const Env& env, std::span<const ArgVal> a) {
+       const TensorFact& t = *a[0].tensor;
+       if (env.symbolic_values) return t.type.shape.rank() >= 2 && t.type.shape[1].is_static() && t.type.shape[1].size() >= 2;
+       if (!t.channels) return false;
+       bool some = false, all = true;
+       for (bool b : *t.channels) {
+         some = some || b;
+         all = all && b;
+       }
+       return some && !all;
+     },
+     {},
+     "some channels (axis 1) are constant and some are not (the tensor analysis' channel facts; in verification, any "
+     "tensor of two channels or more)"},
+    {"merge-not-wider",
+     "TTT",
+     [](const Env&, std::span<const ArgVal> a) {
+       // w: K x N, a: K x r, b: r x N; the adapter's weights merged into w: K N <= K N + K r + r N
+       // multiply-adds per row, always, when the shapes chain
+       const ir::Shape &w = *shape(a[0]), &l = *shape(a[1]), &r = *shape(a[2]);
+       return w.rank() == 2 && l.rank() == 2 && r.rank() == 2 && w[0] == l[0] && l[1] == r[0] && r[1] == w[1];
+     },
+     {},
+     "K x N, K x r and r x N matrices: x w + (x a) b merged into one product by w + a b does fewer multiply-adds"},
+    {"compose-not-wider",
+     "TT",
+     [](const Env&, std::span<const ArgVal> a) {
+       // a: K x r, b: r x N static: (x a) b costs K r + r N multiply-adds per row, x (a b) K N
+       const ir::Shape &l = *shape(a[0]), &r = *shape(a[1]);
+       if (l.rank() != 2 || r.rank() != 2 || !l.is_static() || !r.is_static()) return false;
+       return l[0].size() * r[1].size() <= l[0].size() * l[1].size() + r[0].size() * r[1].size();
+     },
+     {},
+     "K x r and r x N static matrices whose product K x N is not wider than the pair (K N <= K r + r N)"},
     {"no-zero",
      "T",
      [](const Env&, std::span<const ArgVal> a) {
@@ -291,6 +333,24 @@ const CondDef kConditions[] = {
 };
 
 std::optional<Literal> ints(std::vector<int64_t> v) { return Literal(std::move(v)); }
+
+// The channels (axis 1) of a tensor that are constant (`constant`) or not,
+// from the tensor analysis' facts. A rule that splits on them holds for every
+// partition, so verification (no facts: id -1) takes one of its own: the odd
+// channels constant. Declines when a side would be empty.
+std::optional<Literal> channel_indices(const TensorFact& t, bool constant) {
+  const ir::Shape& s = t.type.shape;
+  if (s.rank() < 2 || !s[1].is_static()) return std::nullopt;
+  std::vector<int64_t> v;
+  for (int64_t c = 0; c < s[1].size(); ++c) {
+    bool is_const = t.channels ? static_cast<size_t>(c) < t.channels->size() && (*t.channels)[static_cast<size_t>(c)]
+                    : t.id == -1 ? c % 2 == 1
+                                 : false;
+    if (is_const == constant) v.push_back(c);
+  }
+  if (v.empty() || static_cast<int64_t>(v.size()) == s[1].size()) return std::nullopt;
+  return ints(std::move(v));
+}
 
 const LetDef kLets[] = {
     {"compose-perm", "VV",
@@ -461,6 +521,12 @@ const LetDef kLets[] = {
        return ints({*n});
      },
      "[n] for a static tensor of n elements (a reshape to 1-d)"},
+    {"live-channels", "T",
+     [](std::span<const ArgVal> a) { return channel_indices(*a[0].tensor, false); },
+     "the indices of the channels (axis 1) that are not constant (in verification: the even ones)"},
+    {"constant-channels", "T",
+     [](std::span<const ArgVal> a) { return channel_indices(*a[0].tensor, true); },
+     "the indices of the constant channels (axis 1) (in verification: the odd ones)"},
     {"zero-pads", "T",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
        int64_t r = shape(a[0])->rank();
