@@ -12,6 +12,10 @@ using ir::Op;
 const TensorData& kid(const TensorEGraph& g, const TensorNode& n, size_t i) { return g[n.kids[i]].data; }
 
 bool all_zero(const ir::Tensor& t) {
+  if (t.dtype() == ir::DType::f32) {
+    const float* p = static_cast<const float*>(t.data());
+    return std::all_of(p, p + t.numel(), [](float v) { return v == 0; });
+  }
   for (int64_t i = 0; i < t.numel(); ++i)
     if (t.as_double(i) != 0) return false;
   return true;
@@ -57,21 +61,15 @@ bool is_channelwise_unary(Op op) {
   }
 }
 
-// Which slices of a constant along its axis 0 are all 0 (the zero filters of
-// a K x C x ... weight).
-std::vector<bool> zero_slices(TensorContext& ctx, const ir::TensorRef& t) {
-  if (t->dims().empty()) return {};
-  int64_t k = t->dims()[0];
-  std::vector<bool> z(static_cast<size_t>(k), true);
-  if (t->dims().size() == 1) {
-    for (int64_t i = 0; i < k; ++i) z[static_cast<size_t>(i)] = t->as_double(i) == 0;
-    return z;
-  }
+// Whether slice i of a constant along its axis 0 is all 0 (a zero filter of a
+// K x C x ... weight).
+bool zero_slice(TensorContext& ctx, const ir::TensorRef& t, int64_t i) {
+  if (t->dims().size() == 1) return t->as_double(i) == 0;
   const std::vector<bool>& pairs = ctx.zero_pairs(t);
   int64_t c = t->dims()[1];
-  for (int64_t i = 0; i < k; ++i)
-    for (int64_t j = 0; j < c; ++j) z[static_cast<size_t>(i)] = z[static_cast<size_t>(i)] && pairs[static_cast<size_t>(i * c + j)];
-  return z;
+  for (int64_t j = 0; j < c; ++j)
+    if (!pairs[static_cast<size_t>(i * c + j)]) return false;
+  return true;
 }
 
 }  // namespace
@@ -91,12 +89,12 @@ bool zero_fact(const TensorEGraph& g, const TensorNode& n, const ir::TensorType&
       // the gathered slices of a constant along its axis 0 are zero filters
       const TensorData& idx = kid(g, n, 1);
       if (!data.constant || !idx.constant || ir::OpAttrs(Op::Gather, na.attrs).get_int("axis") != 0) return false;
-      std::vector<bool> z = zero_slices(g.analysis().context(), data.constant);
-      int64_t k = static_cast<int64_t>(z.size());
-      if (k == 0) return false;
+      const ir::Tensor& t = *data.constant;
+      if (t.dims().empty() || t.dims()[0] == 0) return false;
+      int64_t k = t.dims()[0];
       for (int64_t i : idx.constant->to_int_vector()) {
         if (i < 0) i += k;
-        if (i < 0 || i >= k || !z[static_cast<size_t>(i)]) return false;
+        if (i < 0 || i >= k || !zero_slice(g.analysis().context(), data.constant, i)) return false;
       }
       return true;
     }

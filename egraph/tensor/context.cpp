@@ -97,9 +97,10 @@ const std::vector<bool>& TensorContext::zero_pairs(const ir::TensorRef& t) {
     int64_t pairs = t->dims()[0] * t->dims()[1];
     int64_t per = pairs ? t->numel() / pairs : 0;
     z.assign(static_cast<size_t>(pairs), true);
+    const float* f = t->dtype() == ir::DType::f32 ? static_cast<const float*>(t->data()) : nullptr;
     for (int64_t p = 0; p < pairs; ++p)
       for (int64_t e = 0; e < per; ++e)
-        if (t->as_double(p * per + e) != 0) {
+        if ((f ? f[p * per + e] : t->as_double(p * per + e)) != 0) {
           z[static_cast<size_t>(p)] = false;
           break;
         }
