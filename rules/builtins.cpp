@@ -252,6 +252,17 @@ const CondDef kConditions[] = {
      },
      {},
      "K x r and r x N static matrices whose product K x N is not wider than the pair (K N <= K r + r N)"},
+    {"depthwise",
+     "TTV",
+     [](const Env&, std::span<const ArgVal> a) {
+       // x: N x C x ..., w: C x 1 x ..., group C: one filter per channel
+       const ir::Shape &x = *shape(a[0]), &w = *shape(a[1]);
+       auto g = as_int(a[2]);
+       return g && x.rank() >= 3 && w.rank() == x.rank() && x[1].is_static() && x[1].size() == *g &&
+              w[0] == x[1] && w[1] == ir::Dim(1);
+     },
+     {},
+     "a depthwise convolution: group = the input's channels, one C x 1 x ... filter per channel"},
     {"no-zero",
      "T",
      [](const Env&, std::span<const ArgVal> a) {
@@ -584,6 +595,13 @@ const LetDef kLets[] = {
        return ints(std::move(p));
      },
      "the order that gathers concat(y[l], y[d]) back into y, for a partition l, d of y's channels"},
+    {"length", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       const ir::Shape& s = *shape(a[0]);
+       if (s.rank() != 1 || !s[0].is_static() || s[0].size() == 0) return std::nullopt;
+       return Literal(s[0].size());
+     },
+     "the length of a non-empty 1-d tensor (a list of indices)"},
     {"zero-pads", "T",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
        int64_t r = shape(a[0])->rank();

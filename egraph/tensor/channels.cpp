@@ -165,6 +165,10 @@ ChannelSet channel_fact(const TensorEGraph& g, const TensorNode& n, const ir::Te
     case Op::Conv: {
       // Output channel k reads the input channels of its group; it is
       // constant when each of them is constant or k's filter is zero there.
+      // A grouped convolution counts its zero filters only: the rules select
+      // a depthwise convolution's channels by filter (gather-channels-depthwise),
+      // and one selection must be all zero filters or all constant inputs
+      // for the constant part to become a constant expression.
       const TensorData& w = kid(g, n, 1);
       if (!w.constant || w.constant->dims().size() < 3 || (n.kids.size() > 2 && !input_free(kid(g, n, 2))))
         return nullptr;
@@ -172,7 +176,8 @@ ChannelSet channel_fact(const TensorEGraph& g, const TensorNode& n, const ir::Te
       if (k != c || groups <= 0 || k % groups != 0) return nullptr;
       const std::vector<bool>& zero = g.analysis().context().zero_pairs(w.constant);
       int64_t kpg = k / groups;
-      const std::vector<bool>* in = x.channels && channels_of(x.type) == cpg * groups ? x.channels.get() : nullptr;
+      const std::vector<bool>* in =
+          groups == 1 && x.channels && channels_of(x.type) == cpg ? x.channels.get() : nullptr;
       std::vector<bool> s(static_cast<size_t>(k), true);
       for (int64_t o = 0; o < k; ++o)
         for (int64_t j = 0; j < cpg && s[static_cast<size_t>(o)]; ++j) {

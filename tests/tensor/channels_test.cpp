@@ -33,14 +33,16 @@ std::vector<std::string> facts(const std::string& text, std::vector<bool>* zero 
 }
 
 // Filter 1 of %w is zero: channel 1 of the convolution is its bias. ReLU,
-// max pooling and a per-channel Add keep it; a grouped (depthwise) convolution keeps a constant input
-// channel constant, a full one mixes it with the live ones.
+// max pooling and a per-channel Add keep it; a full convolution mixes it
+// with the live ones; a grouped (depthwise) one counts its own zero filters
+// only (the rules select its channels by filter).
 TEST(ChannelFacts, ZeroFiltersMakeConstantChannelsThatFlowThroughChannelwiseOps) {
   auto f = facts(R"(graph @main(%x: tensor<1x2x4x4xf32>) {
   %w = const dense<[1.0, 2.0, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0, 5.0, 6.0, 7.0, 8.0]> : tensor<3x2x2x1xf32>
   %b = const dense<[0.5, 2.0, -1.0]> : tensor<3xf32>
   %c = const dense<[1.0, 2.0, 3.0]> : tensor<1x3x1x1xf32>
-  %dw = const dense<[1.0, 2.0, 3.0]> : tensor<3x1x1x1xf32>
+  %dw = const dense<[1.0, 0.0, 3.0]> : tensor<3x1x1x1xf32>
+  %dw2 = const dense<[1.0, 2.0, 0.0]> : tensor<3x1x1x1xf32>
   %full = const dense<[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]> : tensor<3x3x1x1xf32>
   %1 = conv(%x, %w, %b) {pads = [0, 0, 1, 0]} : tensor<1x3x4x4xf32>
   %2 = relu(%1) : tensor<1x3x4x4xf32>
@@ -48,10 +50,11 @@ TEST(ChannelFacts, ZeroFiltersMakeConstantChannelsThatFlowThroughChannelwiseOps)
   %4 = add(%2, %c) : tensor<1x3x4x4xf32>
   %6 = conv(%2, %dw) {group = 3} : tensor<1x3x4x4xf32>
   %7 = conv(%2, %full) : tensor<1x3x4x4xf32>
-  return %1, %3, %4, %6, %7
+  %8 = conv(%2, %dw2) {group = 3} : tensor<1x3x4x4xf32>
+  return %1, %3, %4, %6, %7, %8
 }
 )");
-  EXPECT_EQ(f, (std::vector<std::string>{"010", "010", "010", "010", "-"}));
+  EXPECT_EQ(f, (std::vector<std::string>{"010", "010", "010", "010", "-", "001"}));
 }
 
 TEST(ChannelFacts, AnAddWithALiveActivationHasNoConstantChannels) {
