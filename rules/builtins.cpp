@@ -344,42 +344,6 @@ const CondDef kConditions[] = {
 
 std::optional<Literal> ints(std::vector<int64_t> v) { return Literal(std::move(v)); }
 
-// Whether elements [begin, begin + n) of a constant are all 0 (f32 read
-// directly: this runs on every match of a rule over a convolution weight).
-bool all_zero(const ir::Tensor& t, int64_t begin, int64_t n) {
-  if (t.dtype() == ir::DType::f32) {
-    const float* p = static_cast<const float*>(t.data()) + begin;
-    return std::all_of(p, p + n, [](float v) { return v == 0; });
-  }
-  for (int64_t e = 0; e < n; ++e)
-    if (t.as_double(begin + e) != 0) return false;
-  return true;
-}
-
-// The slices along axis 0 of a constant (a convolution's filters) that are
-// all 0 (`zero`) or not. A rule that splits on them holds for every
-// partition, so verification (symbolic values: no constant) takes one of its
-// own: the odd ones zero. Declines when a side would be empty.
-std::optional<Literal> filter_indices(const TensorFact& t, bool zero) {
-  const ir::Shape& s = t.type.shape;
-  if (s.rank() < 1 || !s.is_static() || s[0].size() < 2) return std::nullopt;
-  int64_t k = s[0].size(), per = *s.num_elements() / k;
-  std::vector<int64_t> v;
-  for (int64_t i = 0; i < k; ++i) {
-    bool is_zero;
-    if (t.constant) {
-      is_zero = all_zero(*t.constant, i * per, per);
-    } else if (t.id == -1) {
-      is_zero = i % 2 == 1;
-    } else {
-      return std::nullopt;
-    }
-    if (is_zero == zero) v.push_back(i);
-  }
-  if (v.empty() || static_cast<int64_t>(v.size()) == k) return std::nullopt;
-  return ints(std::move(v));
-}
-
 // The channels (axis 1) of a tensor that are constant (`constant`) or not,
 // from the tensor analysis' facts. A rule that splits on them holds for every
 // partition, so verification (no facts: id -1) takes one of its own: the odd
@@ -573,28 +537,6 @@ const LetDef kLets[] = {
     {"constant-channels", "T",
      [](std::span<const ArgVal> a) { return channel_indices(*a[0].tensor, true); },
      "the indices of the constant channels (axis 1) (in verification: the odd ones)"},
-    {"live-filters", "T",
-     [](std::span<const ArgVal> a) { return filter_indices(*a[0].tensor, false); },
-     "the indices along axis 0 of a constant weight whose slices are not all 0 (in verification: the even ones)"},
-    {"zero-filters", "T",
-     [](std::span<const ArgVal> a) { return filter_indices(*a[0].tensor, true); },
-     "the indices along axis 0 of a constant weight whose slices are all 0 (in verification: the odd ones)"},
-    {"channel-order", "VV",
-     [](std::span<const ArgVal> a) -> std::optional<Literal> {
-       // p with p[l[j]] = j and p[d[j]] = |l| + j: gathering concat(y[l], y[d]) by p gives y back
-       auto l = as_ints(a[0]);
-       auto d = as_ints(a[1]);
-       if (!l || !d) return std::nullopt;
-       size_t n = l->size() + d->size();
-       std::vector<int64_t> p(n, -1);
-       for (size_t j = 0; j < n; ++j) {
-         int64_t i = j < l->size() ? (*l)[j] : (*d)[j - l->size()];
-         if (i < 0 || static_cast<size_t>(i) >= n || p[static_cast<size_t>(i)] != -1) return std::nullopt;
-         p[static_cast<size_t>(i)] = static_cast<int64_t>(j);
-       }
-       return ints(std::move(p));
-     },
-     "the order that gathers concat(y[l], y[d]) back into y, for a partition l, d of y's channels"},
     {"length", "T",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
        const ir::Shape& s = *shape(a[0]);
