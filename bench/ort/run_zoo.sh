@@ -9,7 +9,8 @@
 # exist), RUNS (default 20), MODELS (names, default every model of those folders),
 # JOBS (models optimized at once, default 1: each model's optimize time as on its own),
 # TIMEOUT (seconds per model, default none), BATCH_FLAGS (extra flags for refinery batch, e.g.
-# "--time-limit 10 --node-limit 50000").
+# "--time-limit 10 --node-limit 50000"), BENCH_FLAGS (extra flags for bench.mjs, e.g. "--dim batch=2 --dim seq=64":
+# symbolic dims are 1 otherwise).
 # OUT_DIR (default BUILD_DIR/zoo_opt) gets models.txt (the manifest), the
 # batch's output (cpu/X.onnx, cpu/X.onnx.report.json, cpu/X.onnx.log,
 # journal.json, summary.json; docs/batch.md), pairs.txt (bench.mjs's --pairs), bench.json and
@@ -53,7 +54,8 @@ for j in jobs:
     pairs.append(f"{j['model']}:{j['output']}")
 open(sys.argv[2], 'w').write(','.join(pairs))
 PY
-node bench/ort/bench.mjs --pairs "$(cat "$out/pairs.txt")" --runs "${RUNS:-20}" --json "$out/bench.json"
+# shellcheck disable=SC2086
+node bench/ort/bench.mjs --pairs "$(cat "$out/pairs.txt")" --runs "${RUNS:-20}" --json "$out/bench.json" ${BENCH_FLAGS:-}
 /usr/bin/python3 - "$out/summary.json" "$out/bench.json" <<'PY' | tee "$out/speedups.txt"
 import json, sys
 jobs = json.load(open(sys.argv[1]))['jobs']
