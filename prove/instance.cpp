@@ -222,8 +222,13 @@ class Generator {
           int64_t group = 1;
           for (const auto& [v, r] : rests_)
             (void)v, group = std::max<int64_t>(group, ir::OpAttrs(p.op, r).get_int("group"));
+          for (const AttrPat& at : p.attrs)  // a group the pattern binds (:group ?g)
+            if (at.name == "group" && at.is_var && attrs_.count(at.var) && attrs_[at.var])
+              if (auto* g = std::get_if<int64_t>(&*attrs_[at.var])) group = std::max<int64_t>(group, *g);
           int64_t k = coin(0.4) ? 1 : 1 + pick(3);
-          return Sizes{group * dim(), x[1] / group, k, k};
+          // depthwise (one filter per channel) most of the time when the group is the channels
+          int64_t per = group > 1 && group == x[1] && coin(0.7) ? 1 : dim();
+          return Sizes{group * per, x[1] / group, k, k};
         }
         const Sizes* w = known(1);
         return Sizes{w ? (*w)[0] : dim()};
@@ -433,6 +438,16 @@ class Generator {
         for (auto& v : s) v = pick(2);
         return s;
       }
+      case Op::Gather: {
+        // 1..d indices into the axis (repeats allowed, some negative)
+        int64_t ax = ir::OpAttrs(p.op, attrs).get_int("axis");
+        if (ax < 0) ax += r;
+        if (ax < 0 || ax >= r || x[static_cast<size_t>(ax)] == 0) return std::nullopt;
+        int64_t d = x[static_cast<size_t>(ax)];
+        Sizes s(static_cast<size_t>(1 + pick(static_cast<int>(d))));
+        for (auto& v : s) v = pick(static_cast<int>(d)) - (coin(0.2) ? d : 0);
+        return s;
+      }
       case Op::Tile: {
         Sizes s(static_cast<size_t>(r), 1);
         if (r > 0) s[static_cast<size_t>(pick(static_cast<int>(r)))] = 2;
@@ -516,6 +531,9 @@ class Generator {
       if (!a.is_var) {
         v = a.literal;
       } else {
+        // a convolution's bound group: 1, or the input's channels (depthwise)
+        if (!attrs_.count(a.var) && p.op == ir::Op::Conv && a.name == "group" && rank >= 3 && kids[0])
+          attrs_[a.var] = Literal(coin(0.6) ? kids[0]->type.shape[1].size() : int64_t{1});
         if (!attrs_.count(a.var)) attrs_[a.var] = gen_attr(p.op, a.name, rank);
         v = attrs_[a.var];
       }

@@ -22,7 +22,9 @@ std::string numeric_check(const Instance& inst, uint64_t seed, bool& skipped, st
     std::vector<float> data(static_cast<size_t>(n));
     for (auto& x : data) {
       ValueCond c = inst.input_conds[i];
-      if (has(c, ValueCond::Positive) || has(c, ValueCond::NonNegative))
+      if (has(c, ValueCond::Zero))
+        x = 0;
+      else if (has(c, ValueCond::Positive) || has(c, ValueCond::NonNegative))
         x = pos(rng);
       else if (has(c, ValueCond::Nonzero))
         x = pos(rng) * (u(rng) < 0 ? -1.0f : 1.0f);

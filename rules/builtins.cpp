@@ -211,6 +211,58 @@ const CondDef kConditions[] = {
     {"nonzero", "T",
      [](const Env& env, std::span<const ArgVal> a) { return value_check(env, a[0], [](double v) { return v != 0; }); },
      ValueCond::Nonzero, "a constant whose elements are all finite and != 0"},
+    {"zero", "T",
+     [](const Env& env, std::span<const ArgVal> a) {
+       return env.symbolic_values || a[0].tensor->zero;  // the analysis reads constants once
+     },
+     ValueCond::Zero, "every element is 0 (a zero constant, or the tensor analysis' zero fact: a gather of zero filters)"},
+    {"some-constant-channels",
+     "T",
+     [](const Env& env, std::span<const ArgVal> a) {
+       const TensorFact& t = *a[0].tensor;
+       if (env.symbolic_values) return t.type.shape.rank() >= 2 && t.type.shape[1].is_static() && t.type.shape[1].size() >= 2;
+       if (!t.channels) return false;
+       bool some = false, all = true;
+       for (bool b : *t.channels) {
+         some = some || b;
+         all = all && b;
+       }
+       return some && !all;
+     },
+     {},
+     "some channels (axis 1) are constant and some are not (the tensor analysis' channel facts; in verification, any "
+     "tensor of two channels or more)"},
+    {"merge-not-wider",
+     "TTT",
+     [](const Env&, std::span<const ArgVal> a) {
+       // w: K x N, a: K x r, b: r x N; the adapter's weights merged into w: K N <= K N + K r + r N
+       // multiply-adds per row, always, when the shapes chain
+       const ir::Shape &w = *shape(a[0]), &l = *shape(a[1]), &r = *shape(a[2]);
+       return w.rank() == 2 && l.rank() == 2 && r.rank() == 2 && w[0] == l[0] && l[1] == r[0] && r[1] == w[1];
+     },
+     {},
+     "K x N, K x r and r x N matrices: x w + (x a) b merged into one product by w + a b does fewer multiply-adds"},
+    {"compose-not-wider",
+     "TT",
+     [](const Env&, std::span<const ArgVal> a) {
+       // a: K x r, b: r x N static: (x a) b costs K r + r N multiply-adds per row, x (a b) K N
+       const ir::Shape &l = *shape(a[0]), &r = *shape(a[1]);
+       if (l.rank() != 2 || r.rank() != 2 || !l.is_static() || !r.is_static()) return false;
+       return l[0].size() * r[1].size() <= l[0].size() * l[1].size() + r[0].size() * r[1].size();
+     },
+     {},
+     "K x r and r x N static matrices whose product K x N is not wider than the pair (K N <= K r + r N)"},
+    {"depthwise",
+     "TTV",
+     [](const Env&, std::span<const ArgVal> a) {
+       // x: N x C x ..., w: C x 1 x ..., group C: one filter per channel
+       const ir::Shape &x = *shape(a[0]), &w = *shape(a[1]);
+       auto g = as_int(a[2]);
+       return g && x.rank() >= 3 && w.rank() == x.rank() && x[1].is_static() && x[1].size() == *g &&
+              w[0] == x[1] && w[1] == ir::Dim(1);
+     },
+     {},
+     "a depthwise convolution: group = the input's channels, one C x 1 x ... filter per channel"},
     {"no-zero",
      "T",
      [](const Env&, std::span<const ArgVal> a) {
@@ -291,6 +343,42 @@ const CondDef kConditions[] = {
 };
 
 std::optional<Literal> ints(std::vector<int64_t> v) { return Literal(std::move(v)); }
+
+// The channels (axis 1) of a tensor that are constant (`constant`) or not,
+// from the tensor analysis' facts. A rule that splits on them holds for every
+// partition, so verification (no facts: id -1) takes one of its own: the odd
+// channels constant. Declines when a side would be empty.
+std::optional<Literal> channel_indices(const TensorFact& t, bool constant) {
+  const ir::Shape& s = t.type.shape;
+  if (s.rank() < 2 || !s[1].is_static()) return std::nullopt;
+  int64_t n = s[1].size();
+  std::vector<bool> is_const(static_cast<size_t>(n));
+  int64_t live = 0;
+  for (int64_t c = 0; c < n; ++c) {
+    is_const[static_cast<size_t>(c)] = t.channels ? static_cast<size_t>(c) < t.channels->size() &&
+                                                        (*t.channels)[static_cast<size_t>(c)]
+                                       : t.id == -1 ? c % 2 == 1
+                                                    : false;
+    live += is_const[static_cast<size_t>(c)] ? 0 : 1;
+  }
+  // Where the tensor's channels come in blocks of kChannelBlock, so do the
+  // live ones: the first constant channels are computed with them. Kernels
+  // that block channels (ONNX Runtime's NCHWc convolutions by 8 or 16, tensor
+  // cores by 8) run a count that is not a multiple on a slower path; 40%
+  // pruning leaves 19 of 32 channels. Any partition is exact.
+  constexpr int64_t kChannelBlock = 16;
+  if (n % kChannelBlock == 0)
+    for (int64_t c = 0; c < n && live % kChannelBlock != 0; ++c)
+      if (is_const[static_cast<size_t>(c)]) {
+        is_const[static_cast<size_t>(c)] = false;
+        ++live;
+      }
+  std::vector<int64_t> v;
+  for (int64_t c = 0; c < n; ++c)
+    if (is_const[static_cast<size_t>(c)] == constant) v.push_back(c);
+  if (v.empty() || static_cast<int64_t>(v.size()) == n) return std::nullopt;
+  return ints(std::move(v));
+}
 
 const LetDef kLets[] = {
     {"compose-perm", "VV",
@@ -461,6 +549,20 @@ const LetDef kLets[] = {
        return ints({*n});
      },
      "[n] for a static tensor of n elements (a reshape to 1-d)"},
+    {"live-channels", "T",
+     [](std::span<const ArgVal> a) { return channel_indices(*a[0].tensor, false); },
+     "the indices of the channels (axis 1) that are not constant, with the first constant ones where that makes their "
+     "count a multiple of 16 in a tensor of 16k channels (in verification: the even ones)"},
+    {"constant-channels", "T",
+     [](std::span<const ArgVal> a) { return channel_indices(*a[0].tensor, true); },
+     "the indices of the constant channels (axis 1) that live-channels leaves (in verification: the odd ones)"},
+    {"length", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       const ir::Shape& s = *shape(a[0]);
+       if (s.rank() != 1 || !s[0].is_static() || s[0].size() == 0) return std::nullopt;
+       return Literal(s[0].size());
+     },
+     "the length of a non-empty 1-d tensor (a list of indices)"},
     {"zero-pads", "T",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
        int64_t r = shape(a[0])->rank();

@@ -25,6 +25,10 @@ struct TensorFact {
   const ir::Tensor* constant = nullptr;      // its value, when it is a constant
   std::optional<std::vector<int64_t>> ints;  // its integer contents, when known
   int64_t id = -1;                           // its e-class (-1 in verification)
+  // The tensor analysis' constant facts (egraph/tensor/channels.h); unknown
+  // in verification, where a rule must hold whatever they are.
+  bool zero = false;                               // every element is 0
+  const std::vector<bool>* channels = nullptr;     // axis-1 entries that do not depend on the graph's inputs
 };
 
 struct Env {
@@ -47,7 +51,7 @@ enum class ArgKind : char { Tensor = 'T', Value = 'V' };
 // A value condition constrains element values; verification assumes it of
 // the symbolic elements and draws numeric inputs that satisfy it. A variable
 // may have several: they combine as a set of flags.
-enum class ValueCond : unsigned { None = 0, Positive = 1, Nonzero = 2, NonNegative = 4 };
+enum class ValueCond : unsigned { None = 0, Positive = 1, Nonzero = 2, NonNegative = 4, Zero = 8 };
 constexpr ValueCond operator|(ValueCond a, ValueCond b) {
   return static_cast<ValueCond>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
 }

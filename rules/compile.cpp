@@ -208,8 +208,8 @@ class CompiledRule {
   bool environment(const TensorEGraph& g, const Binding& b, Env& env) const {
     for (const auto& [var, id] : b.tensors) {
       const TensorData& d = g[id].data;
-      env.tensors[var] =
-          TensorFact{d.type, d.constant.get(), known_ints(d), static_cast<int64_t>(egraph::index(g.find(id)))};
+      env.tensors[var] = TensorFact{d.type,         d.constant.get(), known_ints(d),
+                                    static_cast<int64_t>(egraph::index(g.find(id))), d.zero, d.channels.get()};
     }
     for (const auto& [var, v] : b.attrs) env.attrs[var] = v;
     for (const Let& let : body_->lets) {
@@ -318,6 +318,9 @@ class CompiledRule {
       Id id = s[egraph::make_var(i)];
       if (id != egraph::kInvalidId) b0.tensors[name] = g.find(id);
     }
+    // A single left side may name its root (`?y = (conv ...)`) to read the
+    // matched class's facts: the search binds no variable for it.
+    if (body_->lhs.size() == 1 && !body_->lhs[0].first.empty()) b0.tensors[body_->lhs[0].first] = g.find(root);
     std::vector<std::pair<const Pat*, Id>> todo;
     for (const auto& [root_var, pat] : body_->lhs)
       todo.emplace_back(&pat, root_var.empty() ? root : b0.tensors.at(root_var));

@@ -5,21 +5,30 @@
 #
 #   bench/ort/run_zoo.sh BUILD_DIR [OUT_DIR]
 #
-# Environment: ZOO (default BUILD_DIR/zoo), RUNS (default 20), MODELS (names, default every zoo model),
+# Environment: ZOO (zoo folders, space-separated; default BUILD_DIR/zoo and BUILD_DIR/zoo_real, those that
+# exist), RUNS (default 20), MODELS (names, default every model of those folders),
 # JOBS (models optimized at once, default 1: each model's optimize time as on its own),
 # TIMEOUT (seconds per model, default none), BATCH_FLAGS (extra flags for refinery batch, e.g.
-# "--time-limit 10 --node-limit 50000").
+# "--time-limit 10 --node-limit 50000"), BENCH_FLAGS (extra flags for bench.mjs, e.g. "--dim batch=2 --dim seq=64":
+# symbolic dims are 1 otherwise).
 # OUT_DIR (default BUILD_DIR/zoo_opt) gets models.txt (the manifest), the
 # batch's output (cpu/X.onnx, cpu/X.onnx.report.json, cpu/X.onnx.log,
-# journal.json, summary.json; docs/batch.md), pairs.txt (bench.mjs's --pairs) and bench.json.
+# journal.json, summary.json; docs/batch.md), pairs.txt (bench.mjs's --pairs), bench.json and
+# speedups.txt: per model the measured speedup and control (bench.mjs), the FLOPs before and after
+# and the rules whose rewrites the extracted graph uses (the report's rules_used).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:?usage: bench/ort/run_zoo.sh BUILD_DIR [OUT_DIR]}
 out=${2:-$build/zoo_opt}
 mkdir -p "$out"
-zoo=${ZOO:-$build/zoo}
-models=${MODELS:-$(cd "$zoo" && ls *.onnx | sed "s/\.onnx$//")}
-for m in $models; do realpath "$zoo/$m.onnx"; done > "$out/models.txt"
+zoos=${ZOO:-$(for z in "$build/zoo" "$build/zoo_real"; do [[ -d $z ]] && echo "$z"; done)}
+: > "$out/models.txt"
+for zoo in $zoos; do
+  for f in "$zoo"/*.onnx; do
+    m=$(basename "$f" .onnx)
+    if [[ -z ${MODELS:-} || " $MODELS " == *" $m "* ]]; then realpath "$f" >> "$out/models.txt"; fi
+  done
+done
 start=$(date +%s.%N)
 # Exit 1 (some model failed) is reported below, model by model; 2 is a bad invocation.
 # shellcheck disable=SC2086
@@ -45,4 +54,24 @@ for j in jobs:
     pairs.append(f"{j['model']}:{j['output']}")
 open(sys.argv[2], 'w').write(','.join(pairs))
 PY
-node bench/ort/bench.mjs --pairs "$(cat "$out/pairs.txt")" --runs "${RUNS:-20}" --json "$out/bench.json"
+# shellcheck disable=SC2086
+node bench/ort/bench.mjs --pairs "$(cat "$out/pairs.txt")" --runs "${RUNS:-20}" --json "$out/bench.json" ${BENCH_FLAGS:-}
+/usr/bin/python3 - "$out/summary.json" "$out/bench.json" <<'PY' | tee "$out/speedups.txt"
+import json, sys
+jobs = json.load(open(sys.argv[1]))['jobs']
+bench = json.load(open(sys.argv[2]))
+rows = bench['rows'] if isinstance(bench, dict) and 'rows' in bench else bench
+by_name = {r['model']: r for r in rows}
+print(f"{'model':<22} {'speedup':>8} {'control':>8} {'GFLOP before':>12} {'after':>8}  rewrites that made the difference")
+for j in jobs:
+    if j['status'] != 'written':
+        continue
+    m = j['key'].split('/', 1)[1].removesuffix('.onnx')
+    r = json.load(open(j['report']))
+    b = by_name.get(m, {})
+    c = r['cost']
+    used = ', '.join(f"{k} ({v})" for k, v in sorted(r['rules_used'].items(), key=lambda kv: -kv[1])[:6]) or '- (original kept)'
+    sp = f"{b['speedup']:.3f}x" if 'speedup' in b else '-'
+    ct = f"{b['control']:.3f}x" if b.get('control') is not None else '-'
+    print(f"{m:<22} {sp:>8} {ct:>8} {c['flops_before'] / 1e9:>12.4f} {c['flops_after'] / 1e9:>8.4f}  {used}")
+PY

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "egraph/tensor/channels.h"
+
 namespace refinery::egraph::tensor {
 
 namespace {
@@ -16,13 +18,23 @@ std::optional<std::vector<ir::Dim>> small_int_contents(const ir::Tensor& t) {
 }  // namespace
 
 std::expected<TensorData, std::string> TensorAnalysis::infer(const TensorEGraph& g, const TensorNode& node) const {
-  if (node.op == kInputOp) return TensorData{ctx_->input(node.payload).type, std::nullopt, nullptr};
+  auto d = infer_type(g, node);
+  if (d) {
+    d->zero = zero_fact(g, node, d->type);
+    d->channels = channel_fact(g, node, d->type);
+  }
+  return d;
+}
+
+std::expected<TensorData, std::string> TensorAnalysis::infer_type(const TensorEGraph& g,
+                                                                  const TensorNode& node) const {
+  if (node.op == kInputOp) return TensorData{ctx_->input(node.payload).type, std::nullopt, nullptr, false, nullptr};
   if (node.op == kConstantOp) {
     const ir::TensorRef& t = ctx_->constant(node.payload).tensor;
-    return TensorData{ir::TensorType{t->dtype(), ir::Shape::of(t->dims())}, small_int_contents(*t), t};
+    return TensorData{ir::TensorType{t->dtype(), ir::Shape::of(t->dims())}, small_int_contents(*t), t, false, nullptr};
   }
   const NodeAttrs& na = ctx_->attrs(node.payload);
-  if (na.declared) return TensorData{*na.declared, std::nullopt, nullptr};
+  if (na.declared) return TensorData{*na.declared, std::nullopt, nullptr, false, nullptr};
   ir::Op op = node.ir_op();
   if (op == ir::Op::Opaque) return std::unexpected(std::string("an opaque node needs a declared type"));
 
@@ -51,7 +63,7 @@ std::expected<TensorData, std::string> TensorAnalysis::infer(const TensorEGraph&
   ctx.outputs.resize(na.num_outputs);
   ctx.known.resize(na.num_outputs);
   if (auto ok = info.infer(ctx); !ok) return std::unexpected(ok.error());
-  return TensorData{std::move(ctx.outputs[na.output]), std::move(ctx.known[na.output]), nullptr};
+  return TensorData{std::move(ctx.outputs[na.output]), std::move(ctx.known[na.output]), nullptr, false, nullptr};
 }
 
 TensorData TensorAnalysis::make(const TensorEGraph& g, const TensorNode& node) const {
@@ -66,7 +78,14 @@ TensorData TensorAnalysis::make(const TensorEGraph& g, const TensorNode& node) c
 DidMerge TensorAnalysis::merge(Data& a, Data&& b) const {
   auto type = ir::refine(a.type, b.type);
   if (!type) throw TypeMismatch(fmt::format("union of e-classes with different types: {}", type.error()));
-  TensorData m{std::move(*type), a.known ? a.known : b.known, a.constant ? a.constant : b.constant};
+  TensorData m{std::move(*type), a.known ? a.known : b.known, a.constant ? a.constant : b.constant,
+               a.zero || b.zero, a.channels ? a.channels : b.channels};
+  // One value: a channel constant by either class's nodes is constant.
+  if (a.channels && b.channels && a.channels->size() == b.channels->size() && *a.channels != *b.channels) {
+    std::vector<bool> u(a.channels->size());
+    for (size_t i = 0; i < u.size(); ++i) u[i] = (*a.channels)[i] || (*b.channels)[i];
+    m.channels = std::make_shared<const std::vector<bool>>(std::move(u));
+  }
   if (a.known && b.known && a.known->size() == b.known->size())
     for (size_t i = 0; i < m.known->size(); ++i)
       if (auto d = ir::refine((*a.known)[i], (*b.known)[i])) (*m.known)[i] = std::move(*d);

@@ -1,7 +1,8 @@
 // The tensor analysis: the type system (ARCHITECTURE.md, decision 4). Every
 // e-class has exactly one tensor type, computed by the op table's shape
-// rules; it also carries constant facts (the tensor of a constant leaf, and
-// the known contents of small integer tensors, as ir's shape inference does).
+// rules; it also carries constant facts (the tensor of a constant leaf, the
+// known contents of small integer tensors, as ir's shape inference does, and
+// zeros and constant channels: channels.h).
 // A union keeps the more precise of two compatible types (ir::refine); a
 // union of classes whose types contradict is a bug and throws TypeMismatch.
 #pragma once
@@ -20,12 +21,20 @@
 
 namespace refinery::egraph::tensor {
 
+// Which entries along axis 1 are constant (egraph/tensor/channels.h).
+using ChannelSet = std::shared_ptr<const std::vector<bool>>;
+
 struct TensorData {
   ir::TensorType type;
   std::optional<std::vector<ir::Dim>> known;  // contents of a small integer tensor
   ir::TensorRef constant;                     // when the class holds a constant leaf
+  bool zero = false;                          // every element is 0
+  ChannelSet channels;                        // axis-1 entries that do not depend on the inputs
 
-  bool operator==(const TensorData& o) const { return type == o.type && known == o.known && constant == o.constant; }
+  bool operator==(const TensorData& o) const {
+    return type == o.type && known == o.known && constant == o.constant && zero == o.zero &&
+           (channels == o.channels || (channels && o.channels && *channels == *o.channels));
+  }
 };
 
 struct TypeMismatch : std::logic_error {
@@ -52,6 +61,7 @@ class TensorAnalysis {
   const std::shared_ptr<TensorContext>& context_ptr() const { return ctx_; }
 
  private:
+  std::expected<TensorData, std::string> infer_type(const TensorEGraph& g, const TensorNode& node) const;
   std::shared_ptr<TensorContext> ctx_;
 };
 

@@ -89,4 +89,23 @@ std::string TensorNode::op_string() const {
   return std::string(ir::op_name(ir_op())) + "#" + std::to_string(payload);
 }
 
+const std::vector<bool>& TensorContext::zero_pairs(const ir::TensorRef& t) {
+  auto it = zero_pairs_.find(t.get());
+  if (it != zero_pairs_.end()) return it->second.second;
+  std::vector<bool> z;
+  if (t->dims().size() >= 2) {
+    int64_t pairs = t->dims()[0] * t->dims()[1];
+    int64_t per = pairs ? t->numel() / pairs : 0;
+    z.assign(static_cast<size_t>(pairs), true);
+    const float* f = t->dtype() == ir::DType::f32 ? static_cast<const float*>(t->data()) : nullptr;
+    for (int64_t p = 0; p < pairs; ++p)
+      for (int64_t e = 0; e < per; ++e)
+        if ((f ? f[p * per + e] : t->as_double(p * per + e)) != 0) {
+          z[static_cast<size_t>(p)] = false;
+          break;
+        }
+  }
+  return zero_pairs_.emplace(t.get(), std::make_pair(t, std::move(z))).first->second.second;
+}
+
 }  // namespace refinery::egraph::tensor

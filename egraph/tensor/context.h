@@ -58,11 +58,17 @@ class TensorContext {
   const ConstantInfo& constant(std::uint32_t i) const { return constants_[i]; }
   std::size_t num_constants() const { return constants_.size(); }
 
+  // For a constant of rank >= 2, whether each slice t[i, j, ...] is all 0
+  // (row-major over the first two dims: the zero filters of a convolution
+  // weight, per output and input channel); computed once per tensor.
+  const std::vector<bool>& zero_pairs(const ir::TensorRef& t);
+
  private:
   std::vector<NodeAttrs> attrs_;
   std::unordered_multimap<std::uint64_t, std::uint32_t> attr_index_;
   std::vector<InputInfo> inputs_;
   std::vector<ConstantInfo> constants_;
+  std::unordered_map<const ir::Tensor*, std::pair<ir::TensorRef, std::vector<bool>>> zero_pairs_;
 };
 
 }  // namespace refinery::egraph::tensor

@@ -103,7 +103,7 @@ Expected<Seeded> seed(const ir::Graph& g, EGraphConfig config) {
       add(node.outputs[o], std::move(tn));
       if (*type != data->type)
         s.egraph.merge_data(value_class[ir::index(node.outputs[o])],
-                            TensorData{std::move(*type), std::nullopt, nullptr});
+                            TensorData{std::move(*type), std::nullopt, nullptr, false, nullptr});
     }
   }
   s.egraph.rebuild();

@@ -513,9 +513,12 @@ void register_layout(Table& t) {
                    .int_inputs = {1},
                    .shape_rule = split});
   define(t, OpInfo{.op = Op::Slice, .min_inputs = 3, .max_inputs = 5, .int_inputs = {1, 2, 3, 4}, .shape_rule = slice});
-  define(
-      t,
-      OpInfo{.op = Op::Gather, .min_inputs = 2, .max_inputs = 2, .attrs = {int_attr("axis", 0)}, .shape_rule = gather});
+  define(t, OpInfo{.op = Op::Gather,
+                   .min_inputs = 2,
+                   .max_inputs = 2,
+                   .attrs = {int_attr("axis", 0)},
+                   .int_inputs = {1},
+                   .shape_rule = gather});
   define(t, OpInfo{.op = Op::GatherElements,
                    .min_inputs = 2,
                    .max_inputs = 2,

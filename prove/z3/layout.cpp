@@ -1,6 +1,6 @@
 // Symbolic semantics of the layout ops (ir/ops/layout.cpp): the reshapes
 // (the same elements in the same order), Transpose, Concat, Split, Slice,
-// constant Pad and Expand. Integer inputs (pads, slice bounds) must be
+// constant Pad, Expand and Gather. Integer inputs (pads, slice bounds) must be
 // constants.
 #include "prove/z3/semantics.h"
 
@@ -111,6 +111,32 @@ Result pad(Ctx& c) {
   return one(make(o, std::move(e)));
 }
 
+// Gather along an axis with constant indices (negative ones count from the
+// end): out[pre, j..., post] = data[pre, indices[j...], post].
+Result gather(Ctx& c) {
+  const SymTensor& X = c.x(0);
+  auto ind = c.ints(1);
+  if (!ind) return fail_sem(c, "gather with unknown indices");
+  size_t r = X.shape.size();
+  size_t ax = static_cast<size_t>(c.axis(c.attr_int("axis"), r));
+  const Shape& ishape = c.x(1).shape;
+  const Shape& o = c.out[0];
+  std::vector<z3::expr> e;
+  for (int64_t i = 0; i < numel(o); ++i) {
+    Shape idx = unravel(i, o), src;
+    src.insert(src.end(), idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(ax));
+    Shape j(idx.begin() + static_cast<std::ptrdiff_t>(ax),
+            idx.begin() + static_cast<std::ptrdiff_t>(ax + ishape.size()));
+    int64_t k = (*ind)[static_cast<size_t>(ravel(j, ishape))];
+    if (k < 0) k += X.shape[ax];
+    if (k < 0 || k >= X.shape[ax]) return fail_sem(c, "gather index out of range");
+    src.push_back(k);
+    src.insert(src.end(), idx.begin() + static_cast<std::ptrdiff_t>(ax + ishape.size()), idx.end());
+    e.push_back(X.elems[static_cast<size_t>(ravel(src, X.shape))]);
+  }
+  return one(make(o, std::move(e)));
+}
+
 Result expand(Ctx& c) {
   const Shape& o = c.out[0];
   std::vector<z3::expr> e;
@@ -132,6 +158,7 @@ void fill_layout(Table& t) {
   define(t, Op::Slice, slice);
   define(t, Op::Pad, pad);
   define(t, Op::Expand, expand);
+  define(t, Op::Gather, gather);
 }
 
 }  // namespace refinery::prove::semantics

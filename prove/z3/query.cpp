@@ -44,6 +44,7 @@ std::vector<SymTensor> symbolic_inputs(const Instance& inst, SymDomain& d, std::
       if (has(c, ValueCond::Positive)) constraints.push_back(d.num(0) < e);
       if (has(c, ValueCond::NonNegative)) constraints.push_back(d.num(0) <= e);
       if (has(c, ValueCond::Nonzero)) constraints.push_back(d.fp32() ? !e.mk_is_zero() : e != d.num(0));
+      if (has(c, ValueCond::Zero)) constraints.push_back(d.fp32() ? e.mk_is_zero() : e == d.num(0));
       t.elems.push_back(e);
     }
     ins.push_back(std::move(t));
@@ -109,6 +110,7 @@ std::optional<std::string> fp32_witness(SymDomain& d, const Instance& inst, cons
     if (c != ValueCond::None && !std::isfinite(x)) x = 1.5f;
     if (has(c, ValueCond::Positive) || has(c, ValueCond::NonNegative)) x = std::abs(x);
     if ((has(c, ValueCond::Positive) || has(c, ValueCond::Nonzero)) && x == 0) x = 0.75f;
+    if (has(c, ValueCond::Zero)) x = 0;
     return x;
   };
   for (int trial = 0; trial < trials; ++trial) {

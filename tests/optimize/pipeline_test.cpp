@@ -216,5 +216,82 @@ TEST(GainGuard, NeedsAGainOverOneAndAHalfAndTheSameWork) {
   EXPECT_EQ(cost["gain_flag"].get<std::string>(), kGainFromModel);
 }
 
+// Issue #13 with the rule library: real exports carry provable waste.
+namespace pruned {
+
+ir::ValueId filled(GraphBuilder& b, const std::string& name, std::vector<int64_t> dims, uint32_t seed,
+                   int64_t zero_every = 0) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  int64_t per = n / dims[0];
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    bool zero = zero_every > 0 && (i / per) % zero_every == 1;  // every other filter of a pruned conv
+    v[static_cast<size_t>(i)] = zero ? 0.f : static_cast<float>((i * 37 + seed) % 17) / 17.f - 0.45f;
+  }
+  return b.graph().add_constant(name, std::make_shared<const ir::Tensor>(
+                                          ir::Tensor::from_values<float>(ir::DType::f32, std::move(dims), v)));
+}
+
+ir::Attributes pads1() {
+  ir::Attributes a;
+  a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  return a;
+}
+
+}  // namespace pruned
+
+// Half of conv1's filters are zero (pruned, with a bias: constant channels
+// through ReLU); conv1 computes only its live filters, conv2 reads only
+// those, and the constant part, per position where conv2 pads, is folded
+// into one tensor: no Gather is left to run.
+TEST(Pipeline, APrunedConvChainComputesOnlyItsLiveChannels) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 8, 12, 12});
+  auto w1 = pruned::filled(b, "w1", {32, 8, 3, 3}, 1, 2);
+  auto b1 = pruned::filled(b, "b1", {32}, 2);
+  auto w2 = pruned::filled(b, "w2", {32, 32, 3, 3}, 3);
+  auto b2 = pruned::filled(b, "b2", {32}, 4);
+  auto c1 = b.op1(ir::Op::Conv, {x, w1, b1}, pruned::pads1());
+  auto r1 = b.op1(ir::Op::Relu, {c1});
+  auto c2 = b.op1(ir::Op::Conv, {r1, w2, b2}, pruned::pads1());
+  ir::Graph g = b.finish({b.op1(ir::Op::Relu, {c2})});
+  auto lib = rules::load_library();
+  ASSERT_TRUE(lib.has_value()) << lib.error().str();
+  auto r = optimize(g, *lib, target("cpu"), OptimizeOptions{});
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  ASSERT_EQ(r->report.outcome, Outcome::Optimized) << r->report.reason;
+  ASSERT_TRUE(r->report.validation.has_value());
+  EXPECT_TRUE(r->report.validation->passed) << r->report.validation->first_divergence;
+  EXPECT_LT(r->report.flops_after, 0.6 * r->report.flops_before);
+  EXPECT_EQ(r->report.ops_after.count("Gather"), 0u) << ir::print_graph(r->graph);
+  EXPECT_EQ(r->report.ops_after.at("Conv"), 2);
+  EXPECT_EQ(r->report.extraction.rules_used.count("conv-split-constant-channels"), 1u);
+  EXPECT_EQ(r->report.extraction.rules_used.count("conv-zero-weight"), 1u);
+}
+
+// peft's LoRA form, x W + b + ((x A) B) s: one MatMul by W + s A B.
+TEST(Pipeline, AnUnmergedLoraAdapterBecomesOneMatMul) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 16, 64});
+  auto w = pruned::filled(b, "w", {64, 64}, 5);
+  auto c = pruned::filled(b, "c", {64}, 6);
+  auto a = pruned::filled(b, "a", {64, 4}, 7);
+  auto bb = pruned::filled(b, "bb", {4, 64}, 8);
+  auto s = b.graph().add_constant("s", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(2.0f)));
+  auto base = b.op1(ir::Op::Add, {c, b.op1(ir::Op::MatMul, {x, w})});
+  auto lora = b.op1(ir::Op::Mul, {b.op1(ir::Op::MatMul, {b.op1(ir::Op::MatMul, {x, a}), bb}), s});
+  ir::Graph g = b.finish({b.op1(ir::Op::Add, {base, lora})});
+  auto lib = rules::load_library();
+  ASSERT_TRUE(lib.has_value()) << lib.error().str();
+  auto r = optimize(g, *lib, target("cpu"), OptimizeOptions{});
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  ASSERT_EQ(r->report.outcome, Outcome::Optimized) << r->report.reason;
+  EXPECT_TRUE(r->report.validation->passed) << r->report.validation->first_divergence;
+  EXPECT_EQ(r->report.ops_after.at("MatMul"), 1) << ir::print_graph(r->graph);
+  EXPECT_EQ(r->report.ops_after.count("Mul"), 0u);
+  EXPECT_EQ(r->report.extraction.rules_used.count("lowrank-merge-bias"), 1u);
+}
+
 }  // namespace
 }  // namespace refinery::optimize
