@@ -563,8 +563,9 @@ Expected<ir::Graph> import_nir_file(const std::filesystem::path& file, std::vect
 }  // namespace
 
 // Every error names the file, also those made below the reader (h5::read).
-Expected<ir::Graph> import_nir_named(const std::filesystem::path& file, std::vector<Diag>& notes) {
-  auto g = import_nir_file(file, notes);
+Expected<ir::Graph> import_nir_named(const std::filesystem::path& file, std::vector<Diag>* notes) {
+  std::vector<Diag> ignored;
+  auto g = import_nir_file(file, notes ? *notes : ignored);
   if (!g && g.error().file.empty()) {
     Diag d = g.error();
     d.file = file.string();
@@ -583,18 +584,18 @@ Expected<ir::Graph> import_nir(const std::filesystem::path& file, const NirImpor
   std::vector<Diag> ignored;
   std::vector<Diag>& notes = options.notes ? *options.notes : ignored;
   int fds[2];
-  if (::pipe(fds) != 0) return import_nir_named(file, notes);
+  if (::pipe(fds) != 0) return import_nir_named(file, &notes);
   std::fflush(nullptr);
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
-    return import_nir_named(file, notes);
+    return import_nir_named(file, &notes);
   }
   if (pid == 0) {
     ::close(fds[0]);
     std::vector<Diag> child_notes;
-    auto g = import_nir_named(file, child_notes);
+    auto g = import_nir_named(file, &child_notes);
     std::string out;  // notes ("N" where \0 message \0), then the graph ("G") or the error ("E")
     for (const Diag& n : child_notes) out += "N" + n.where + '\0' + n.message + '\0';
     out += g ? "G" + ir::print_graph(*g) : "E" + g.error().file + '\0' + g.error().where + '\0' + g.error().message;
