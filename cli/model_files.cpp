@@ -27,7 +27,13 @@ Expected<ir::Graph> load_model(const std::filesystem::path& file) {
       for (const Diag& n : notes) fmt::print(stderr, "refinery: note: {}\n", n.str());
     return graph;
   }
-  if (*format == ModelFormat::Nir) return frontends::import_nir(file);
+  if (*format == ModelFormat::Nir) {
+    std::vector<Diag> notes;
+    auto graph = frontends::import_nir(file, {.notes = &notes});
+    if (graph)
+      for (const Diag& n : notes) fmt::print(stderr, "refinery: warning: {}\n", n.str());
+    return graph;
+  }
   return ir::read_ir_file(file);
 }
 

@@ -8,3 +8,7 @@ target_sources(refinery_frontends PRIVATE
 target_include_directories(refinery_frontends SYSTEM PRIVATE ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})
 target_compile_definitions(refinery_frontends PRIVATE ${HDF5_C_DEFINITIONS})
 target_link_libraries(refinery_frontends PRIVATE ${HDF5_C_LIBRARIES})
+# .npz arrays: the inputs and spike traces of `refinery run` on a spiking graph.
+find_package(ZLIB REQUIRED)
+target_sources(refinery_frontends PRIVATE ${CMAKE_CURRENT_LIST_DIR}/npz.cpp)
+target_link_libraries(refinery_frontends PRIVATE ZLIB::ZLIB)

@@ -4,14 +4,21 @@
 // the evaluation order and the errors are in docs/nir.md).
 #pragma once
 #include <filesystem>
+#include <vector>
 
 #include "ir/diag.h"
 #include "ir/graph.h"
 
 namespace refinery::frontends {
 
+struct NirImportOptions {
+  // Receives what was read leniently (an Output with an empty stored shape
+  // takes the shape that arrives), each naming the node.
+  std::vector<Diag>* notes = nullptr;
+};
+
 // Errors name the file and the node, graph or edge at fault.
-Expected<ir::Graph> import_nir(const std::filesystem::path& file);
+Expected<ir::Graph> import_nir(const std::filesystem::path& file, const NirImportOptions& options = {});
 
 struct NirExportOptions {
   bool compress = true;  // gzip array datasets, as NIR's writer does by default

@@ -205,9 +205,16 @@ bool cyclic(const std::vector<size_t>& comp, const std::vector<std::vector<size_
   return std::find(succ[comp[0]].begin(), succ[comp[0]].end(), comp[0]) != succ[comp[0]].end();
 }
 
-// The evaluation order (docs/nir.md): the ready node of smallest name first;
-// when all wait, the stateful node of smallest name on a cycle that waits on
-// nothing outside its cycle goes next and reads the previous step.
+// The evaluation order (docs/nir.md, "Evaluation order and recurrent edges").
+// Which edges read the previous step depends on the graph alone, never on
+// names: an edge u -> v inside a cycle is recurrent when v lies no further
+// from the Input nodes than u (breadth-first distance), so the one-step delay
+// sits on the edge that closes the loop and input from outside a loop reaches
+// every node of it within the step. The order places every other edge's
+// source first and every recurrent edge's source after its target; names
+// only break ties between nodes whose order changes nothing, and the two
+// cases without a name-free answer (a cycle no Input reaches; recurrent edges
+// between nodes at the same distance that close a cycle among themselves).
 Expected<std::vector<size_t>> evaluation_order(const Reader& r) {
   const auto& prims = r.prims;
   size_t n = prims.size();
@@ -224,41 +231,70 @@ Expected<std::vector<size_t>> evaluation_order(const Reader& r) {
     return std::unexpected(Diag{r.path, fmt::format("node {}", names[0]),
                                 fmt::format("cycle without a stateful node through {}", fmt::join(names, ", "))});
   }
-  std::vector<bool> done(n, false), remaining(n, false);
-  std::vector<size_t> order;
-  for (size_t v = 0; v < n; ++v) {
-    if (prims[v].type == "Input" && prims[v].top_level)
-      done[v] = true;
-    else
-      remaining[v] = true;
-  }
   auto by_name = [&](size_t a, size_t b) { return prims[a].name < prims[b].name; };
-  while (static_cast<size_t>(std::count(done.begin(), done.end(), true)) < n) {
+  std::vector<size_t> comp_of(n, SIZE_MAX);
+  auto comps = components(succ, std::vector<bool>(n, true));
+  for (size_t c = 0; c < comps.size(); ++c)
+    for (size_t v : comps[c]) comp_of[v] = c;
+  // Distance from the Input nodes; a cycle no Input reaches (it runs on its
+  // own) is entered at its stateful node of smallest name.
+  constexpr size_t kFar = SIZE_MAX;
+  std::vector<size_t> depth(n, kFar), queue;
+  for (size_t v = 0; v < n; ++v)
+    if (prims[v].type == "Input" && prims[v].top_level) {
+      depth[v] = 0;
+      queue.push_back(v);
+    }
+  size_t deepest = 0;
+  while (true) {
+    for (size_t q = 0; q < queue.size(); ++q)
+      for (size_t w : succ[queue[q]])
+        if (depth[w] == kFar) {
+          depth[w] = depth[queue[q]] + 1;
+          deepest = std::max(deepest, depth[w]);
+          queue.push_back(w);
+        }
+    std::optional<size_t> seed;
+    for (size_t v = 0; v < n; ++v)
+      if (depth[v] == kFar && !stateless[v] && (!seed || by_name(v, *seed))) seed = v;
+    if (!seed) break;
+    depth[*seed] = ++deepest;
+    queue.assign(1, *seed);
+  }
+  // before[v]: nodes that must be placed before v.
+  std::vector<std::vector<size_t>> before(n);
+  for (size_t v = 0; v < n; ++v)
+    for (size_t p : prims[v].preds) {
+      bool recurrent = comp_of[p] == comp_of[v] && depth[v] <= depth[p];
+      if (!recurrent)
+        before[v].push_back(p);
+      else if (p != v)
+        before[p].push_back(v);  // the reader first: it sees the previous step
+    }
+  std::vector<bool> done(n, false);
+  std::vector<size_t> order;
+  for (size_t v = 0; v < n; ++v)
+    if (prims[v].type == "Input" && prims[v].top_level) done[v] = true;
+  auto all_done = [&](size_t v) {
+    return std::all_of(before[v].begin(), before[v].end(), [&](size_t p) { return done[p]; });
+  };
+  auto forward_done = [&](size_t v) {  // only the edges that must read this step
+    return std::all_of(prims[v].preds.begin(), prims[v].preds.end(), [&](size_t p) {
+      return done[p] || (comp_of[p] == comp_of[v] && depth[v] <= depth[p]);
+    });
+  };
+  auto closer = [&](size_t a, size_t b) { return depth[a] != depth[b] ? depth[a] < depth[b] : by_name(a, b); };
+  while (order.size() + static_cast<size_t>(std::count_if(prims.begin(), prims.end(), [](const Prim& p) {
+           return p.type == "Input" && p.top_level;
+         })) < n) {
     std::optional<size_t> next;
-    for (size_t v = 0; v < n; ++v) {
-      if (!remaining[v]) continue;
-      bool ready = std::all_of(prims[v].preds.begin(), prims[v].preds.end(), [&](size_t p) { return done[p]; });
-      if (ready && (!next || by_name(v, *next))) next = v;
-    }
-    if (!next) {
-      std::vector<size_t> comp_of(n, SIZE_MAX);
-      auto comps = components(succ, remaining);
-      for (size_t c = 0; c < comps.size(); ++c)
-        for (size_t v : comps[c]) comp_of[v] = c;
-      for (size_t c = 0; c < comps.size(); ++c) {
-        if (!cyclic(comps[c], succ)) continue;
-        bool source = true;
-        for (size_t v : comps[c])
-          for (size_t p : prims[v].preds)
-            if (remaining[p] && comp_of[p] != c) source = false;
-        if (!source) continue;
-        for (size_t v : comps[c])
-          if (!stateless[v] && (!next || by_name(v, *next))) next = v;
-      }
-      if (!next) return std::unexpected(Diag{r.path, {}, "the graph's cycles could not be ordered"});
-    }
+    for (size_t v = 0; v < n; ++v)
+      if (!done[v] && all_done(v) && (!next || by_name(v, *next))) next = v;
+    if (!next)  // recurrent edges at one distance close a cycle: the nearest, then smallest name, goes first
+      for (size_t v = 0; v < n; ++v)
+        if (!done[v] && forward_done(v) && (!next || closer(v, *next))) next = v;
+    if (!next) return std::unexpected(Diag{r.path, {}, "the graph's cycles could not be ordered"});
     done[*next] = true;
-    remaining[*next] = false;
     order.push_back(*next);
   }
   return order;
@@ -285,6 +321,7 @@ Expected<std::vector<int64_t>> per_dim(const Prim& p, const std::string& key, si
 
 struct Builder {
   Reader& r;
+  std::vector<Diag>& notes;
   ir::Graph g;
   std::vector<ir::ValueId> value_of;                   // prims index -> value (kNoValue until built)
   std::vector<std::optional<ir::TensorType>> type_of;  // known types, for recurrent inputs
@@ -331,8 +368,13 @@ struct Builder {
     std::stable_sort(srcs.begin(), srcs.end(), [&](size_t a, size_t b) { return r.prims[a].name < r.prims[b].name; });
     std::vector<ir::ValueId> vals;
     std::optional<ir::TensorType> type;
+    // A recurrent source whose parameters do not give its type (a neuron with
+    // scalar parameters) takes the type of the others: a sum's operands agree.
+    std::optional<ir::TensorType> any;
+    for (size_t s : srcs)
+      if (!any) any = type_of[s];
     for (size_t s : srcs) {
-      auto t = type_of[s];
+      auto t = type_of[s] ? type_of[s] : any;
       if (!t)
         return error(p, fmt::format("the type of its recurrent input from '{}' is unknown (give that node "
                                     "population-shaped parameters)",
@@ -375,6 +417,9 @@ struct Builder {
     };
     for (size_t i = first_param; i < names.size(); ++i) {
       std::string key(names[i]);
+      if (auto d = p.data.find(key); d != p.data.end() && !d->second.tensor)
+        return error(p, fmt::format("{} '{}' has the wrong type: {}, expected numbers", p.type, key,
+                                    d->second.text || !d->second.strings.empty() ? "strings" : "not a numeric array"));
       const ir::Tensor* t = tensor(p, key);
       if (t) {
         add_param(key, *t);
@@ -493,7 +538,12 @@ struct Builder {
     type_of[v] = g.value(*in).type;
     if (p.type == "Output" && p.top_level) {
       auto it = p.data.find("shape");
-      if (it != p.data.end() && it->second.tensor) {
+      if (it != p.data.end() && it->second.tensor && it->second.tensor->numel() == 0) {
+        // snnTorch writes shape []: NIR's reader, without type checking, takes what arrives.
+        notes.push_back(Diag{r.path, fmt::format("node '{}'", p.name),
+                             fmt::format("Output has an empty stored shape; it takes the shape that arrives, {} from {}",
+                                         shape_text(type_of[v]->shape), sources(p))});
+      } else if (it != p.data.end() && it->second.tensor) {
         int64_t declared = 1;
         for (int64_t d : ints_of(*it->second.tensor)) declared *= d;
         if (declared != type_of[v]->shape.num_elements().value_or(declared))
@@ -509,12 +559,13 @@ struct Builder {
 }  // namespace
 
 namespace {
-Expected<ir::Graph> import_nir_file(const std::filesystem::path& file);
+Expected<ir::Graph> import_nir_file(const std::filesystem::path& file, std::vector<Diag>& notes);
 }  // namespace
 
 // Every error names the file, also those made below the reader (h5::read).
-Expected<ir::Graph> import_nir_named(const std::filesystem::path& file) {
-  auto g = import_nir_file(file);
+Expected<ir::Graph> import_nir_named(const std::filesystem::path& file, std::vector<Diag>* notes) {
+  std::vector<Diag> ignored;
+  auto g = import_nir_file(file, notes ? *notes : ignored);
   if (!g && g.error().file.empty()) {
     Diag d = g.error();
     d.file = file.string();
@@ -529,21 +580,25 @@ Expected<ir::Graph> import_nir_named(const std::filesystem::path& file) {
 // graph as .ir text (an exact round trip, weights in hex) or its Diag; a
 // child that dies, or that runs past its deadline (libhdf5 can also loop on
 // a corrupt heap), becomes an error naming the file.
-Expected<ir::Graph> import_nir(const std::filesystem::path& file) {
+Expected<ir::Graph> import_nir(const std::filesystem::path& file, const NirImportOptions& options) {
+  std::vector<Diag> ignored;
+  std::vector<Diag>& notes = options.notes ? *options.notes : ignored;
   int fds[2];
-  if (::pipe(fds) != 0) return import_nir_named(file);
+  if (::pipe(fds) != 0) return import_nir_named(file, &notes);
   std::fflush(nullptr);
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
-    return import_nir_named(file);
+    return import_nir_named(file, &notes);
   }
   if (pid == 0) {
     ::close(fds[0]);
-    auto g = import_nir_named(file);
-    std::string out =
-        g ? "G" + ir::print_graph(*g) : "E" + g.error().file + '\0' + g.error().where + '\0' + g.error().message;
+    std::vector<Diag> child_notes;
+    auto g = import_nir_named(file, &child_notes);
+    std::string out;  // notes ("N" where \0 message \0), then the graph ("G") or the error ("E")
+    for (const Diag& n : child_notes) out += "N" + n.where + '\0' + n.message + '\0';
+    out += g ? "G" + ir::print_graph(*g) : "E" + g.error().file + '\0' + g.error().where + '\0' + g.error().message;
     for (size_t done = 0; done < out.size();) {
       ssize_t n = ::write(fds[1], out.data() + done, out.size() - done);
       if (n <= 0) ::_exit(1);
@@ -589,6 +644,13 @@ Expected<ir::Graph> import_nir(const std::filesystem::path& file) {
                 {}, path);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || in.empty())
     return fail("the NIR reader did not finish", {}, path);
+  while (!in.empty() && in[0] == 'N') {
+    size_t a = in.find('\0', 1), b = a == std::string::npos ? a : in.find('\0', a + 1);
+    if (b == std::string::npos) return fail("the NIR reader failed", {}, path);
+    notes.push_back(Diag{path, in.substr(1, a - 1), in.substr(a + 1, b - a - 1)});
+    in.erase(0, b + 1);
+  }
+  if (in.empty()) return fail("the NIR reader did not finish", {}, path);
   if (in[0] == 'E') {
     Diag d;
     size_t a = in.find('\0', 1), b = a == std::string::npos ? a : in.find('\0', a + 1);
@@ -605,7 +667,7 @@ Expected<ir::Graph> import_nir(const std::filesystem::path& file) {
 
 namespace {
 
-Expected<ir::Graph> import_nir_file(const std::filesystem::path& file) {
+Expected<ir::Graph> import_nir_file(const std::filesystem::path& file, std::vector<Diag>& notes) {
   h5::QuietErrors quiet;
   std::string path = file.string();
   if (!std::filesystem::exists(file)) return fail("no such file", {}, path);
@@ -629,6 +691,7 @@ Expected<ir::Graph> import_nir_file(const std::filesystem::path& file) {
   if (!order) return std::unexpected(order.error());
 
   Builder b{r,
+            notes,
             {},
             std::vector<ir::ValueId>(r.prims.size(), ir::kNoValue),
             std::vector<std::optional<ir::TensorType>>(r.prims.size()),

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ir/diag.h"
 #include "ir/graph.h"
@@ -15,7 +16,7 @@ namespace refinery::frontends {
 // The reader itself, in this process: import_nir (frontends/nir.h) runs it in
 // a child so that a crash or a loop inside libhdf5 becomes an error. The fuzz
 // target (bench/fuzz) calls it directly, since a child's coverage is not seen.
-Expected<ir::Graph> import_nir_named(const std::filesystem::path& file);
+Expected<ir::Graph> import_nir_named(const std::filesystem::path& file, std::vector<Diag>* notes = nullptr);
 
 }  // namespace refinery::frontends
 

@@ -264,6 +264,26 @@ class Generator {
           return s;
         }
         return random_shape();
+      // NIR primitives (no batch axis): populations are vectors, parameters
+      // population-shaped or scalars; Affine/Linear weights [m, n]; pools [C, H, W].
+      case Op::Affine:
+      case Op::Linear:
+        if (i == 0) return Sizes{dim()};
+        if (i == 1) return Sizes{dim(), known(0) && known(0)->size() == 1 ? (*known(0))[0] : dim()};
+        return Sizes{known(1) && known(1)->size() == 2 ? (*known(1))[0] : dim()};
+      case Op::SumPool2d:
+      case Op::AvgPool2d: return Sizes{dim(), 2 + pick(3), 2 + pick(3)};
+      case Op::Scale:
+      case Op::Threshold:
+      case Op::Integrator:
+      case Op::IF:
+      case Op::LI:
+      case Op::LIF:
+      case Op::CubaLI:
+      case Op::CubaLIF:
+        if (i == 0) return have && ref.size() == 1 ? ref : Sizes{dim()};
+        if (known(0)) return coin(0.8) ? *known(0) : Sizes{};
+        return have && ref.size() == 1 ? ref : Sizes{dim()};
       default: break;
     }
     if (info.elementwise && have) {
@@ -308,6 +328,8 @@ class Generator {
       if (s.empty() && rank > 0) s.push_back(pick(static_cast<int>(rank)));
       return Literal(s);
     }
+    if ((op == ir::Op::SumPool2d || op == ir::Op::AvgPool2d) && (name == "strides" || name == "pads"))
+      return Literal(name == "strides" ? Sizes{1 + pick(2), 1 + pick(2)} : Sizes(4, pick(2)));  // NIR: [C, H, W]
     if (name == "strides") return Literal(Sizes(static_cast<size_t>(std::max<int64_t>(rank - 2, 0)), 1 + pick(2)));
     if (name == "pads") {
       Sizes pads(static_cast<size_t>(2 * std::max<int64_t>(rank - 2, 0)), pick(2));

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "prove/induction.h"
 #include "prove/instance.h"
 #include "prove/numeric.h"
 #include "prove/z3/query.h"
@@ -101,6 +102,9 @@ RuleReport verify_rule(const Rule& rule, const VerifyOptions& opt) {
   if (insts.empty()) {
     r.verdict = Verdict::Error;
     r.message = "no instance satisfies the rule's types and conditions: " + why;
+  } else if (needs_induction(insts.front())) {
+    for (const Instance& inst : insts) r.shapes.push_back(inst.describe);
+    prove_by_induction(*rule.body, insts, opt, r);
   } else {
     bool reals = true;  // proved over the reals so far
     for (const Instance& inst : insts) {

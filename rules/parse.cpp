@@ -176,6 +176,8 @@ class RuleBuilder {
         err = read_lets(val);
       else if (key.text == ":axioms")
         err = read_axioms(val);
+      else if (key.text == ":dynamics")
+        err = read_dynamics(val);
       else if (key.text == ":ruleset")
         err = read_ruleset(val);
       else
@@ -541,6 +543,18 @@ class RuleBuilder {
                 "unknown axiom '{}' (known: exp-add, exp-pos, exp-sum, sqrt-sq, sqrt-pos, sigmoid-def, tanh-def)",
                 a.text)};
       body_.axioms.push_back(a.text);
+    }
+    return std::nullopt;
+  }
+
+  // The run modes a spiking rule claims (docs/rules.md).
+  std::optional<Error> read_dynamics(const Sx& val) {
+    static const std::set<std::string> known{"euler", "exact", "zero", "subtract"};
+    if (val.kind != Sx::Kind::List) return Error{val.pos, ":dynamics takes a list of modes"};
+    for (const Sx& a : val.items) {
+      if (a.kind != Sx::Kind::Atom || !known.count(a.text))
+        return Error{a.pos, fmt::format("unknown mode '{}' (known: euler, exact, zero, subtract)", a.text)};
+      body_.dynamics.push_back(a.text);
     }
     return std::nullopt;
   }

@@ -74,6 +74,9 @@ struct RuleBody {
   std::vector<Cond> conds;
   std::vector<Let> lets;
   std::vector<std::string> axioms;  // named Z3 axioms the proof may use
+  // Spiking rules: the discretisations (euler, exact) and resets (zero,
+  // subtract) the rule claims to hold for; none named: all (prove/induction.h).
+  std::vector<std::string> dynamics;
   std::map<std::string, VarKind> vars;
 };
 

@@ -171,6 +171,35 @@ def main(out):
         "output": {"type": "Output", "shape": np.array([2])},
     }, [])
 
+    # A loop through an Affine in front of a LIF and a second loop through two
+    # LIFs, written twice with names whose order is reversed: which edges read
+    # the previous step must not depend on names (tests/nir/loop_test.cpp).
+    w_front = (rng.uniform(-0.2, 1.0, size=(12, 12)) * 0.9).astype(np.float32)
+    w_mid, b_mid = w(6, 12, 0.7)
+    w_back = (rng.uniform(-0.8, 0.8, size=(12, 6))).astype(np.float32)
+    for suffix, names in (("", ("front", "lif_a", "fc_mid", "lif_b", "fc_back", "input", "output")),
+                          ("_renamed", ("z_front", "y_lif", "m_fc", "b_lif", "a_fc", "zz_in", "aa_out"))):
+        front, lif_a, mid, lif_b, back, inp, outp = names
+        write(f"{out}/gen_loop{suffix}.nir", {
+            inp: {"type": "Input", "shape": np.array([12])},
+            front: {"type": "Affine", "weight": w_front, "bias": np.zeros(12, dtype=np.float32)},
+            lif_a: lif(12, tau=0.004), mid: {"type": "Affine", "weight": w_mid, "bias": b_mid},
+            lif_b: lif(6, tau=0.004, thr=0.5), back: {"type": "Linear", "weight": w_back},
+            outp: {"type": "Output", "shape": np.array([6])},
+        }, [(inp, front), (lif_a, front), (front, lif_a), (lif_a, mid), (mid, lif_b), (lif_b, back),
+            (back, lif_a), (lif_b, outp)])
+    # snnTorch writes Output shape []: the Output takes what arrives (a note).
+    write(f"{out}/output_empty_shape.nir", {
+        "input": {"type": "Input", "shape": np.array([3])}, "lif": lif(3),
+        "output": {"type": "Output", "shape": np.zeros(0, dtype=np.int64)},
+    }, [("input", "lif"), ("lif", "output")])
+    # A weight stored as a string: a wrong type, not a missing dataset.
+    write(f"{out}/string_weight.nir", {
+        "input": {"type": "Input", "shape": np.array([3])},
+        "fc": {"type": "Affine", "weight": "[[1, 0, 0]]", "bias": np.zeros(1, dtype=np.float32)},
+        "lif": lif(1), "output": {"type": "Output", "shape": np.array([1])},
+    }, [("input", "fc"), ("fc", "lif"), ("lif", "output")])
+
 
 if __name__ == "__main__":
     main(sys.argv[1])

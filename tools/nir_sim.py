@@ -93,34 +93,62 @@ def sccs(nodes, succ):
 
 
 def evaluation_order(prims):
-    """docs/spiking.md: the ready node of smallest name first; when every
-    remaining node waits, the stateful node of smallest name on a cycle that
-    waits on nothing outside its cycle goes next (reading the previous step)."""
+    """docs/nir.md: an edge u -> v inside a cycle reads the previous step when
+    v is no further (breadth-first) from the Input nodes than u; every other
+    edge reads this step. Names only break ties that change nothing, and the
+    two cases with no name-free answer (a cycle no Input reaches; recurrent
+    edges at one distance that close a cycle among themselves)."""
     succ = {v: [] for v in prims}
     for v, p in prims.items():
         for s in p["preds"]:
             succ[s].append(v)
-    done = {v for v, p in prims.items() if p["type"] == "Input" and p["top"]}
-    remaining = set(prims) - done
+    stateless = {v for v, p in prims.items() if p["type"] not in STATEFUL}
+    for c in sccs(stateless, succ):
+        if len(c) > 1 or c[0] in succ[c[0]]:
+            sys.exit("a cycle without a stateful node")
+    comp_of = {v: i for i, c in enumerate(sccs(set(prims), succ)) for v in c}
+    inputs = [v for v, p in prims.items() if p["type"] == "Input" and p["top"]]
+    depth = {v: 0 for v in inputs}
+    queue, deepest = list(inputs), 0
+    while True:
+        q = 0
+        while q < len(queue):
+            for w in succ[queue[q]]:
+                if w not in depth:
+                    depth[w] = depth[queue[q]] + 1
+                    deepest = max(deepest, depth[w])
+                    queue.append(w)
+            q += 1
+        far = [v for v in prims if v not in depth and v not in stateless]
+        if not far:
+            break
+        deepest += 1
+        depth[min(far)] = deepest
+        queue = [min(far)]
+
+    def recurrent(p, v):
+        return comp_of[p] == comp_of[v] and depth[v] <= depth[p]
+
+    before = {v: [] for v in prims}
+    for v, p in prims.items():
+        for s in p["preds"]:
+            if not recurrent(s, v):
+                before[v].append(s)
+            elif s != v:
+                before[s].append(v)
+    done = set(inputs)
     order = []
-    while remaining:
-        ready = [v for v in remaining if all(s in done for s in prims[v]["preds"])]
+    while len(done) < len(prims):
+        ready = [v for v in prims if v not in done and all(s in done for s in before[v])]
         if ready:
             nxt = min(ready)
         else:
-            comps = sccs(remaining, succ)
-            comp_of = {v: i for i, c in enumerate(comps) for v in c}
-            candidates = []
-            for i, c in enumerate(comps):
-                cyc = len(c) > 1 or c[0] in succ[c[0]]
-                source = all(comp_of[s] == i for v in c for s in prims[v]["preds"] if s in remaining)
-                if cyc and source:
-                    candidates += [v for v in c if prims[v]["type"] in STATEFUL]
-            if not candidates:
-                sys.exit("a cycle without a stateful node")
-            nxt = min(candidates)
+            fwd = [v for v in prims if v not in done
+                   and all(s in done or recurrent(s, v) for s in prims[v]["preds"])]
+            if not fwd:
+                sys.exit("the graph's cycles could not be ordered")
+            nxt = min(fwd, key=lambda v: (depth[v], v))
         done.add(nxt)
-        remaining.discard(nxt)
         order.append(nxt)
     return order
 

@@ -28,6 +28,18 @@ struct SymTensor {
   const ir::Tensor* concrete = nullptr;  // a constant's value (integer inputs read it)
 };
 
+// One time step of the stateful (spiking) ops, for the induction proofs
+// (prove/induction.h): the run's discretisation and reset, dt, and each
+// stateful node's state before the step (given, by node name) and after it
+// (filled by the step). Components: v, then i for the Cuba neurons.
+struct SpikingStep {
+  bool exact = false;     // discretisation: forward Euler, or exact decay
+  bool subtract = false;  // reset: v := v_reset, or v := v - v_threshold
+  z3::expr dt;
+  std::map<std::string, std::vector<SymTensor>> before, after;
+  std::map<std::string, SymTensor> thresholds;  // of the spiking neurons, as evaluated
+};
+
 // The number domain: reals, or binary32 with round-to-nearest-even.
 class SymDomain {
  public:
@@ -129,6 +141,9 @@ class SymDomain {
   // The goals become linear in the atoms exp(t) and 1 / (E + 1).
   bool sigmoid_exp = false;
   bool tanh_exp = false;
+  // Set for an induction step: the stateful ops read and write it; without
+  // it they have no semantics (a plain query has no time).
+  SpikingStep* step = nullptr;
 
  private:
   void require(const z3::expr& p, bool partial);

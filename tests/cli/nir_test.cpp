@@ -180,5 +180,87 @@ TEST(NirCli, NestedGraphInspectsAndRoundTrips) {
   EXPECT_EQ(ir::graph_difference(*a, *b), "");
 }
 
+// `run --input X.npz` drives a spiking graph with X (an array [T, shape...]
+// per Input node, as numpy.savez writes it); `--save-traces` writes every
+// spiking layer's train, which numpy reads back and whose sums are the
+// counts printed.
+namespace spiking_io {
+
+std::string py(const std::string& code) { return std::string(test::kPython) + " -c \"" + code + "\""; }
+
+int64_t printed_spikes(const std::string& out, const std::string& layer) {
+  auto at = out.find("  " + layer + " ");
+  if (at == std::string::npos) return -1;
+  auto line = out.substr(at, out.find('\n', at) - at);
+  auto end = line.rfind(" spikes");
+  auto start = line.rfind(' ', end - 1);
+  return std::stoll(line.substr(start + 1, end - start - 1));
+}
+
+TEST(NirCli, RunUsesTheGivenInputsAndSavesTraces) {
+  fs::path dir = test::generated_nir("cli");
+  if (dir.empty()) FAIL() << test::kPythonMissing;
+  std::string model = (dir / "gen_loop.nir").string();
+  fs::path x = scratch("x.npz"), zeros = scratch("zeros.npz"), t1 = scratch("t1.npz");
+  ASSERT_EQ(std::system(py("import numpy as np; r = np.random.default_rng(5); "
+                           "np.savez_compressed('" + x.string() + "', input=(r.random((80, 12)) < 0.3).astype(np.float32)); "
+                           "np.savez('" + zeros.string() + "', input=np.zeros((80, 12)))").c_str()),
+            0);
+  CliResult a = run_cli("run " + model + " --input " + x.string() + " --save-traces " + t1.string());
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out.rfind("run: steps=80 dt=0.001 discretisation=euler reset=zero input=" + x.string() + "\n", 0), 0u)
+      << a.out;
+  CliResult b = run_cli("run " + model + " --input " + x.string() + " --save-traces " + t1.string());
+  EXPECT_EQ(a.out, b.out);
+  CliResult seeded = run_cli("run " + model + " --steps 80");
+  EXPECT_NE(a.out.substr(a.out.find('\n')), seeded.out.substr(seeded.out.find('\n'))) << "the input was ignored";
+  CliResult z = run_cli("run " + model + " --input " + zeros.string());
+  ASSERT_EQ(z.code, 0) << z.err;
+  EXPECT_EQ(printed_spikes(z.out, "lif_a"), 0) << z.out;
+  int64_t lif_a = printed_spikes(a.out, "lif_a"), lif_b = printed_spikes(a.out, "lif_b");
+  EXPECT_GT(lif_a, 0) << a.out;
+  std::string check = py("import numpy as np; t = np.load('" + t1.string() + "'); "
+                         "assert sorted(t.keys()) == ['lif_a', 'lif_b', 'output:output'], list(t.keys()); "
+                         "assert t['lif_a'].shape == (80, 12) and t['lif_b'].shape == (80, 6); "
+                         "assert t['output:output'].shape == (80, 6); "
+                         "assert int(t['lif_a'].sum()) == " + std::to_string(lif_a) +
+                         " and int(t['lif_b'].sum()) == " + std::to_string(lif_b) +
+                         "; assert (t['lif_b'] == t['output:output']).all()");
+  EXPECT_EQ(std::system(check.c_str()), 0) << check;
+}
+
+TEST(NirCli, RunWithAnInputThatDoesNotFitFailsNamingIt) {
+  fs::path dir = test::generated_nir("cli");
+  if (dir.empty()) FAIL() << test::kPythonMissing;
+  std::string model = (dir / "gen_loop.nir").string();
+  fs::path wrong = scratch("wrong.npz"), shape = scratch("shape.npz"), missing = scratch("missing.npz");
+  fs::path traces = scratch("never.npz"), five = scratch("five.npz");
+  ASSERT_EQ(std::system(py("import numpy as np; np.savez('" + wrong.string() + "', inptu=np.zeros((5, 12))); "
+                           "np.savez('" + shape.string() + "', input=np.zeros((5, 11))); "
+                           "np.savez('" + five.string() + "', input=np.zeros((5, 12)))").c_str()),
+            0);
+  struct Case {
+    fs::path file;
+    std::string message;
+  } cases[] = {
+      {missing, missing.string() + ": cannot open"},
+      {wrong, wrong.string() + ": array 'inptu' names no Input node (the graph's inputs: input)"},
+      {shape, shape.string() + ": array 'input' is [5, 11], expected [T, 12]"},
+  };
+  for (const auto& c : cases) {
+    CliResult r = run_cli("run " + model + " --input " + c.file.string() + " --save-traces " + traces.string());
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("refinery: error: " + c.message, 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_FALSE(fs::exists(traces));
+  }
+  CliResult steps = run_cli("run " + model + " --input " + five.string() + " --steps 7");
+  EXPECT_EQ(steps.code, 2);
+  EXPECT_EQ(steps.err, "refinery: error: " + five.string() + ": array 'input' has 5 steps, --steps says 7\n");
+}
+
+}  // namespace spiking_io
+
 }  // namespace
 }  // namespace refinery::testing

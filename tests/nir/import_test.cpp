@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 
 const char* kLoads[] = {"paper_01_lif_lif_norse.nir", "paper_01_lif_lif_rockpool.nir", "paper_02_cnn_cnn_sinabs.nir",
                         "paper_03_rnn_braille_noDelay_bias_zero.nir", "NIRTorch_tests_feedback_graph.nir"};
-const char* kGenerated[] = {"gen_lif.nir", "gen_cubalif.nir", "gen_if.nir", "gen_recurrent.nir", "gen_nested.nir"};
+const char* kGenerated[] = {"gen_lif.nir", "gen_cubalif.nir", "gen_if.nir", "gen_recurrent.nir", "gen_nested.nir",
+                            "gen_loop.nir",    "gen_loop_renamed.nir"};
 
 // Import, export, import again: the two graphs are identical, and so are
 // their .ir texts.
@@ -162,6 +163,24 @@ TEST(NirImport, MalformedGeneratedFilesNameTheFault) {
   EXPECT_EQ(error_of(dir / "huge_extent.nir"),
             (dir / "huge_extent.nir").string() +
                 ":node 'lif': dataset 'tau' claims shape [1099511627776], more than the file holds for it");
+  EXPECT_EQ(error_of(dir / "string_weight.nir"),
+            (dir / "string_weight.nir").string() + ":node 'fc': Affine 'weight' has the wrong type: strings, expected numbers");
+}
+
+// snnTorch exports write an Output's shape as []: like NIR's own reader
+// without type checking, the Output takes the shape that arrives, and the
+// import says so.
+TEST(NirImport, OutputWithEmptyShapeTakesWhatArrivesWithANote) {
+  fs::path dir = test::generated_nir();
+  if (dir.empty()) FAIL() << test::kPythonMissing;
+  std::vector<Diag> notes;
+  auto g = frontends::import_nir(dir / "output_empty_shape.nir", {.notes = &notes});
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  EXPECT_EQ(g->value(g->outputs()[0]).type.shape.str(), "3");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].str(), (dir / "output_empty_shape.nir").string() +
+                                ":node 'output': Output has an empty stored shape; it takes the shape that arrives, "
+                                "[3] from 'lif'");
 }
 
 // One byte of the braille network's global heap (offset 2482, found by

@@ -128,7 +128,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"paper_03_rnn_braille_noDelay_bias_zero.nir", 1e-4, 0.4},
                       Case{"NIRTorch_tests_feedback_graph.nir", 1e-3, 0.5}, Case{"gen:gen_lif.nir", 1e-3, 0.3},
                       Case{"gen:gen_cubalif.nir", 1e-3, 0.3}, Case{"gen:gen_if.nir", 0.5, 0.3},
-                      Case{"gen:gen_recurrent.nir", 1e-3, 0.3}, Case{"gen:gen_nested.nir", 1e-3, 0.4}),
+                      Case{"gen:gen_recurrent.nir", 1e-3, 0.3}, Case{"gen:gen_nested.nir", 1e-3, 0.4},
+                      Case{"gen:gen_loop.nir", 1e-3, 0.3}, Case{"gen:gen_loop_renamed.nir", 1e-3, 0.3}),
     [](const auto& info) {
       std::string s =
           fs::path(info.param.file.starts_with("gen:") ? info.param.file.substr(4) : info.param.file).stem().string();
