@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "discover/enumerate.h"
 #include "discover/term.h"
@@ -137,7 +138,8 @@ Expected<std::vector<OpSpec>> parse_ops(const std::vector<std::string>& entries)
     const ir::OpInfo& info = ir::op_info(*op);
     if (info.min_inputs < 1)
       return std::unexpected(bad(fmt::format("--ops: '{}' takes no tensor inputs", name)));
-    OpSpec spec{*op, {}, info.min_inputs, entry};
+    // A variadic op (max, min, sum) enumerated with two inputs.
+    OpSpec spec{*op, {}, info.max_inputs < 0 ? std::max(info.min_inputs, 2) : info.min_inputs, entry};
     for (int i = 0; i < spec.arity; ++i)
       if (info.takes_int_input(static_cast<size_t>(i))) {
         Diag d = bad(fmt::format("--ops: '{}' takes an integer input (shape, axes): discovery enumerates float terms only", name));
@@ -276,8 +278,9 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
       std::vector<Term> terms;
       for (Id c : group) terms.push_back(*en.term(c));
       for (std::size_t i = 1; i < terms.size(); ++i) {
-        if (terms[i].size() == 0) continue;
         auto vi = terms[i].vars();
+        // A term without variables is constant folding (optimize/ folds).
+        if (terms[i].size() == 0 || vi.empty()) continue;
         for (std::size_t j = 0; j < i; ++j) {
           auto vj = terms[j].vars();
           if (!std::includes(vi.begin(), vi.end(), vj.begin(), vj.end())) continue;
@@ -288,6 +291,8 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
           c.group = en.fingerprint(group[0]);
           c.group_classes = static_cast<int>(group.size());
           c.size = terms[i].size() + terms[j].size();
+          c.constants = terms[i].constants() + terms[j].constants();
+          c.variables = static_cast<int>(vi.size());
           if (!seen.insert(c.lhs + " => " + c.rhs).second) break;
           std::string name = base_name(terms[i]);
           for (int k = 2; names.contains(name); ++k) name = fmt::format("{}-{}", base_name(terms[i]), k);
@@ -298,7 +303,11 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
         }
       }
     }
-    std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.size < b.size; });
+    // Small and general first (fewer constants, more variables), so that
+    // the specific instances are derived from the general rule, not kept.
+    std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+      return std::tuple(a.size, a.constants, -a.variables) < std::tuple(b.size, b.constants, -b.variables);
+    });
     st.candidates = cands.size();
     result.candidates += cands.size();
 
@@ -315,15 +324,19 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
         ++st.unproved;
         continue;
       }
-      if (derives(known.rewrites, parsed->rules().front(), options)) {
+      auto derive_start = Clock::now();
+      bool derivable = derives(known.rewrites, parsed->rules().front(), options);
+      result.derive_seconds += seconds_since(derive_start);
+      if (derivable) {
         ++st.derived;
         ++result.skipped_derivable;
         continue;
       }
+      auto proof_start = Clock::now();
       prove_candidate(c, options);
       // Equal on the sampled inputs, where every variable has one shape:
       // perhaps only then (a transpose distributed over a broadcasting add).
-      if (!prove::is_proved(c.verdict) && c.lhs.find("?b") != std::string::npos && !out_of_time()) {
+      if (!prove::is_proved(c.verdict) && c.variables >= 2 && !out_of_time()) {
         Candidate same = c;
         same.same_shape = true;
         prove_candidate(same, options);
@@ -332,6 +345,7 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
           c = std::move(same);
         }
       }
+      result.proof_seconds += seconds_since(proof_start);
       if (prove::is_proved(c.verdict)) {
         ++st.proved;
         kept.push_back(std::move(c));
@@ -350,6 +364,7 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
   }
 
   // Minimise: the largest first, drop a rule the others derive.
+  const auto minimise_start = Clock::now();
   for (std::size_t i = kept.size(); i-- > 0;) {
     Rules others = compile(options.against, kept, i);
     auto parsed = rules::parse_rules(kept[i].text(), "discovered");
@@ -358,6 +373,7 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
       kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(i));
     }
   }
+  result.derive_seconds += seconds_since(minimise_start);
   result.kept = std::move(kept);
   result.seconds = seconds_since(start);
   return result;
@@ -384,6 +400,8 @@ std::string DiscoverResult::table() const {
   s += fmt::format("{} candidates: {} derivable before proof, {} proved, {} rejected; {} dropped by minimisation; {} kept ({:.1f} s{})\n",
                    candidates, skipped_derivable, kept.size() + derived.size(), rejected.size(), derived.size(),
                    kept.size(), seconds, time_limit_hit ? ", time limit reached" : "");
+  s += fmt::format("time: {:.1f} s proving, {:.1f} s checking derivability, {:.1f} s enumerating and fingerprinting\n",
+                   proof_seconds, derive_seconds, seconds - proof_seconds - derive_seconds);
   return s;
 }
 

@@ -70,6 +70,8 @@ struct Candidate {
   std::uint64_t group = 0;    // the fingerprint the two sides shared
   int group_classes = 0;      // classes in that group
   int size = 0;               // ops on both sides
+  int constants = 0;          // constant leaves on both sides
+  int variables = 0;          // distinct variables
   prove::Verdict verdict = prove::Verdict::Unknown;
   double proof_seconds = 0;
   std::string counterexample;  // refuted: the verifier's
@@ -91,7 +93,7 @@ struct DiscoverResult {
   std::vector<LayerStats> layers;
   std::size_t candidates = 0, skipped_derivable = 0;
   bool time_limit_hit = false;
-  double seconds = 0;
+  double seconds = 0, proof_seconds = 0, derive_seconds = 0;
   // The output file: a header, then each kept rule with its provenance
   // comment. Loads through rules::parse_rules.
   std::string rules_text(const std::string& command) const;

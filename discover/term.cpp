@@ -16,6 +16,12 @@ int Term::size() const {
   return n;
 }
 
+int Term::constants() const {
+  int n = 0;
+  for (const TermNode& t : nodes) n += t.kind == TermNode::Kind::Const;
+  return n;
+}
+
 std::set<int> Term::vars() const {
   std::set<int> out;
   for (const TermNode& t : nodes)

@@ -31,6 +31,7 @@ struct Term {
   std::vector<TermNode> nodes;
   int size() const;                // ops in the term (variables and constants count 0)
   std::set<int> vars() const;      // the variables it uses
+  int constants() const;           // constant leaves
   std::string dsl() const;         // "(add ?a (neg ?b))", as rules/lib writes patterns
 };
 
