@@ -102,6 +102,8 @@ Command add_rules_discover(CLI::App& rules) {
                    f->options.verify.fp_timeout_ms = f->options.verify.timeout_ms;
                    auto options = options_of(*f);
                    if (!options) return report(options.error());
+                   if (!f->quiet)
+                     options->progress = [](const std::string& line) { fmt::print(stderr, "discover: {}\n", line); };
                    auto result = discover::discover(*options);
                    if (!result) return report(result.error());
                    std::string table = result->table();

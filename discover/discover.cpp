@@ -310,6 +310,9 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
     });
     st.candidates = cands.size();
     result.candidates += cands.size();
+    if (options.progress)
+      options.progress(fmt::format("size {}: {} new terms, {} classes, {} groups, {} candidates ({:.0f} s)", size,
+                                   st.new_terms, st.classes, st.groups, st.candidates, seconds_since(start)));
 
     for (Candidate& c : cands) {
       if (out_of_time()) {
@@ -361,6 +364,9 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
     if (st.proved > 0) en.saturate(known.rewrites, options.saturate);
     st.seconds = seconds_since(layer_start);
     result.layers.push_back(st);
+    if (options.progress)
+      options.progress(fmt::format("size {}: {} derivable, {} proved, {} refuted, {} unproved ({:.0f} s)", size,
+                                   st.derived, st.proved, st.refuted, st.unproved, seconds_since(start)));
   }
 
   // Minimise: the largest first, drop a rule the others derive.

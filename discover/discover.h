@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,8 @@ struct DiscoverOptions {
   // Saturation of the enumeration e-graph after each layer, and of each
   // derivability check.
   egraph::RunnerLimits saturate{.iter_limit = 8, .node_limit = 20'000, .time_limit = std::chrono::seconds(10)};
+  // Hears a line as each layer's candidates are made and as it ends. Unset: silent.
+  std::function<void(const std::string&)> progress;
   egraph::RunnerLimits derive{.iter_limit = 8, .node_limit = 4'000, .time_limit = std::chrono::seconds(2)};
 };
 
