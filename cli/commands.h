@@ -22,6 +22,7 @@ Command add_inspect(CLI::App& app);
 Command add_convert(CLI::App& app);
 Command add_run(CLI::App& app);
 Command add_rules(CLI::App& app);     // cli/rules.cpp
+Command add_rules_discover(CLI::App& rules);  // cli/discover.cpp: rules discover
 Command add_optimize(CLI::App& app);  // cli/optimize.cpp
 Command add_batch(CLI::App& app);     // cli/batch.cpp
 Command add_report(CLI::App& app);    // cli/report.cpp: report merge

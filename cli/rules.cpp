@@ -29,7 +29,7 @@ Expected<rules::RuleSet> load(const RulesFlags& f) {
 
 Command add_rules(CLI::App& app) {
   auto flags = std::make_shared<RulesFlags>();
-  auto* cmd = app.add_subcommand("rules", "List or verify rewrite rules");
+  auto* cmd = app.add_subcommand("rules", "List, verify or discover rewrite rules");
   cmd->require_subcommand(1);
   auto* list = cmd->add_subcommand("list", "List the rules of the library (or of FILES)");
   list->add_option("files", flags->files, ".rules files (default: the library)");
@@ -55,7 +55,9 @@ Command add_rules(CLI::App& app) {
   verify->footer(
       "Example: refinery rules verify --family elementwise --json report.json\n"
       "Exit code 1 when a rule is not proved or the interpreter disagrees with a proof.");
-  return Command{cmd, [flags, list, verify]() -> int {
+  Command discover = add_rules_discover(*cmd);
+  return Command{cmd, [flags, list, verify, discover]() -> int {
+                   if (discover.app->parsed()) return discover.action();
                    auto set = load(*flags);
                    if (!set) return report(set.error());
                    rules::RuleFilter filter{flags->families, flags->names};
