@@ -75,6 +75,7 @@ semantics::Table build_table() {
   semantics::fill_nn(t);
   semantics::fill_reduce(t);
   semantics::fill_layout(t);
+  semantics::fill_contrib(t);
   return t;
 }
 
