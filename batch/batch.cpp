@@ -23,6 +23,7 @@ std::vector<std::string> child_argv(const BatchOptions& o, const fs::path& exe, 
                                 job.target,   "--report", job.report.string()};
   if (o.time_limit_s) argv.insert(argv.end(), {"--time-limit", fmt::format("{}", *o.time_limit_s)});
   if (o.node_limit) argv.insert(argv.end(), {"--node-limit", fmt::format("{}", *o.node_limit)});
+  if (o.portable) argv.push_back("--portable");
   return argv;
 }
 

@@ -26,6 +26,7 @@ struct BatchOptions {
   // Passed to each `refinery optimize` when set.
   std::optional<double> time_limit_s;
   std::optional<std::size_t> node_limit;
+  bool portable = false;  // optimize's --portable: standard ONNX ops only
   // `refinery rules verify --json` output: the proof verdicts the model pages show.
   std::filesystem::path rules_report;
   bool resume = false;  // skip the jobs the journal lists
