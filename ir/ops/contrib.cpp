@@ -1,6 +1,6 @@
 // ONNX Runtime's contrib ops (domain com.microsoft) that its CPU provider
 // runs with fused kernels. Each is defined by its decomposition into
-// standard ops (rules/lib/fused.rules, docs/onnx.md); only the forms Refinery
+// standard ops (rules/pending/fused.rules, docs/onnx.md); only the forms Refinery
 // can state exactly are accepted here, any other use stays an opaque node.
 #include "ir/ops/registry.h"
 
@@ -37,9 +37,12 @@ Result attention(InferContext& c) {
     const Shape& m = c.shape(3);
     if (m.rank() != 4) return error("attention_bias must be [batch or 1, num_heads or 1, sequence, sequence]");
     // ONNX Runtime reads it as [batch or 1, num_heads or 1, S, S]: the last
-    // two dims are not broadcast.
-    bool ok = (m[0] == Dim(1) || m[0] == x[0]) && (m[1] == Dim(1) || m[1] == Dim(heads)) && m[2] == x[1] &&
-              m[3] == x[1];
+    // two dims are not broadcast and must be known to be S; an unknown first
+    // or second dim is accepted (ONNX Runtime checks it as it runs, as a
+    // broadcasting Add would).
+    bool ok = (m[0].is_unknown() || m[0] == Dim(1) || m[0] == x[0]) &&
+              (m[1].is_unknown() || m[1] == Dim(1) || m[1] == Dim(heads)) && m[2] == x[1] && m[3] == x[1] &&
+              !x[1].is_unknown();
     if (!ok) return error("attention_bias must be [batch or 1, num_heads or 1, S, S]");
     if (auto ok = same_dtype(c, 0, 3, 4); !ok) return ok;
   }

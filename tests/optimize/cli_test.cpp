@@ -202,7 +202,7 @@ TEST(OptimizeCli, FusedAttentionOnlyWhereTheTargetRunsIt) {
     const std::string rules =
         " --rules " + source_path("rules/lib") + "/*.rules " + source_path("rules/pending/fused.rules");
     CliResult r = run_cli("optimize " + model.string() + " -o " + out.string() + " " + c.flags + dims + rules +
-                          " --report " + rep.string());
+                          " --time-limit 2 --report " + rep.string());
     ASSERT_EQ(r.code, 0) << r.out << r.err;
     EXPECT_EQ(contrib_ops(out), c.attention);
     nlohmann::json j = read_json(rep);
