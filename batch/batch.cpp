@@ -24,6 +24,7 @@ std::vector<std::string> child_argv(const BatchOptions& o, const fs::path& exe, 
   if (o.time_limit_s) argv.insert(argv.end(), {"--time-limit", fmt::format("{}", *o.time_limit_s)});
   if (o.node_limit) argv.insert(argv.end(), {"--node-limit", fmt::format("{}", *o.node_limit)});
   if (o.egraphs) argv.insert(argv.end(), {"--egraph", job.output.string() + ".egraph.json"});
+  if (o.portable) argv.push_back("--portable");
   return argv;
 }
 

@@ -29,6 +29,7 @@ struct BatchOptions {
   // Each child also writes its saturated e-graph (optimize --egraph) beside
   // its output as NAME.egraph.json: bench/extract's input.
   bool egraphs = false;
+  bool portable = false;  // optimize's --portable: standard ONNX ops only
   // `refinery rules verify --json` output: the proof verdicts the model pages show.
   std::filesystem::path rules_report;
   bool resume = false;  // skip the jobs the journal lists

@@ -186,6 +186,8 @@ Command add_optimize(CLI::App& app) {
                   "Keep the original unless the refined graph models at least this fraction cheaper")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  sub->add_flag("--portable", o.portable,
+                "Emit standard ONNX ops only, even where the target's runtime has fused contrib ops (docs/targets.md)");
   sub->add_option("--report,--json", args->report,
                   "Write the JSON report here (docs/report.md); - for stdout, instead of the summary");
   sub->add_option("--html", args->html, "Write the report as an HTML page here (docs/report.md)");

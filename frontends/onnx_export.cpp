@@ -1,6 +1,8 @@
 // ONNX export: ir::Graph -> ModelProto, checked, written atomically (temp
 // files in the output's folder, then rename: the data file first).
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <unistd.h>
 
 #include <cerrno>
@@ -66,8 +68,12 @@ Expected<void> build_model(const ir::Graph& g, onnx::ModelProto& m, ExternalWrit
   m.set_ir_version(info.ir_version);
   std::map<std::string, int64_t> opsets = info.opsets;
   if (!opsets.contains("") && !opsets.contains("ai.onnx")) opsets[""] = 17;
-  for (const auto& node : g.nodes())
+  for (const auto& node : g.nodes()) {
     if (node.op == ir::Op::Opaque && !opsets.contains(node.domain)) opsets[node.domain] = 1;
+    // A contrib op's domain is imported only where one is used (version 1: ONNX Runtime's com.microsoft).
+    if (std::string domain(ir::op_info(node.op).onnx_domain); !domain.empty() && !opsets.contains(domain))
+      opsets[domain] = 1;
+  }
   for (const auto& [domain, version] : opsets) {
     auto* o = m.add_opset_import();
     o->set_domain(domain);
@@ -112,11 +118,20 @@ Expected<void> build_model(const ir::Graph& g, onnx::ModelProto& m, ExternalWrit
       if (!node.domain.empty()) p->set_domain(node.domain);
     } else {
       p->set_op_type(std::string(ir::op_info(node.op).onnx_name));
+      if (!ir::op_info(node.op).onnx_domain.empty()) p->set_domain(std::string(ir::op_info(node.op).onnx_domain));
     }
     // Trailing absent optional inputs are dropped, middle ones stay "".
-    size_t nin = node.inputs.size();
-    while (nin > 0 && node.inputs[nin - 1] == ir::kNoValue) --nin;
-    for (size_t i = 0; i < nin; ++i) p->add_input(name_of(node.inputs[i]));
+    std::vector<ir::ValueId> inputs = node.inputs;
+    if (node.op != ir::Op::Opaque && !ir::op_info(node.op).onnx_inputs.empty()) {
+      // The ONNX positions of the IR's inputs (OpInfo::onnx_inputs).
+      const std::vector<int>& at = ir::op_info(node.op).onnx_inputs;
+      inputs.assign(static_cast<size_t>(*std::max_element(at.begin(), at.end()) + 1), ir::kNoValue);
+      for (size_t i = 0; i < node.inputs.size() && i < at.size(); ++i)
+        inputs[static_cast<size_t>(at[i])] = node.inputs[i];
+    }
+    size_t nin = inputs.size();
+    while (nin > 0 && inputs[nin - 1] == ir::kNoValue) --nin;
+    for (size_t i = 0; i < nin; ++i) p->add_input(name_of(inputs[i]));
     size_t nout = node.outputs.size();
     while (nout > 0 && name_of(node.outputs[nout - 1]).empty()) --nout;
     for (size_t i = 0; i < nout; ++i) p->add_output(name_of(node.outputs[i]));

@@ -115,6 +115,24 @@ bool fits_op_table(const ir::Node& node, size_t num_outputs) {
   return true;
 }
 
+// An op whose inputs sit elsewhere among the ONNX node's (OpInfo::onnx_inputs):
+// its inputs in IR order. False when the node uses an ONNX input the IR's
+// form leaves out (it stays opaque).
+bool onnx_positions_to_ir(ir::Node& node, const ir::OpInfo& info) {
+  std::vector<ir::ValueId> ir_inputs;
+  std::vector<bool> used(node.inputs.size(), false);
+  for (int at : info.onnx_inputs) {
+    auto i = static_cast<size_t>(at);
+    ir_inputs.push_back(i < node.inputs.size() ? node.inputs[i] : ir::kNoValue);
+    if (i < used.size()) used[i] = true;
+  }
+  for (size_t i = 0; i < node.inputs.size(); ++i)
+    if (!used[i] && node.inputs[i] != ir::kNoValue) return false;
+  while (!ir_inputs.empty() && ir_inputs.back() == ir::kNoValue) ir_inputs.pop_back();
+  node.inputs = std::move(ir_inputs);
+  return true;
+}
+
 // A graph output keeps the type the model declares where it says more than
 // inference (a symbolic batch stays symbolic); static sizes must agree.
 std::expected<ir::TensorType, std::string> merge_declared(const ir::TensorType& declared,
@@ -225,8 +243,13 @@ class Importer {
         node.attrs.set(a.name(), std::move(**value));
       }
     }
+    std::vector<ir::ValueId> onnx_inputs = node.inputs;
+    // node.op is *op when op is set (reading op again here trips gcc 12's -Wmaybe-uninitialized)
+    if (op && !ir::op_info(node.op).onnx_inputs.empty() && !onnx_positions_to_ir(node, ir::op_info(node.op)))
+      op.reset();
     if (op && !fits_op_table(node, static_cast<size_t>(p.output_size()))) op.reset();
     if (!op) {  // opaque: the exporter writes it back exactly as it came
+      node.inputs = std::move(onnx_inputs);
       node.op = ir::Op::Opaque;
       node.domain = p.domain();
       node.op_type = p.op_type();

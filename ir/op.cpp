@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <unordered_map>
 
 #include "ir/ops/registry.h"
@@ -11,12 +12,14 @@ namespace refinery::ir {
 namespace {
 
 struct Names {
-  std::string_view name, onnx;
+  std::string_view name, onnx, domain;  // domain: "" for the default ONNX domain
 };
 
 constexpr std::array<Names, kNumOps> kNames{{
-#define OP(e, name, onnx) {name, onnx},
+#define OP(e, name, onnx) {name, onnx, ""},
+#define OP_IN(e, name, domain, onnx) {name, onnx, domain},
 #include "ir/ops.def"
+#undef OP_IN
 #undef OP
     {"opaque", ""},
 }};
@@ -32,6 +35,7 @@ ops::Table build_table() {
   ops::register_layout(t);
   ops::register_shape_ops(t);
   ops::register_spiking(t);
+  ops::register_contrib(t);
   ops::define(t, OpInfo{.op = Op::Opaque,
                         .min_inputs = 0,
                         .max_inputs = -1,
@@ -53,6 +57,7 @@ void define(Table& t, OpInfo info) {
   size_t i = static_cast<size_t>(info.op);
   info.name = kNames[i].name;
   info.onnx_name = kNames[i].onnx;
+  info.onnx_domain = kNames[i].domain;
   t[i] = std::move(info);
 }
 }  // namespace ops
@@ -72,13 +77,16 @@ std::optional<Op> op_from_name(std::string_view ir_name) {
 }
 
 std::optional<Op> op_from_onnx(std::string_view domain, std::string_view op_type) {
-  if (!domain.empty() && domain != "ai.onnx") return std::nullopt;
+  if (domain == "ai.onnx") domain = "";
   static const auto index = [] {
-    std::unordered_map<std::string_view, Op> m;
-    for (int i = 0; i < kNumOps - 1; ++i) m.emplace(kNames[static_cast<size_t>(i)].onnx, static_cast<Op>(i));
+    std::map<std::pair<std::string_view, std::string_view>, Op> m;
+    for (int i = 0; i < kNumOps - 1; ++i) {
+      const Names& n = kNames[static_cast<size_t>(i)];
+      m.emplace(std::pair{n.domain, n.onnx}, static_cast<Op>(i));
+    }
     return m;
   }();
-  auto it = index.find(op_type);
+  auto it = index.find({domain, op_type});
   if (it == index.end()) return std::nullopt;
   return it->second;
 }

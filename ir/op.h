@@ -19,7 +19,9 @@ namespace refinery::ir {
 
 enum class Op : uint16_t {
 #define OP(e, name, onnx) e,
+#define OP_IN(e, name, domain, onnx) e,
 #include "ir/ops.def"
+#undef OP_IN
 #undef OP
   Opaque,  // an op Refinery does not know: kept with its domain, type and attributes
 };
@@ -99,12 +101,16 @@ struct OpInfo {
   Op op = Op::Opaque;
   std::string_view name;       // IR name: "relu"
   std::string_view onnx_name;  // ONNX op_type: "Relu"
+  std::string_view onnx_domain;  // "" (the default domain), or "com.microsoft" (ONNX Runtime's contrib ops)
   int min_inputs = 0;
   int max_inputs = 0;  // -1: variadic
   int min_outputs = 1;
   int max_outputs = 1;  // -1: variadic
   std::vector<AttrSpec> attrs;
   std::vector<int> int_inputs;   // inputs that take an integer constant (shapes, axes, pads, sizes)
+  // Where each input sits among the ONNX node's inputs, when that differs
+  // (a contrib op's form that leaves optional ONNX inputs out); empty: the same.
+  std::vector<int> onnx_inputs;
   InferFn shape_rule = nullptr;  // read it through infer()
   bool stateful = false;         // carries state across time steps (spiking ops)
   bool elementwise = false;      // maps elements one to one with broadcasting

@@ -120,6 +120,18 @@ double flops(Op op, const OpAttrs& a, std::span<const TensorType* const> in, con
     case Op::InstanceNormalization:
     case Op::LRN: return 2 * r.elements(input(0));
     case Op::Einsum: return einsum_flops(a, in, r);
+    case Op::MsAttention: {
+      // Its decomposition's count (rules/pending/fused.rules): the packed projection
+      // and its bias, Q K^T, the scale, the attention bias, softmax (5 per
+      // element, as Softmax) and the weighted sum of V.
+      double tokens = r.dim(input(0), 0) * r.dim(input(0), 1);
+      double seq = r.dim(input(0), 1);
+      double packed = r.dim(input(1), 1);
+      double hidden = packed / 3;
+      double scores = tokens * seq * static_cast<double>(a.get_int("num_heads"));
+      double projection = 2 * tokens * r.dim(input(1), 0) * packed + tokens * packed;
+      return projection + 2 * tokens * seq * hidden * 2 + scores * (input(3) != nullptr ? 7 : 6);
+    }
     case Op::Identity:
       return 0;  // a copy
     // NIR ops: the work of one time step. A synapse (a weight of an affine,

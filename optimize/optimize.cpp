@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <span>
@@ -55,8 +56,24 @@ struct Extracted {
   extract::Solution solution;
 };
 
+// The rules the target may use: those whose right side makes only ops in
+// its export vocabulary (all standard ONNX ops under `portable`). A target
+// without ONNX Runtime never sees a contrib op, not even inside the e-graph.
+rules::RuleSet within_vocabulary(const rules::RuleSet& rules, const targets::Target& target, bool portable) {
+  const targets::HardwareSpec& spec = target.model->spec();
+  auto allowed = [&](ir::Op op) { return portable ? ir::op_info(op).onnx_domain.empty() : spec.may_emit(op); };
+  rules::RuleSet out;
+  for (const rules::Rule& r : rules.rules()) {
+    std::vector<ir::Op> made = rules::ops_made(r);
+    if (std::all_of(made.begin(), made.end(), allowed)) out.add(r);
+  }
+  return out;
+}
+
 // The saturation stage: the rule set's rewrites under the schedule.
-Expected<SaturationRecord> saturate_with(TensorRunner& runner, const rules::RuleSet& rules, const OptimizeOptions& o) {
+Expected<SaturationRecord> saturate_with(TensorRunner& runner, const rules::RuleSet& all_rules,
+                                         const targets::Target& target, const OptimizeOptions& o) {
+  rules::RuleSet rules = within_vocabulary(all_rules, target, o.portable);
   std::vector<TensorRewrite> rewrites = rules.rewrites();
   std::vector<rules::RuleKind> kinds;
   for (const rules::Rule& r : rules.rules()) kinds.push_back(r.kind);
@@ -212,7 +229,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   TensorRunner runner({}, std::move(seeded->egraph));
   clock.done("seed");
 
-  auto sat = saturate_with(runner, rules, o);
+  auto sat = saturate_with(runner, rules, target, o);
   if (!sat) return std::unexpected(sat.error());
   rep.saturation = std::move(*sat);
   const TensorEGraph& g = runner.egraph;

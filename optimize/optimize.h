@@ -31,6 +31,10 @@ struct OptimizeOptions {
   // model's error (merging inception_v3's 1x1 convolutions models 0.2%
   // cheaper on the CPU and runs 1-2% slower in ONNX Runtime).
   double min_gain = 0.02;
+  // Standard ONNX ops only, whatever the target's export vocabulary allows
+  // (targets/spec.h, export_domains): rules whose right side makes a
+  // contrib op are left out of saturation (docs/targets.md).
+  bool portable = false;
   bool validate = true;
   verify::ValidationOptions validation;
   // Where the pipeline is: each stage as it starts, each saturation

@@ -190,6 +190,22 @@ const CondDef kConditions[] = {
      },
      {},
      "K x 1 x ... x 1 or 1 x K x 1 x ... x 1, broadcast over the channels of a convolution with a K x ... weight"},
+    {"attention-heads",
+     "TTTT",
+     [](const Env&, std::span<const ArgVal> a) {
+       // x [B, S, ...]; Q and V per head [B, heads, S, d], K^T [B, heads, d, S], heads and d
+       // static: each reshape split x's rows into heads and kept B and S in place. A
+       // symbolic dim matches only itself (one name is one value in a graph).
+       const ir::Shape &x = *shape(a[0]), &q = *shape(a[1]), &k = *shape(a[2]), &v = *shape(a[3]);
+       if (x.rank() != 3 || q.rank() != 4 || k.rank() != 4 || v.rank() != 4) return false;
+       auto known = [](const ir::Dim& d) { return !d.is_unknown(); };
+       const ir::Dim &b = x[0], &s = x[1], &h = q[1], &d = q[3];
+       if (!known(b) || !known(s) || !h.is_static() || !d.is_static()) return false;
+       return q[0] == b && q[2] == s && k[0] == b && k[1] == h && k[2] == d && k[3] == s && v[0] == b && v[1] == h &&
+              v[2] == s && v[3] == d;
+     },
+     {},
+     "x is [B, S, H]; Q, K^T, V are its heads: [B, h, S, d], [B, h, d, S], [B, h, S, d] (h and d static)"},
     {"different",
      "TT",
      [](const Env& env, std::span<const ArgVal> a) {

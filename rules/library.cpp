@@ -5,6 +5,7 @@
 
 #include "ir/data_dir.h"
 #include "rules/compile.h"
+#include "rules/rule_ast.h"
 #include "rules/rules.h"
 
 namespace refinery::rules {
@@ -54,6 +55,20 @@ Expected<RuleSet> load_library() {
   std::sort(files.begin(), files.end());
   if (files.empty()) return fail(fmt::format("rule library {} has no .rules files", dir.string()));
   return load_rules(files);
+}
+
+namespace {
+void collect_ops(const Pat& p, std::set<ir::Op>& ops) {
+  if (p.kind != Pat::Kind::Op) return;
+  ops.insert(p.op);
+  for (const Pat& k : p.kids) collect_ops(k, ops);
+}
+}  // namespace
+
+std::vector<ir::Op> ops_made(const Rule& rule) {
+  std::set<ir::Op> ops;
+  for (const auto& [root, pat] : rule.body->rhs) collect_ops(pat, ops);
+  return {ops.begin(), ops.end()};
 }
 
 }  // namespace refinery::rules

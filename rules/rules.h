@@ -92,4 +92,8 @@ Expected<RuleSet> parse_rules(std::string_view text, const std::string& file);
 Expected<std::filesystem::path> library_dir();
 Expected<RuleSet> load_library();
 
+// The ops a rule's right side makes, each once: what the target must be
+// able to run for the rule to be used (targets/spec.h, export_domains).
+std::vector<ir::Op> ops_made(const Rule& rule);
+
 }  // namespace refinery::rules

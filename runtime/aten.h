@@ -51,6 +51,7 @@ void register_norm_kernels(KernelTable& t);
 void register_reduce_kernels(KernelTable& t);
 void register_layout_kernels(KernelTable& t);
 void register_shape_kernels(KernelTable& t);
+void register_contrib_kernels(KernelTable& t);
 const KernelTable& kernel_table();
 
 // --- dtypes and conversions (convert.cpp) ---

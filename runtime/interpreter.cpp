@@ -20,6 +20,7 @@ KernelTable build_kernel_table() {
   register_reduce_kernels(t);
   register_layout_kernels(t);
   register_shape_kernels(t);
+  register_contrib_kernels(t);
   return t;
 }
 

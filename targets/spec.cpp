@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -25,6 +26,11 @@ double HardwareSpec::peak(ir::DType dtype, bool matmul) const {
   if (auto it = peak_flops.find(key); it != peak_flops.end()) return it->second;
   if (auto it = peak_flops.find("f32"); it != peak_flops.end()) return it->second;
   return peak_flops.empty() ? 1e12 : peak_flops.begin()->second;
+}
+
+bool HardwareSpec::may_emit(ir::Op op) const {
+  std::string_view domain = ir::op_info(op).onnx_domain;
+  return domain.empty() || std::find(export_domains.begin(), export_domains.end(), domain) != export_domains.end();
 }
 
 Expected<HardwareSpec> parse_spec(std::string_view text, const std::string& file) {
@@ -81,6 +87,12 @@ Expected<HardwareSpec> parse_spec(std::string_view text, const std::string& file
       s.gemm_efficiency.half_size = j["gemm_efficiency"].value("half_size", 0.0);
     }
     s.elementwise_efficiency = j.value("elementwise_efficiency", 1.0);
+    for (const auto& d : j.value("export_domains", nlohmann::json::array())) {
+      std::string domain = d.get<std::string>();
+      if (domain != "com.microsoft")
+        throw std::runtime_error(fmt::format("field 'export_domains': unknown domain '{}' (known: com.microsoft)", domain));
+      s.export_domains.push_back(std::move(domain));
+    }
     if (s.kind == TargetKind::Gpu && !(s.kernel_launch_s > 0))
       throw std::runtime_error("a gpu spec needs 'kernel_launch_s'");
     if (s.kind == TargetKind::Tpu &&

@@ -7,9 +7,11 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ir/diag.h"
 #include "ir/dtype.h"
+#include "ir/op.h"
 
 namespace refinery::targets {
 
@@ -38,6 +40,13 @@ struct HardwareSpec {
     double max = 1.0, half_size = 0;  // efficiency = max * s / (s + half_size), s = cbrt(M*N*K)
   } gemm_efficiency;
   double elementwise_efficiency = 1.0;  // cpu: fraction of peak for elementwise work
+  // The export vocabulary beyond the default ONNX domain: the op domains the
+  // target's runtime runs ("com.microsoft": ONNX Runtime's contrib ops).
+  // Empty: standard ONNX ops only (docs/targets.md).
+  std::vector<std::string> export_domains;
+
+  // Whether a refined graph for this target may contain `op`.
+  bool may_emit(ir::Op op) const;
 
   // Peak FLOP/s for `dtype` (matmul: on the matrix unit). Falls back to f32.
   double peak(ir::DType dtype, bool matmul) const;

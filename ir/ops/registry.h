@@ -19,6 +19,7 @@ void register_reduce(Table& t);
 void register_layout(Table& t);
 void register_shape_ops(Table& t);
 void register_spiking(Table& t);
+void register_contrib(Table& t);
 
 // Sets the entry for `info.op`, filling name and ONNX name from ops.def.
 void define(Table& t, OpInfo info);

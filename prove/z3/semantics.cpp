@@ -76,6 +76,7 @@ semantics::Table build_table() {
   semantics::fill_reduce(t);
   semantics::fill_layout(t);
   semantics::fill_spiking(t);
+  semantics::fill_contrib(t);
   return t;
 }
 

@@ -64,6 +64,7 @@ void fill_nn(Table& t);
 void fill_reduce(Table& t);
 void fill_layout(Table& t);
 void fill_spiking(Table& t);
+void fill_contrib(Table& t);
 
 SymTensor make(const Shape& s, std::vector<z3::expr> e);
 Result one(SymTensor t);

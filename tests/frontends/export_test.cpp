@@ -111,6 +111,51 @@ TEST_F(Export, EinsumRoundTrips) {
   EXPECT_EQ(ort.status, 0) << ort.output;
 }
 
+// ONNX Runtime's com.microsoft Attention imports as the IR's ms_attention
+// with its attention_bias (ONNX input 5) as input 3, and exports back in
+// its domain, the inputs in their ONNX places, the domain imported once;
+// ONNX Runtime runs both files alike. A node using mask_index stays opaque.
+TEST_F(Export, ContribAttentionRoundTrips) {
+  ModelBuilder b(13);
+  b.import_domain("com.microsoft", 1);
+  b.input("x", TP::FLOAT, {std::string("batch"), int64_t{6}, int64_t{8}});
+  b.input("bias5", TP::FLOAT, {int64_t{1}, int64_t{1}, int64_t{6}, int64_t{6}});
+  b.input("mask", TP::INT32, {std::string("batch"), int64_t{6}});
+  b.output("y", TP::FLOAT, {std::string("batch"), int64_t{6}, int64_t{8}});
+  b.output("z", TP::FLOAT, {});
+  std::vector<float> w(8 * 24), bias(24);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.01f * static_cast<float>(i % 17) - 0.08f;
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.02f * static_cast<float>(i) - 0.2f;
+  b.initializer_f32("w", {8, 24}, w);
+  b.initializer_f32("b", {24}, bias);
+  testing::add_attr(b.node("Attention", {"x", "w", "b", "", "", "bias5"}, {"y"}, "attn", "com.microsoft"),
+                    "num_heads", int64_t{2});
+  testing::add_attr(b.node("Attention", {"x", "w", "b", "mask"}, {"z"}, "masked", "com.microsoft"), "num_heads",
+                    int64_t{2});
+  auto g = import_onnx(b.write(dir, "in.onnx"));
+  ASSERT_TRUE(g) << g.error().str();
+  ASSERT_EQ(g->nodes().size(), 2u);
+  EXPECT_EQ(g->nodes()[0].op, ir::Op::MsAttention);
+  EXPECT_EQ(g->nodes()[0].inputs.size(), 4u);
+  EXPECT_EQ(g->value(g->nodes()[0].inputs[3]).name, "bias5");
+  EXPECT_EQ(g->value(*g->find_value("y")).type.str(), "tensor<\"batch\"x6x8xf32>");
+  EXPECT_EQ(g->nodes()[1].op, ir::Op::Opaque);
+  ASSERT_TRUE(export_onnx(*g, dir / "out.onnx"));
+  onnx::ModelProto m = testing::read_model_proto(dir / "out.onnx");
+  const onnx::NodeProto& n = m.graph().node(0);
+  EXPECT_EQ(n.domain(), "com.microsoft");
+  EXPECT_EQ(n.op_type(), "Attention");
+  ASSERT_EQ(n.input_size(), 6);
+  EXPECT_EQ(n.input(3), "");
+  EXPECT_EQ(n.input(5), "bias5");
+  int imports = 0;
+  for (const auto& o : m.opset_import()) imports += o.domain() == "com.microsoft";
+  EXPECT_EQ(imports, 1);
+  auto again = import_onnx(dir / "out.onnx");
+  ASSERT_TRUE(again) << again.error().str();
+  EXPECT_EQ(testing::graph_differences(*g, *again), std::vector<std::string>{});
+}
+
 TEST_F(Export, ForceExternalWritesDataBesideTheModel) {
   auto g = import_onnx(gemm_model("in.onnx"));
   ASSERT_TRUE(g) << g.error().str();

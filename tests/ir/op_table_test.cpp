@@ -13,10 +13,16 @@ TEST(OpTable, NamesMapBothWays) {
     Op op = static_cast<Op>(i);
     const OpInfo& info = op_info(op);
     EXPECT_EQ(op_from_name(info.name), op) << info.name;
-    EXPECT_EQ(op_from_onnx("", info.onnx_name), op) << info.onnx_name;
-    EXPECT_EQ(op_from_onnx("ai.onnx", info.onnx_name), op);
+    EXPECT_EQ(op_from_onnx(info.onnx_domain, info.onnx_name), op) << info.onnx_name;
+    if (info.onnx_domain.empty()) {
+      EXPECT_EQ(op_from_onnx("ai.onnx", info.onnx_name), op);
+    }
   }
   EXPECT_EQ(op_from_onnx("com.microsoft", "Relu"), std::nullopt);
+  // A contrib op is known in its own domain only: "Attention" in the default domain is someone else's op.
+  EXPECT_EQ(op_from_onnx("com.microsoft", "Attention"), Op::MsAttention);
+  EXPECT_EQ(op_from_onnx("", "Attention"), std::nullopt);
+  EXPECT_EQ(op_info(Op::MsAttention).onnx_domain, "com.microsoft");
   EXPECT_EQ(op_from_onnx("", "NoSuchOp"), std::nullopt);
 }
 

@@ -175,6 +175,47 @@ TEST(OptimizeCli, AZooModelIsRewrittenValidatedAndWritten) {
   EXPECT_NE(g->num_nodes(), original->num_nodes());
 }
 
+// ONNX Runtime's fused Attention (docs/targets.md, export vocabulary): with
+// the attention rules (rules/pending/fused.rules, not in the library until
+// the prover can draw their instances) the cpu target reaches it from
+// attn_matmul's matmul/softmax/matmul and writes a com.microsoft node;
+// --portable, and a target without ONNX Runtime, keep to standard ONNX ops.
+// Each result validates and agrees in ONNX Runtime.
+TEST(OptimizeCli, FusedAttentionOnlyWhereTheTargetRunsIt) {
+  fs::path model = fs::path(REFINERY_BINARY_DIR) / "zoo" / "attn_matmul.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << model << " missing (build the zoo_small target)";
+  const std::string dims = " --dim batch=2 --dim seq=16";
+  auto contrib_ops = [](const fs::path& file) {
+    auto g = frontends::import_onnx(file);
+    EXPECT_TRUE(g.has_value()) << g.error().str();
+    int n = 0;
+    for (const auto& node : g->nodes()) n += node.op == ir::Op::MsAttention;
+    return n;
+  };
+  struct Case {
+    std::string flags;
+    int attention;
+  };
+  for (const Case& c : {Case{"--target cpu", 1}, Case{"--target cpu --portable", 0}, Case{"--target gpu", 0}}) {
+    SCOPED_TRACE(c.flags);
+    fs::path out = scratch("attn_fused.onnx"), rep = scratch("attn_fused.json");
+    const std::string rules =
+        " --rules " + source_path("rules/lib") + "/*.rules " + source_path("rules/pending/fused.rules");
+    CliResult r = run_cli("optimize " + model.string() + " -o " + out.string() + " " + c.flags + dims + rules +
+                          " --time-limit 2 --report " + rep.string());
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_EQ(contrib_ops(out), c.attention);
+    nlohmann::json j = read_json(rep);
+    if (c.attention > 0) {
+      EXPECT_TRUE(j["validation"]["passed"].get<bool>());
+      EXPECT_TRUE(j["rules_used"].contains("attention-packed")) << j["rules_used"].dump();
+      std::string cmd = "node " + source_path("tools/ort/compare.mjs") + " " + model.string() + " " + out.string() +
+                        " --rtol 1e-3 --atol 1e-4" + dims + " > " + scratch("attn_fused.ort").string() + " 2>&1";
+      EXPECT_EQ(std::system(cmd.c_str()), 0) << slurp(scratch("attn_fused.ort"));
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, SmallZoo,
                          ::testing::Values("mlp", "bert_encoder", "squeezenet1_1", "mobilenet_v2",
                                            "shufflenet_v2_x1_0"));

@@ -62,5 +62,21 @@ TEST(Spec, BadSpecsNameTheField) {
   EXPECT_NE(json.error().str().find("not valid JSON"), std::string::npos);
 }
 
+// The export vocabulary: only the cpu target (ONNX Runtime) may emit
+// com.microsoft contrib ops; every target may emit the standard ones.
+TEST(Spec, OnlyTheCpuTargetEmitsContribOps) {
+  for (const char* name : {"cpu", "h100", "h200", "tpu_v4", "tpu_v5e"}) {
+    auto s = find_spec(name);
+    ASSERT_TRUE(s.has_value());
+    EXPECT_TRUE(s->may_emit(ir::Op::MatMul)) << name;
+    EXPECT_EQ(s->may_emit(ir::Op::MsAttention), std::string_view(name) == "cpu") << name;
+  }
+  auto bad = parse_spec(
+      R"({"name": "x", "kind": "cpu", "peak_flops": {"f32": 1e12}, "memory_bandwidth": 1, "export_domains": ["ai.x"]})",
+      "x.json");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().str().find("field 'export_domains': unknown domain 'ai.x'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace refinery::targets
