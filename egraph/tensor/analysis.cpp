@@ -20,7 +20,7 @@ std::optional<std::vector<ir::Dim>> small_int_contents(const ir::Tensor& t) {
 std::expected<TensorData, std::string> TensorAnalysis::infer(const TensorEGraph& g, const TensorNode& node) const {
   auto d = infer_type(g, node);
   if (d) {
-    d->zero = zero_fact(g, node, d->type);
+    d->zero = zero_fact(g, node);
     d->channels = channel_fact(g, node, d->type);
   }
   return d;

@@ -74,8 +74,7 @@ bool zero_slice(TensorContext& ctx, const ir::TensorRef& t, int64_t i) {
 
 }  // namespace
 
-bool zero_fact(const TensorEGraph& g, const TensorNode& n, const ir::TensorType& out) {
-  (void)out;
+bool zero_fact(const TensorEGraph& g, const TensorNode& n) {
   if (n.op == kConstantOp) return all_zero(*g.analysis().context().constant(n.payload).tensor);
   if (n.is_leaf() || n.kids.empty()) return false;
   const NodeAttrs& na = g.analysis().context().attrs(n.payload);

@@ -18,7 +18,7 @@ namespace refinery::egraph::tensor {
 
 // Every element of the node's result is 0 (a zero constant, a gather of
 // zero filters, a reshape of zeros).
-bool zero_fact(const TensorEGraph& g, const TensorNode& node, const ir::TensorType& out);
+bool zero_fact(const TensorEGraph& g, const TensorNode& node);
 
 // The constant channels of the node's result (nullptr when none is known).
 ChannelSet channel_fact(const TensorEGraph& g, const TensorNode& node, const ir::TensorType& out);
