@@ -129,7 +129,6 @@ Expected<std::size_t> write_manifest(const MeasureArgs& a) {
       for (const targets::Variation& v : *variants) {
         auto micro = targets::kernel_graph(*g, k, v);
         if (!micro) {
-          if (std::getenv("REFINERY_MEASURE_DEBUG")) fmt::print(stderr, "skip: {}\n", micro.error().str());
           ++skipped;
           continue;
         }
