@@ -26,6 +26,9 @@ Command add_rules_discover(CLI::App& rules);  // cli/discover.cpp: rules discove
 Command add_optimize(CLI::App& app);  // cli/optimize.cpp
 Command add_batch(CLI::App& app);     // cli/batch.cpp
 Command add_report(CLI::App& app);    // cli/report.cpp: report merge
+Command add_cost(CLI::App& app);      // cli/cost.cpp
+Command add_measure(CLI::App& app);   // cli/cost.cpp
+Command add_calibrate(CLI::App& app);  // cli/cost.cpp
 
 // The process's argv as main received it, as one shell line (a report's
 // "command": what reproduces the run).

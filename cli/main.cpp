@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "refinery 0.1");
   app.footer("Run 'refinery SUBCOMMAND --help' for a sub-command's flags and an example.");
   std::vector<Command> commands{add_inspect(app),  add_convert(app), add_run(app),   add_rules(app),
-                                add_optimize(app), add_batch(app),   add_report(app)};
+                                add_optimize(app), add_batch(app),   add_report(app),
+                                add_cost(app),     add_measure(app), add_calibrate(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

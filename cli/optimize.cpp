@@ -19,7 +19,7 @@ namespace refinery::cli {
 namespace {
 
 struct Args {
-  std::string model, output, target = "cpu", report, html, rules_report, egraph;
+  std::string model, output, target = "cpu", report, html, rules_report, egraph, cost_model;
   std::vector<std::string> rule_files, dims;
   bool no_rules = false;
   optimize::OptimizeOptions options;
@@ -108,7 +108,7 @@ void print(const Args& a, const optimize::Report& r, std::size_t num_rules) {
 int run(Args& a) {
   auto graph = load_model(a.model);
   if (!graph) return report(graph.error());
-  auto target = targets::load_target(a.target);
+  auto target = targets::load_target(a.target, a.cost_model);
   if (!target) return report(target.error());
   auto rules = load_rules(a);
   if (!rules) return report(rules.error());
@@ -171,6 +171,9 @@ Command add_optimize(CLI::App& app) {
   sub->add_option("-o,--output", args->output, "Output model (.onnx or .ir)")->required();
   sub->add_option("--target", args->target, "cpu, gpu (h100), tpu (tpu_v4), h200, tpu_v5e, or a spec .json")
       ->capture_default_str();
+  sub->add_option("--cost-model", args->cost_model,
+                  "cpu: 'learned' (measured from ONNX Runtime; fails the cost laws, docs/targets.md) or a learned "
+                  "model file; default: the analytic model");
   sub->add_option_no_stream("--extractor", o.extractor, "greedy (DAG cost) or ilp (CBC, optimal within the time limit)")
       ->transform(CLI::CheckedTransformer(std::map<std::string, optimize::ExtractorKind>{
           {"greedy", optimize::ExtractorKind::Greedy}, {"ilp", optimize::ExtractorKind::Ilp}}))

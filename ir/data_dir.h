@@ -14,7 +14,8 @@ namespace refinery::ir {
 //   Rules     rules/*.rules                   rules/lib/*.rules
 //   Targets   targets/*.json                  targets/specs/*.json
 //
-// (The learned cost models will be a third kind, share/refinery/cost_models.)
+// The learned CPU cost model shipped with Refinery lies beside its spec
+// (targets/cpu.ubj); calibrated ones in the user's folder (targets/spec.h).
 enum class DataKind { Rules, Targets };
 
 // The folder of `kind`, from the first of:

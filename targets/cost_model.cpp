@@ -1,5 +1,8 @@
 #include "targets/cost_model.h"
 
+#include <fmt/format.h>
+
+#include "targets/learned.h"
 #include "targets/workload.h"
 
 namespace refinery::targets {
@@ -20,12 +23,30 @@ double CostModel::cost(const OpDesc& op) const {
   return op_cost(op);
 }
 
-Expected<Target> load_target(std::string_view name_or_file) {
+std::filesystem::path learned_model_file(const HardwareSpec& spec) {
+  std::error_code ec;
+  std::filesystem::path user = user_cost_models_dir() / spec.learned_model;
+  return std::filesystem::exists(user, ec) ? user : spec.folder / spec.learned_model;
+}
+
+Expected<Target> load_target(std::string_view name_or_file, const std::string& cost_model) {
   auto spec = find_spec(name_or_file);
   if (!spec) return std::unexpected(spec.error());
   Target t;
   t.name = spec->name;
-  t.model = make_cost_model(std::move(*spec));
+  if (cost_model.empty()) {
+    t.model = make_cost_model(std::move(*spec));
+    return t;
+  }
+  if (spec->kind != TargetKind::Cpu)
+    return fail(fmt::format("--cost-model is for a cpu target; '{}' is {}", t.name, to_string(spec->kind)));
+  if (cost_model == "learned" && spec->learned_model.empty())
+    return fail(fmt::format("target '{}' names no learned model (spec field learned_model)", t.name));
+  std::filesystem::path file = cost_model == "learned" ? learned_model_file(*spec) : std::filesystem::path(cost_model);
+  t.name += "+learned";
+  auto model = make_learned_cpu_model(std::move(*spec), file);
+  if (!model) return std::unexpected(model.error());
+  t.model = std::move(*model);
   return t;
 }
 
@@ -90,8 +111,7 @@ std::vector<bool> constant_values(const ir::Graph& g) {
 
 }  // namespace
 
-std::vector<double> node_costs(const CostModel& model, const ir::Graph& g) {
-  std::vector<bool> removed = removed_by_runtime(g);
+std::vector<OpDesc> node_descs(const ir::Graph& g) {
   std::vector<bool> constant = constant_values(g);
   // Each value's producing op when it has exactly one use (a graph output
   // counts as a use): only then can a runtime fuse its consumer into it.
@@ -99,10 +119,10 @@ std::vector<double> node_costs(const CostModel& model, const ir::Graph& g) {
   std::vector<ir::Op> producer(g.num_values(), ir::Op::Opaque);
   for (const ir::Node& n : g.nodes())
     for (ir::ValueId o : n.outputs) producer[ir::index(o)] = n.op;
-  std::vector<double> out;
+  std::vector<OpDesc> out;
   out.reserve(g.num_nodes());
   for (const ir::Node& n : g.nodes()) {
-    OpDesc d;
+    OpDesc& d = out.emplace_back();
     d.op = n.op;
     d.attrs = &n.attrs;
     for (ir::ValueId v : n.inputs) {
@@ -112,9 +132,21 @@ std::vector<double> node_costs(const CostModel& model, const ir::Graph& g) {
                                                                               : ir::Op::Opaque);
     }
     d.num_outputs = static_cast<int>(n.outputs.size());
+    d.output = n.outputs.empty() ? nullptr : &g.value(n.outputs[0]).type;
+  }
+  return out;
+}
+
+std::vector<double> node_costs(const CostModel& model, const ir::Graph& g) {
+  std::vector<bool> removed = removed_by_runtime(g);
+  std::vector<OpDesc> descs = node_descs(g);
+  std::vector<double> out;
+  out.reserve(g.num_nodes());
+  for (std::size_t i = 0; i < g.num_nodes(); ++i) {
+    OpDesc& d = descs[i];
     double total = 0;
-    if (!removed[out.size()])
-      for (ir::ValueId o : n.outputs) {
+    if (!removed[i])
+      for (ir::ValueId o : g.nodes()[i].outputs) {
         d.output = &g.value(o).type;
         total += model.cost(d);
       }

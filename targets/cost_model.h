@@ -43,6 +43,10 @@ class CostModel {
   // nothing: export folds it into an initializer.
   double cost(const OpDesc& op) const;
 
+  // Seconds a graph costs once, whatever it holds (the learned CPU model:
+  // one ONNX Runtime session run's fixed cost); not part of any node's.
+  virtual double run_overhead() const { return 0; }
+
  protected:
   virtual double op_cost(const OpDesc& op) const = 0;
   HardwareSpec spec_;
@@ -55,7 +59,14 @@ struct Target {
   std::string name;
   std::shared_ptr<const CostModel> model;
 };
-Expected<Target> load_target(std::string_view name_or_file);
+// `cost_model` chooses a cpu target's model: empty for the analytic one
+// (targets/models.cpp), "learned" for the spec's learned_model (in
+// user_cost_models_dir(), where `refinery calibrate` writes it, else beside
+// the spec), or the path of a learned model file (targets/learned.h).
+Expected<Target> load_target(std::string_view name_or_file, const std::string& cost_model = {});
+
+// The file `--cost-model learned` reads for this spec.
+std::filesystem::path learned_model_file(const HardwareSpec& spec);
 
 // Nodes the runtime deletes when it loads the graph, so that relabelling
 // the same work costs nothing (ARCHITECTURE.md decision 11): a Transpose
@@ -74,6 +85,11 @@ double graph_cost(const CostModel& model, const ir::Graph& graph);
 // (OpClass::Free: they move no data) and the nodes removed_by_runtime. For
 // the report's guard against gains that are the model's, not less work.
 ir::Work graph_work(const ir::Graph& graph);
+
+// Per node (in graph order) its description as a cost model sees it, for
+// its first result (output is null for a node without results); the
+// pointers point into `graph`.
+std::vector<OpDesc> node_descs(const ir::Graph& graph);
 
 // Per node (in graph order) the cost of all its results: for reports.
 std::vector<double> node_costs(const CostModel& model, const ir::Graph& graph);

@@ -147,50 +147,6 @@ class CpuModel final : public CostModel {
     return spec_.memory_bandwidth;
   }
 
-  // What ONNX Runtime's graph optimizer (level 'all', CPU) folds into the
-  // op that computes this op's input, so that it costs nothing of its own:
-  // an activation after a Conv or Gemm (ConvActivationFusion,
-  // GemmActivationFusion), a BatchNorm, a per-channel constant Add or Mul,
-  // or a same-shape residual Add after a Conv (ConvBNFusion, ConvAddFusion,
-  // ConvMulFusion, the NCHWc Conv's Sum input), a bias Add after a 2-D
-  // MatMul (MatMulAddFusion to Gemm), a scalar Mul or Div after a MatMul
-  // (MatMulScaleFusion).
-  static bool fused_epilogue(const OpDesc& op) {
-    using ir::Op;
-    auto scalar_constant = [&](std::size_t i) {
-      return i < op.inputs.size() && op.inputs[i] && i < op.input_constant.size() && op.input_constant[i] &&
-             numel(*op.inputs[i]) == 1;
-    };
-    auto constant = [&](std::size_t i) {
-      return i < op.inputs.size() && op.inputs[i] && i < op.input_constant.size() && op.input_constant[i];
-    };
-    Op p0 = op.producer(0);
-    switch (op.op) {
-      case Op::Relu:
-      case Op::Clip:
-      case Op::LeakyRelu:
-      case Op::Sigmoid:
-      case Op::Tanh:
-      case Op::HardSigmoid: return p0 == Op::Conv || p0 == Op::Gemm;
-      case Op::BatchNormalization: return p0 == Op::Conv;
-      case Op::Add:
-      case Op::Mul:
-      case Op::Div:
-        for (std::size_t i : {0, 1}) {
-          Op p = op.producer(i);
-          std::size_t other = 1 - i;
-          if (p == Op::Conv && (constant(other) ||
-                                (op.op == Op::Add && op.inputs[other] && op.output && *op.inputs[other] == *op.output)))
-            return true;
-          if (p == Op::MatMul && op.op != Op::Add && scalar_constant(other)) return op.op == Op::Mul || i == 0;
-          if (p == Op::MatMul && op.op == Op::Add && constant(other) && op.output && op.output->shape.rank() == 2)
-            return true;
-        }
-        return false;
-      default: return false;
-    }
-  }
-
   // ONNX Runtime's fused Attention (com.microsoft): its parts priced as the
   // ops of its decomposition (the packed projection, Q K^T, softmax, the
   // weighted sum of V), one dispatch for all of them, and no head split,
@@ -227,7 +183,7 @@ class CpuModel final : public CostModel {
   double op_cost(const OpDesc& op) const override {
     const double overhead = spec_.op_overhead_s;
     if (op.op == ir::Op::MsAttention) return attention_cost(op);
-    if (fused_epilogue(op)) return 0;
+    if (ort_cpu_fused_epilogue(op)) return 0;
     double traffic = input_bytes(op) + out_bytes(op) * op.num_outputs;
     double memory = traffic / bandwidth(traffic);
     switch (classify(op.op)) {

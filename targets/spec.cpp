@@ -1,5 +1,7 @@
 #include "targets/spec.h"
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -93,6 +95,9 @@ Expected<HardwareSpec> parse_spec(std::string_view text, const std::string& file
         throw std::runtime_error(fmt::format("field 'export_domains': unknown domain '{}' (known: com.microsoft)", domain));
       s.export_domains.push_back(std::move(domain));
     }
+    s.learned_model = j.value("learned_model", "");
+    if (!s.learned_model.empty() && s.kind != TargetKind::Cpu)
+      throw std::runtime_error("field 'learned_model': only a cpu spec has a learned model");
     if (s.kind == TargetKind::Gpu && !(s.kernel_launch_s > 0))
       throw std::runtime_error("a gpu spec needs 'kernel_launch_s'");
     if (s.kind == TargetKind::Tpu &&
@@ -109,7 +114,16 @@ Expected<HardwareSpec> load_spec(const std::filesystem::path& file) {
   if (!in) return fail("cannot open the target spec", {}, file.string());
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_spec(ss.str(), file.string());
+  auto spec = parse_spec(ss.str(), file.string());
+  if (spec) spec->folder = file.parent_path();
+  return spec;
+}
+
+std::filesystem::path user_cost_models_dir() {
+  if (const char* d = std::getenv("REFINERY_COST_MODELS"); d && *d) return d;
+  if (const char* d = std::getenv("XDG_DATA_HOME"); d && *d) return std::filesystem::path(d) / "refinery" / "cost_models";
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home && *home ? home : ".") / ".local" / "share" / "refinery" / "cost_models";
 }
 
 Expected<std::filesystem::path> specs_dir() { return ir::data_dir(ir::DataKind::Targets); }

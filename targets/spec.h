@@ -48,6 +48,12 @@ struct HardwareSpec {
   // Whether a refined graph for this target may contain `op`.
   bool may_emit(ir::Op op) const;
 
+  // cpu: the learned model's file name (refinery calibrate), used with
+  // --cost-model learned: looked up in user_cost_models_dir(), then beside
+  // the spec (the model shipped for this machine type).
+  std::string learned_model;
+  std::filesystem::path folder;  // the folder the spec was read from
+
   // Peak FLOP/s for `dtype` (matmul: on the matrix unit). Falls back to f32.
   double peak(ir::DType dtype, bool matmul) const;
 };
@@ -60,6 +66,11 @@ Expected<HardwareSpec> load_spec(const std::filesystem::path& file);
 // $REFINERY_DATA/targets, else an installed <prefix>/share/refinery/targets,
 // else the source tree's targets/specs.
 Expected<std::filesystem::path> specs_dir();
+
+// Where `refinery calibrate` stores learned models and `--target` looks
+// first: $REFINERY_COST_MODELS when set, else $XDG_DATA_HOME/refinery/
+// cost_models, else ~/.local/share/refinery/cost_models.
+std::filesystem::path user_cost_models_dir();
 
 // A target by name or file: "cpu", "gpu" (= h100), "tpu" (= tpu_v4), any
 // spec name in specs_dir() ("h200", "tpu_v5e"), or a path to a .json file.

@@ -42,4 +42,9 @@ double flops(const OpDesc& op);
 // Bytes read: all present inputs (ir::op_work).
 double input_bytes(const OpDesc& op);
 
+// Whether ONNX Runtime (CPU, graph optimization 'all') fuses this op into
+// the kernel of the op that computes its input, so that it runs as that
+// kernel's epilogue (docs/targets.md lists the fusions).
+bool ort_cpu_fused_epilogue(const OpDesc& op);
+
 }  // namespace refinery::targets

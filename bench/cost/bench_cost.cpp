@@ -1,0 +1,209 @@
+// The learned CPU cost model judged on what it never saw (issue 12, item 4):
+//
+//   bench_cost DATASET.jsonl [EQUIVALENTS.jsonl] [--work DIR]
+//
+// DATASET is `refinery measure`'s over the zoo (kernels and whole models).
+// Leave one model family out (a model and its _op13 twin form a family):
+// train on the kernels drawn from the other families, then
+//   - per kernel: Kendall tau and MAPE of predicted against timed latency,
+//     over the kernels only the held-out family has (pooled);
+//   - per model: `refinery cost`'s total (sum over the kernels plus the run
+//     overhead) against the model's timed latency: MAPE, Kendall tau.
+// EQUIVALENTS (bench/cost/run.sh) holds equivalent graphs of one model
+// (different extractions of its saturated e-graph) with their timings, ids
+// "equiv:<model>:<variant>": how often the held-out model orders a pair as
+// ONNX Runtime does, over pairs whose timings differ by more than 3%.
+// The analytic model (--target cpu without --cost-model) is scored beside it.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "frontends/onnx.h"
+#include "targets/cost_model.h"
+#include "targets/learned.h"
+
+namespace fs = std::filesystem;
+using namespace refinery;
+using namespace refinery::targets;
+
+namespace {
+
+std::string family(const std::string& model) {
+  std::string f = model;
+  if (f.ends_with("_op13")) f.resize(f.size() - 5);
+  return f;
+}
+
+double kendall_tau(const std::vector<double>& a, const std::vector<double>& b) {
+  double concordant = 0, discordant = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (std::size_t j = i + 1; j < a.size(); ++j) {
+      double s = (a[i] - a[j]) * (b[i] - b[j]);
+      if (s > 0) ++concordant;
+      if (s < 0) ++discordant;
+    }
+  return concordant + discordant > 0 ? (concordant - discordant) / (concordant + discordant) : 0;
+}
+
+double mape(const std::vector<double>& pred, const std::vector<double>& meas) {
+  double s = 0;
+  for (std::size_t i = 0; i < pred.size(); ++i) s += std::abs(pred[i] - meas[i]) / meas[i];
+  return pred.empty() ? 0 : 100 * s / static_cast<double>(pred.size());
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+[[noreturn]] void die(const std::string& m) {
+  fmt::print(stderr, "bench_cost: error: {}\n", m);
+  std::exit(2);
+}
+
+double model_ms(const CostModel& m, const fs::path& file) {
+  auto g = frontends::import_onnx(file);
+  if (!g) die(g.error().str());
+  return (graph_cost(m, *g) + m.run_overhead()) * 1e3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  fs::path work = fs::temp_directory_path() / "refinery-bench-cost";
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--work" && i + 1 < args.size())
+      work = args[++i];
+    else
+      files.push_back(args[i]);
+  }
+  if (files.empty() || files.size() > 2) die("usage: bench_cost DATASET.jsonl [EQUIVALENTS.jsonl] [--work DIR]");
+  auto data = read_dataset(files[0]);
+  if (!data) die(data.error().str());
+  std::optional<Dataset> equiv;
+  if (files.size() == 2) {
+    auto e = read_dataset(files[1]);
+    if (!e) die(e.error().str());
+    equiv = std::move(*e);
+  }
+  fs::create_directories(work);
+  auto spec = find_spec("cpu");
+  if (!spec) die(spec.error().str());
+  auto analytic = load_target("cpu");
+  if (!analytic) die(analytic.error().str());
+
+  std::set<std::string> families;
+  for (const Record& r : data->records)
+    for (const std::string& m : r.models) families.insert(family(m));
+  std::vector<double> k_pred, k_meas, m_pred, m_meas, m_analytic;
+  std::vector<std::string> m_names;
+  std::map<std::string, std::shared_ptr<const CostModel>> held_out_model;  // by family
+  fmt::print("leave one family out: {} families, {} timed records ({} failed), run overhead {:.4f} ms\n",
+             families.size(), data->records.size(), data->errors, data->run_overhead_ms);
+  fmt::print("{:<22} {:>8} {:>8} {:>9} {:>9} {:>11} {:>11}\n", "held out", "train", "kernels", "tau", "MAPE %",
+             "model ms", "timed ms");
+  for (const std::string& fam : families) {
+    auto in_family = [&](const Record& r) {
+      return std::all_of(r.models.begin(), r.models.end(), [&](const std::string& m) { return family(m) == fam; });
+    };
+    auto samples = training_samples(*data, [&](const Record& r) { return !in_family(r); });
+    fs::path file = work / fmt::format("lomo_{}.ubj", fam);
+    if (auto ok = train_cost_model(samples, data->run_overhead_ms, file); !ok) die(ok.error().str());
+    auto booster = Booster::load(file);
+    if (!booster) die(booster.error().str());
+    auto model = make_learned_cpu_model(*spec, file);
+    if (!model) die(model.error().str());
+    held_out_model[fam] = std::move(*model);
+    std::vector<double> fp, fm;
+    for (const Record& r : data->records) {
+      if (r.kind != "kernel" || !in_family(r)) continue;
+      double p = 0;
+      // A fused epilogue (its fused_into feature set) costs nothing of its own.
+      std::vector<Features> rows;
+      for (const Features& f : r.features)
+        if (f[1] < 0) rows.push_back(f);
+      for (double x : (*booster)->predict_ms(rows)) p += x;
+      fp.push_back(p);
+      fm.push_back(r.ms);
+    }
+    k_pred.insert(k_pred.end(), fp.begin(), fp.end());
+    k_meas.insert(k_meas.end(), fm.begin(), fm.end());
+    std::string whole;
+    for (const Record& r : data->records) {
+      if (r.kind != "model" || !in_family(r)) continue;
+      double p = model_ms(*held_out_model[fam], r.file);
+      m_pred.push_back(p);
+      m_meas.push_back(r.median_ms);
+      m_analytic.push_back(model_ms(*analytic->model, r.file));
+      m_names.push_back(r.models.empty() ? r.id : r.models[0]);
+      whole += fmt::format(" {}={:.3f}/{:.3f}", m_names.back(), p, r.median_ms);
+    }
+    fmt::print("{:<22} {:>8} {:>8} {:>9.3f} {:>9.1f} {}\n", fam, samples.size(), fp.size(), kendall_tau(fp, fm),
+               mape(fp, fm), whole);
+  }
+  fmt::print("\nper kernel (held out, pooled): {} kernels, Kendall tau {:.3f}, MAPE {:.1f}%, median APE {:.1f}%\n",
+             k_pred.size(), kendall_tau(k_pred, k_meas), mape(k_pred, k_meas), [&] {
+               std::vector<double> ape;
+               for (std::size_t i = 0; i < k_pred.size(); ++i) ape.push_back(100 * std::abs(k_pred[i] - k_meas[i]) / k_meas[i]);
+               return median(ape);
+             }());
+  {
+    std::vector<double> bp, bm;
+    for (std::size_t i = 0; i < k_pred.size(); ++i)
+      if (k_meas[i] >= 0.01) bp.push_back(k_pred[i]), bm.push_back(k_meas[i]);
+    fmt::print("per kernel of at least 0.01 ms (timing noise below): {} kernels, Kendall tau {:.3f}, MAPE {:.1f}%\n",
+               bp.size(), kendall_tau(bp, bm), mape(bp, bm));
+  }
+  fmt::print("\nwhole models (held out): {:<20} {:>10} {:>10} {:>8} {:>12}\n", "model", "timed ms", "learned", "err %",
+             "analytic");
+  for (std::size_t i = 0; i < m_names.size(); ++i)
+    fmt::print("  {:<40} {:>10.3f} {:>10.3f} {:>+8.1f} {:>12.3f}\n", m_names[i], m_meas[i], m_pred[i],
+               100 * (m_pred[i] - m_meas[i]) / m_meas[i], m_analytic[i]);
+  fmt::print("whole models: {} models, learned MAPE {:.1f}%, Kendall tau {:.3f}; analytic MAPE {:.1f}%, tau {:.3f}\n",
+             m_names.size(), mape(m_pred, m_meas), kendall_tau(m_pred, m_meas), mape(m_analytic, m_meas),
+             kendall_tau(m_analytic, m_meas));
+
+  if (equiv) {
+    // Equivalent graphs of one model: "equiv:<model>:<variant>".
+    std::map<std::string, std::vector<const Record*>> by_model;
+    for (const Record& r : equiv->records)
+      if (r.kind == "model" && r.id.starts_with("equiv:"))
+        by_model[r.id.substr(6, r.id.find(':', 6) - 6)].push_back(&r);
+    int pairs = 0, agree = 0, agree_analytic = 0, close = 0;
+    fmt::print("\nequivalent graphs (timed ms / learned ms):\n");
+    for (const auto& [model, list] : by_model) {
+      auto it = held_out_model.find(family(model));
+      if (it == held_out_model.end()) continue;
+      std::vector<double> pred, meas, ana;
+      std::string line;
+      for (const Record* r : list) {
+        pred.push_back(model_ms(*it->second, r->file));
+        ana.push_back(model_ms(*analytic->model, r->file));
+        meas.push_back(r->median_ms);
+        line += fmt::format(" {}={:.3f}/{:.3f}", r->id.substr(r->id.rfind(':') + 1), meas.back(), pred.back());
+      }
+      fmt::print("  {:<24}{}\n", model, line);
+      for (std::size_t i = 0; i < list.size(); ++i)
+        for (std::size_t j = i + 1; j < list.size(); ++j) {
+          if (std::abs(meas[i] - meas[j]) <= 0.03 * std::min(meas[i], meas[j])) {
+            ++close;
+            continue;
+          }
+          ++pairs;
+          agree += (pred[i] - pred[j]) * (meas[i] - meas[j]) > 0;
+          agree_analytic += (ana[i] - ana[j]) * (meas[i] - meas[j]) > 0;
+        }
+    }
+    fmt::print("pairwise ranking of equivalent graphs (timed difference > 3%): {} pairs ({} closer left out), "
+               "learned agrees {:.1f}%, analytic {:.1f}%\n",
+               pairs, close, pairs ? 100.0 * agree / pairs : 0.0, pairs ? 100.0 * agree_analytic / pairs : 0.0);
+  }
+  return 0;
+}

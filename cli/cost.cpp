@@ -1,0 +1,314 @@
+// refinery cost / measure / calibrate: the cost models from the user's side.
+// `cost` prints a target's predicted cost of a model, per node; `measure`
+// times ONNX Runtime kernels as micro-models (targets/kernels.h) through
+// tools/ort/measure.mjs; `calibrate` measures and trains the learned CPU
+// model (targets/learned.h) where `--target cpu` finds it. docs/targets.md.
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/commands.h"
+#include "cli/model_files.h"
+#include "frontends/onnx.h"
+#include "ir/io.h"
+#include "targets/cost_model.h"
+#include "targets/kernels.h"
+#include "targets/learned.h"
+
+namespace refinery::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+#ifdef REFINERY_SOURCE_DIR
+const char* const kDefaultScript = REFINERY_SOURCE_DIR "/tools/ort/measure.mjs";
+#else
+const char* const kDefaultScript = "tools/ort/measure.mjs";
+#endif
+
+struct MeasureArgs {
+  std::vector<std::string> models;
+  std::string out_dir, script = kDefaultScript;
+  std::string target = "cpu";  // whose analytic model is the features' baseline
+  std::string variants = "1x1,2x1,1x0.5";
+  int runs = 9, warmup = 2;
+  double min_ms = 20;
+  bool no_time = false;
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+Expected<std::vector<targets::Variation>> parse_variants(const std::string& spec) {
+  std::vector<targets::Variation> out;
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    auto x = item.find('x');
+    try {
+      if (x == std::string::npos) throw std::invalid_argument(item);
+      targets::Variation v{std::stoll(item.substr(0, x)), std::stod(item.substr(x + 1))};
+      if (v.batch < 1 || !(v.spatial > 0)) throw std::invalid_argument(item);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      return fail(fmt::format("--variants expects BATCHxSPATIAL,... (as 2x0.5), got '{}'", item));
+    }
+  }
+  if (out.empty()) return fail("--variants is empty");
+  return out;
+}
+
+std::string hex_id(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return fmt::format("{:016x}", h);
+}
+
+nlohmann::json features_json(const targets::Features& f) {
+  nlohmann::json row = nlohmann::json::array();
+  for (float v : f) row.push_back(v);
+  return row;
+}
+
+// Writes DIR/kernels/*.onnx, DIR/overhead.onnx and DIR/manifest.jsonl.
+Expected<std::size_t> write_manifest(const MeasureArgs& a) {
+  auto variants = parse_variants(a.variants);
+  if (!variants) return std::unexpected(variants.error());
+  auto spec = targets::find_spec(a.target);
+  if (!spec) return std::unexpected(spec.error());
+  auto baseline = targets::learned_baseline(*spec);
+  fs::path dir(a.out_dir);
+  std::error_code ec;
+  fs::create_directories(dir / "kernels", ec);
+  if (ec) return fail(fmt::format("cannot create the folder: {}", ec.message()), {}, (dir / "kernels").string());
+  struct Entry {
+    nlohmann::json json;
+    std::set<std::string> models;
+  };
+  std::map<std::string, Entry> entries;  // by id: one micro-model per distinct kernel instance
+  std::vector<std::string> order;
+  auto add = [&](const ir::Graph& micro, const std::string& model, const std::string& head) -> Expected<std::string> {
+    nlohmann::json feats = nlohmann::json::array(), ops = nlohmann::json::array();
+    std::vector<targets::OpDesc> descs = targets::node_descs(micro);
+    for (std::size_t i = 0; i < micro.num_nodes(); ++i) {
+      // Constant expressions in the micro-model are folded when ONNX Runtime loads it.
+      const targets::OpDesc& d = descs[i];
+      if (d.op == ir::Op::Constant || (d.op != ir::Op::Opaque && d.all_inputs_constant())) continue;
+      feats.push_back(features_json(targets::kernel_features(d, *baseline)));
+      ops.push_back(std::string(ir::op_name(micro.nodes()[i].op)));
+    }
+    std::string id = hex_id(feats.dump() + ops.dump());
+    auto it = entries.find(id);
+    if (it == entries.end()) {
+      fs::path file = dir / "kernels" / (id + ".onnx");
+      if (!fs::exists(file, ec))
+        if (auto ok = frontends::export_onnx(micro, file); !ok) return std::unexpected(ok.error());
+      nlohmann::json j{{"id", id}, {"kind", "kernel"}, {"file", fs::absolute(file).string()}, {"ops", ops},
+                       {"features", feats}};
+      if (!head.empty()) j["head"] = head;
+      it = entries.emplace(id, Entry{j, {}}).first;
+      order.push_back(id);
+    }
+    it->second.models.insert(model);
+    return id;
+  };
+  std::size_t skipped = 0;
+  std::vector<nlohmann::json> whole;
+  for (const std::string& m : a.models) {
+    auto g = load_model(m);
+    if (!g) return std::unexpected(g.error());
+    std::string name = fs::path(m).stem().string();
+    for (const targets::Kernel& k : targets::ort_cpu_kernels(*g))
+      for (const targets::Variation& v : *variants) {
+        auto micro = targets::kernel_graph(*g, k, v);
+        if (!micro) {
+          ++skipped;
+          continue;
+        }
+        std::string head;
+        if (k.nodes.size() > 1) {
+          auto alone = targets::kernel_graph(*g, targets::Kernel{{k.nodes[0]}}, v);
+          if (!alone) {
+            ++skipped;
+            continue;
+          }
+          auto id = add(*alone, name, "");
+          if (!id) return std::unexpected(id.error());
+          head = *id;
+        }
+        if (auto id = add(*micro, name, head); !id) return std::unexpected(id.error());
+      }
+    whole.push_back({{"id", "model:" + name}, {"kind", "model"}, {"file", fs::absolute(m).string()}, {"models", {name}}});
+  }
+  // The run overhead: one session run of a one-element Add.
+  ir::Graph tiny;
+  ir::TensorType one{ir::DType::f32, ir::Shape({ir::Dim(1)})};
+  ir::ValueId x = tiny.add_input("x", one), y = tiny.add_input("y", one);
+  ir::Node add_node;
+  add_node.op = ir::Op::Add;
+  add_node.inputs = {x, y};
+  tiny.set_outputs(tiny.node(tiny.add_node(add_node, {"z"}, {one})).outputs);
+  if (auto ok = frontends::export_onnx(tiny, dir / "overhead.onnx"); !ok) return std::unexpected(ok.error());
+  std::string text =
+      nlohmann::json{{"id", "overhead"}, {"kind", "overhead"}, {"file", fs::absolute(dir / "overhead.onnx").string()}}
+          .dump() +
+      "\n";
+  for (const std::string& id : order) {
+    nlohmann::json j = entries[id].json;
+    j["models"] = std::vector<std::string>(entries[id].models.begin(), entries[id].models.end());
+    text += j.dump() + "\n";
+  }
+  for (const auto& j : whole) text += j.dump() + "\n";
+  if (auto ok = ir::write_files_atomic({{(dir / "manifest.jsonl").string(), text}}); !ok)
+    return std::unexpected(ok.error());
+  fmt::print(stderr, "measure: {} micro-models and {} whole models listed in {} ({} kernel variants do not fit)\n",
+             order.size(), whole.size(), (dir / "manifest.jsonl").string(), skipped);
+  return order.size();
+}
+
+int run_measure(const MeasureArgs& a) {
+  auto n = write_manifest(a);
+  if (!n) return report(n.error());
+  if (a.no_time) return 0;
+  std::error_code ec;
+  if (!fs::exists(a.script, ec)) {
+    fmt::print(stderr, "refinery: error: {}: the ONNX Runtime measuring script is not there (--ort-script)\n",
+               a.script);
+    return kExitLimitation;
+  }
+  fs::path dir(a.out_dir);
+  std::string cmd = fmt::format("node {} {} {} --runs {} --warmup {} --min-ms {}", shell_quote(a.script),
+                                shell_quote((dir / "manifest.jsonl").string()),
+                                shell_quote((dir / "dataset.jsonl").string()), a.runs, a.warmup, a.min_ms);
+  int rc = std::system(cmd.c_str());
+  if (rc != 0) {
+    fmt::print(stderr, "refinery: error: measuring failed: {} (exit {})\n", cmd, rc);
+    return kExitLimitation;
+  }
+  return 0;
+}
+
+void add_measure_flags(CLI::App* sub, MeasureArgs& a) {
+  sub->add_option("--variants", a.variants,
+                  "Shape variations per kernel, BATCHxSPATIAL,...: the batch dim and the spatial (or sequence) dims "
+                  "scaled")
+      ->capture_default_str();
+  sub->add_option("--runs", a.runs, "Timed runs per micro-model, at least")->capture_default_str();
+  sub->add_option("--warmup", a.warmup, "Untimed runs first")->capture_default_str();
+  sub->add_option("--min-ms", a.min_ms, "Time each micro-model at least this long")->capture_default_str();
+  sub->add_option("--ort-script", a.script, "tools/ort/measure.mjs")->capture_default_str();
+}
+
+struct CalibrateArgs {
+  MeasureArgs measure;
+  std::string target = "cpu", from, output;
+};
+
+int run_calibrate(CalibrateArgs& a) {
+  auto spec = targets::find_spec(a.target);
+  if (!spec) return report(spec.error());
+  if (spec->kind != targets::TargetKind::Cpu || spec->learned_model.empty())
+    return report(Diag{.message = fmt::format("target '{}' has no learned cost model to calibrate", spec->name)});
+  std::string dataset = a.from;
+  if (dataset.empty()) {
+    if (a.measure.models.empty())
+      return report(Diag{.message = "calibrate needs MODELS to measure (or --from DATASET to retrain)"});
+    a.measure.target = a.target;
+    if (a.measure.out_dir.empty()) a.measure.out_dir = (targets::user_cost_models_dir() / "measurements").string();
+    if (int rc = run_measure(a.measure)) return rc;
+    dataset = (fs::path(a.measure.out_dir) / "dataset.jsonl").string();
+  }
+  auto data = targets::read_dataset(dataset);
+  if (!data) return report(data.error());
+  auto samples = targets::training_samples(*data, [](const targets::Record&) { return true; });
+  fs::path out = a.output.empty() ? targets::user_cost_models_dir() / spec->learned_model : fs::path(a.output);
+  if (auto ok = targets::train_cost_model(samples, data->run_overhead_ms, out); !ok) return report(ok.error());
+  fmt::print("calibrate: trained on {} samples from {} ({} failed to time); run overhead {:.4f} ms; wrote {}\n",
+             samples.size(), dataset, data->errors, data->run_overhead_ms, out.string());
+  return 0;
+}
+
+struct CostArgs {
+  std::string model, target = "cpu", cost_model, json;
+};
+
+int run_cost(const CostArgs& a) {
+  auto g = load_model(a.model);
+  if (!g) return report(g.error());
+  auto target = targets::load_target(a.target, a.cost_model);
+  if (!target) return report(target.error());
+  std::vector<double> costs = targets::node_costs(*target->model, *g);
+  double overhead = target->model->run_overhead();
+  double total = overhead;
+  for (double c : costs) total += c;
+  nlohmann::json nodes = nlohmann::json::array();
+  for (std::size_t i = 0; i < costs.size(); ++i)
+    nodes.push_back({{"name", g->node_label(ir::NodeId(static_cast<uint32_t>(i)))},
+                     {"op", std::string(ir::op_name(g->nodes()[i].op))},
+                     {"ms", costs[i] * 1e3}});
+  if (!a.json.empty()) {
+    nlohmann::json j{{"model", a.model},       {"target", target->name},       {"total_ms", total * 1e3},
+                     {"run_overhead_ms", overhead * 1e3}, {"nodes", nodes}};
+    return write_json(a.json, j.dump(2));
+  }
+  fmt::print("{}: predicted {:.4f} ms on {} ({} nodes; run overhead {:.4f} ms)\n", a.model, total * 1e3, target->name,
+             costs.size(), overhead * 1e3);
+  for (const auto& n : nodes)
+    fmt::print("  {:>10.4f} ms  {:<20} {}\n", n["ms"].get<double>(), n["op"].get<std::string>(),
+               n["name"].get<std::string>());
+  return 0;
+}
+
+}  // namespace
+
+Command add_measure(CLI::App& app) {
+  auto a = std::make_shared<MeasureArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "measure", "Time ONNX Runtime's kernels of models as micro-models: a dataset for the learned CPU cost model");
+  sub->add_option("models", a->models, "Models (.onnx) whose kernels are timed")->required();
+  sub->add_option("-o,--output", a->out_dir, "Folder: manifest.jsonl, kernels/, dataset.jsonl (resumed)")->required();
+  add_measure_flags(sub, *a);
+  sub->add_option("--target", a->target, "The cpu target whose analytic model is a feature (the baseline)")
+      ->capture_default_str();
+  sub->add_flag("--no-time", a->no_time, "Write the micro-models and the manifest only");
+  sub->footer("Example:\n  refinery measure build/zoo/*.onnx -o /tmp/costdata\nExit: 0 done, 2 bad input, 3 measuring failed.");
+  return {sub, [a] { return run_measure(*a); }};
+}
+
+Command add_calibrate(CLI::App& app) {
+  auto a = std::make_shared<CalibrateArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "calibrate", "Measure ONNX Runtime on this machine and retrain the learned CPU cost model (--target cpu)");
+  sub->add_option("models", a->measure.models, "Models (.onnx) whose kernels are measured");
+  sub->add_option("--target", a->target, "A target with a learned model")->capture_default_str();
+  sub->add_option("--data", a->measure.out_dir, "Measurement folder (default: beside the stored model)");
+  sub->add_option("--from", a->from, "Retrain from this dataset.jsonl without measuring");
+  sub->add_option("-o,--output", a->output,
+                  "The model file (default: where --target finds it first, the user's cost_models folder)");
+  add_measure_flags(sub, a->measure);
+  sub->footer("Example:\n  refinery calibrate --target cpu build/zoo/*.onnx\nExit: 0 written, 2 bad input, 3 measuring failed.");
+  return {sub, [a] { return run_calibrate(*a); }};
+}
+
+Command add_cost(CLI::App& app) {
+  auto a = std::make_shared<CostArgs>();
+  CLI::App* sub = app.add_subcommand("cost", "A target's predicted cost of a model, per node");
+  sub->add_option("model", a->model, "Model file (.onnx, .ir, .nir)")->required();
+  sub->add_option("--target", a->target, "cpu, gpu (h100), tpu (tpu_v4), h200, tpu_v5e, or a spec .json")
+      ->capture_default_str();
+  sub->add_option("--cost-model", a->cost_model,
+                  "cpu: 'learned' (the model measured from ONNX Runtime, docs/targets.md) or a learned model file; "
+                  "default: the analytic model");
+  sub->add_option("--json", a->json, "Write {total_ms, run_overhead_ms, nodes: [{name, op, ms}]} here; - for stdout");
+  sub->footer("Example:\n  refinery cost build/zoo/resnet18.onnx --target cpu --cost-model learned --json -\nExit: 0, 2 bad input.");
+  return {sub, [a] { return run_cost(*a); }};
+}
+
+}  // namespace refinery::cli

@@ -1,0 +1,305 @@
+#include "targets/learned.h"
+
+#include <xgboost/c_api.h>
+
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <mutex>
+#include <unordered_map>
+
+#include "targets/workload.h"
+
+namespace refinery::targets {
+
+const std::array<std::string_view, kNumFeatures>& feature_names() {
+  static const std::array<std::string_view, kNumFeatures> names{
+      "op",          "fused_into",  "log2_flops",   "log2_bytes_read", "log2_bytes_written", "rank",
+      "out_d0",      "out_d1",      "out_d2",       "out_d3",          "in_d0",              "in_d1",
+      "in_d2",       "in_d3",       "log2_in1_elems", "in1_constant",  "kernel_elems",       "stride",
+      "group",       "dilation",    "log2_gemm_m",  "log2_gemm_k",     "log2_gemm_n",        "log2_gemm_batch",
+      "dtype",       "num_outputs", "variable_inputs", "flops_per_byte", "log2_baseline_us"};
+  return names;
+}
+
+namespace {
+
+const ir::Attributes kNoAttributes;
+
+float lg(double x) { return static_cast<float>(std::log2(1 + std::max(0.0, x))); }
+
+// The last four dims of a type, right-aligned, 0 where absent.
+void last_dims(const ir::TensorType* t, float* out) {
+  for (int i = 0; i < 4; ++i) out[i] = 0;
+  if (!t || !t->shape.ranked()) return;
+  const auto& dims = t->shape.dims();
+  for (std::size_t i = 0; i < 4 && i < dims.size(); ++i) {
+    const ir::Dim& d = dims[dims.size() - 1 - i];
+    out[3 - i] = static_cast<float>(d.is_static() ? d.size() : 1);
+  }
+}
+
+int64_t max_of(const std::vector<int64_t>& v, int64_t fallback) {
+  int64_t m = fallback;
+  for (std::size_t i = 0; i < v.size(); ++i) m = i == 0 ? v[i] : std::max(m, v[i]);
+  return m;
+}
+
+std::string error_text() { return XGBGetLastError(); }
+
+}  // namespace
+
+std::unique_ptr<CostModel> learned_baseline(const HardwareSpec& spec) {
+  return make_cost_model(spec);
+}
+
+double baseline_ms(const Features& f) { return std::exp2(static_cast<double>(f[kNumFeatures - 1])) * 1e-3; }
+
+Features kernel_features(const OpDesc& op, const CostModel& baseline) {
+  Features f{};
+  static const ir::TensorType kNoOutput{ir::DType::f32, ir::Shape({ir::Dim(0)})};
+  const ir::Attributes& attrs = op.attrs ? *op.attrs : kNoAttributes;
+  ir::Work w = ir::op_work(op.op, attrs, op.inputs, op.output ? *op.output : kNoOutput);
+  f[0] = static_cast<float>(op.op);
+  f[1] = ort_cpu_fused_epilogue(op) ? static_cast<float>(op.producer(0) != ir::Op::Opaque ? op.producer(0)
+                                                                                           : op.producer(1))
+                                    : -1.0f;
+  f[2] = lg(w.flops);
+  f[3] = lg(w.bytes_read);
+  f[4] = lg(op.output ? bytes(*op.output) : 0);
+  f[5] = op.output && op.output->shape.ranked() ? static_cast<float>(op.output->shape.rank()) : -1.0f;
+  last_dims(op.output, &f[6]);
+  last_dims(op.inputs.empty() ? nullptr : op.inputs[0], &f[10]);
+  const ir::TensorType* in1 = op.inputs.size() > 1 ? op.inputs[1] : nullptr;
+  f[14] = in1 ? lg(numel(*in1)) : -1.0f;
+  f[15] = in1 && op.input_constant.size() > 1 && op.input_constant[1] ? 1.0f : 0.0f;
+  // Window: a convolution's weight dims past the first two, else kernel_shape.
+  double window = 1;
+  if ((op.op == ir::Op::Conv || op.op == ir::Op::ConvTranspose) && in1 && in1->shape.ranked())
+    for (std::size_t i = 2; i < in1->shape.dims().size(); ++i)
+      window *= in1->shape.dims()[i].is_static() ? static_cast<double>(in1->shape.dims()[i].size()) : 1;
+  else
+    for (int64_t k : attrs.get_ints("kernel_shape", {})) window *= static_cast<double>(k);
+  f[16] = static_cast<float>(window);
+  f[17] = static_cast<float>(max_of(attrs.get_ints("strides", {}), 1));
+  f[18] = static_cast<float>(attrs.get_int("group", 1));
+  f[19] = static_cast<float>(max_of(attrs.get_ints("dilations", {}), 1));
+  if (classify(op.op) == OpClass::Matrix)
+    if (auto g = gemm_shape(op)) {
+      f[20] = lg(g->m);
+      f[21] = lg(g->k);
+      f[22] = lg(g->n);
+      f[23] = lg(g->batch);
+    }
+  f[24] = op.output ? static_cast<float>(op.output->dtype) : -1.0f;
+  f[25] = static_cast<float>(op.num_outputs);
+  int variable = 0;
+  for (std::size_t i = 0; i < op.inputs.size(); ++i)
+    if (op.inputs[i] && !(i < op.input_constant.size() && op.input_constant[i])) ++variable;
+  f[26] = static_cast<float>(variable);
+  f[27] = static_cast<float>(w.flops / std::max(1.0, w.bytes_read + w.bytes_written));
+  OpDesc alone = op;  // as its own kernel, not an epilogue
+  alone.input_producer.clear();
+  f[28] = static_cast<float>(std::log2(std::max(1e-3, baseline.cost(alone) * 1e6)));
+  return f;
+}
+
+Expected<Dataset> read_dataset(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return fail("cannot open the dataset", {}, file.string());
+  Dataset d;
+  std::vector<double> overheads;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      auto j = nlohmann::json::parse(line);
+      if (j.contains("error")) {
+        ++d.errors;
+        continue;
+      }
+      Record r;
+      r.id = j.at("id").get<std::string>();
+      r.kind = j.at("kind").get<std::string>();
+      if (r.kind == "overhead") continue;
+      r.models = j.value("models", std::vector<std::string>{});
+      for (const auto& row : j.value("features", nlohmann::json::array())) {
+        if (row.size() != kNumFeatures)
+          throw std::runtime_error(fmt::format("{} features, expected {}", row.size(), kNumFeatures));
+        Features f{};
+        for (std::size_t i = 0; i < kNumFeatures; ++i) f[i] = row[i].get<float>();
+        r.features.push_back(f);
+      }
+      r.head = j.value("head", "");
+      double overhead = j.at("overhead_ms").get<double>();
+      overheads.push_back(overhead);
+      r.ms = std::max(kMinKernelMs, j.at("median_ms").get<double>() - overhead);
+      r.median_ms = j.at("median_ms").get<double>();
+      r.mad_ms = j.value("mad_ms", 0.0);
+      r.file = j.value("file", "");
+      d.records.push_back(std::move(r));
+    } catch (const std::exception& e) {
+      return fail(fmt::format("line {}: {}", number, e.what()), {}, file.string());
+    }
+  }
+  if (!overheads.empty()) {
+    std::sort(overheads.begin(), overheads.end());
+    d.run_overhead_ms = overheads[overheads.size() / 2];
+  }
+  return d;
+}
+
+std::vector<Sample> training_samples(const Dataset& data, const std::function<bool(const Record&)>& keep) {
+  std::unordered_map<std::string, const Record*> by_id;
+  for (const Record& r : data.records) by_id[r.id] = &r;
+  std::vector<Sample> out;
+  for (const Record& r : data.records) {
+    if (r.kind != "kernel" || r.features.empty() || !keep(r)) continue;
+    if (r.features.size() == 1) {
+      out.push_back({r.features[0], r.ms});
+      continue;
+    }
+    // A kernel with an epilogue: its time is its head's (timed alone as
+    // r.head); the epilogue's share, the difference of two timings, was
+    // mostly their noise (a fused Relu "costing" a millisecond), so the
+    // model prices a fused epilogue at nothing, as ONNX Runtime runs it
+    // inside the head's loop.
+  }
+  return out;
+}
+
+Expected<void> train_cost_model(const std::vector<Sample>& samples, double run_overhead_ms,
+                                const std::filesystem::path& file, const TrainOptions& o) {
+  if (samples.size() < 10) return fail(fmt::format("{} samples are too few to train on", samples.size()));
+  std::vector<float> x, y;
+  for (const Sample& s : samples) {
+    x.insert(x.end(), s.features.begin(), s.features.end());
+    y.push_back(static_cast<float>(std::log(std::max(s.ms, 1e-5) / baseline_ms(s.features))));
+  }
+  DMatrixHandle dm = nullptr;
+  BoosterHandle b = nullptr;
+  auto cleanup = [&] {
+    if (b) XGBoosterFree(b);
+    if (dm) XGDMatrixFree(dm);
+  };
+  auto check = [&](int rc) -> Expected<void> {
+    if (rc == 0) return {};
+    std::string e = error_text();
+    cleanup();
+    dm = nullptr, b = nullptr;
+    return fail(fmt::format("XGBoost: {}", e), {}, file.string());
+  };
+  if (auto ok = check(XGDMatrixCreateFromMat(x.data(), samples.size(), kNumFeatures, NAN, &dm)); !ok) return ok;
+  if (auto ok = check(XGDMatrixSetFloatInfo(dm, "label", y.data(), y.size())); !ok) return ok;
+  if (auto ok = check(XGBoosterCreate(&dm, 1, &b)); !ok) return ok;
+  const std::map<std::string, std::string> params{
+      {"objective", "reg:squarederror"}, {"tree_method", "exact"},  {"nthread", "1"},
+      {"seed", "0"},                     {"verbosity", "0"},        {"max_depth", std::to_string(o.max_depth)},
+      {"eta", fmt::format("{}", o.eta)}, {"subsample", fmt::format("{}", o.subsample)},
+      {"min_child_weight", "1"}};
+  for (const auto& [k, v] : params)
+    if (auto ok = check(XGBoosterSetParam(b, k.c_str(), v.c_str())); !ok) return ok;
+  for (int i = 0; i < o.rounds; ++i)
+    if (auto ok = check(XGBoosterUpdateOneIter(b, i, dm)); !ok) return ok;
+  std::string overhead = fmt::format("{:.6g}", run_overhead_ms);
+  if (auto ok = check(XGBoosterSetAttr(b, "run_overhead_ms", overhead.c_str())); !ok) return ok;
+  std::error_code ec;
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
+  std::filesystem::path tmp = file;
+  tmp += ".tmp" + file.extension().string();
+  if (auto ok = check(XGBoosterSaveModel(b, tmp.c_str())); !ok) return ok;
+  cleanup();
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) return fail(fmt::format("cannot write the model: {}", ec.message()), {}, file.string());
+  return {};
+}
+
+Expected<std::shared_ptr<Booster>> Booster::load(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return fail("the cost model file does not exist", {}, file.string());
+  std::shared_ptr<Booster> out(new Booster());
+  if (XGBoosterCreate(nullptr, 0, &out->handle_) != 0 || XGBoosterLoadModel(out->handle_, file.c_str()) != 0)
+    return fail(fmt::format("not an XGBoost model: {}", error_text()), {}, file.string());
+  XGBoosterSetParam(out->handle_, "nthread", "1");
+  const char* value = nullptr;
+  int found = 0;
+  if (XGBoosterGetAttr(out->handle_, "run_overhead_ms", &value, &found) != 0 || !found)
+    return fail("the cost model has no run_overhead_ms attribute (not written by 'refinery calibrate')", {},
+                file.string());
+  out->run_overhead_ms_ = std::strtod(value, nullptr);
+  return out;
+}
+
+Booster::~Booster() {
+  if (handle_) XGBoosterFree(handle_);
+}
+
+std::vector<double> Booster::predict_ms(const std::vector<Features>& rows) const {
+  std::vector<double> out;
+  if (rows.empty()) return out;
+  std::vector<float> x;
+  for (const Features& f : rows) x.insert(x.end(), f.begin(), f.end());
+  DMatrixHandle dm = nullptr;
+  bst_ulong len = 0;
+  const float* pred = nullptr;
+  int rc = XGDMatrixCreateFromMat(x.data(), rows.size(), kNumFeatures, NAN, &dm);
+  if (rc == 0) rc = XGBoosterPredict(handle_, dm, 0, 0, 0, &len, &pred);
+  // An internal invariant: a loaded model predicts on a well-formed matrix.
+  if (rc != 0 || len != rows.size()) throw std::runtime_error("XGBoost prediction failed: " + error_text());
+  for (bst_ulong i = 0; i < len; ++i) out.push_back(baseline_ms(rows[i]) * std::exp(static_cast<double>(pred[i])));
+  XGDMatrixFree(dm);
+  return out;
+}
+
+namespace {
+
+struct FeaturesHash {
+  std::size_t operator()(const Features& f) const {
+    std::size_t h = 1469598103934665603ull;
+    for (float v : f) {
+      uint32_t bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      h = (h ^ bits) * 1099511628211ull;
+    }
+    return h;
+  }
+};
+
+class LearnedCpuModel final : public CostModel {
+ public:
+  LearnedCpuModel(HardwareSpec spec, std::shared_ptr<Booster> booster)
+      : CostModel(std::move(spec)), booster_(std::move(booster)), baseline_(learned_baseline(spec_)) {}
+  double run_overhead() const override { return booster_->run_overhead_ms() * 1e-3; }
+
+ protected:
+  double op_cost(const OpDesc& op) const override {
+    if (classify(op.op) == OpClass::Free || ort_cpu_fused_epilogue(op)) return 0;
+    Features f = kernel_features(op, *baseline_);
+    std::lock_guard lock(mutex_);
+    auto it = cache_.find(f);
+    if (it != cache_.end()) return it->second;
+    double s = booster_->predict_ms({f})[0] * 1e-3 / std::max(1, op.num_outputs);
+    cache_.emplace(f, s);
+    return s;
+  }
+
+ private:
+  std::shared_ptr<Booster> booster_;
+  std::unique_ptr<CostModel> baseline_;
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<Features, double, FeaturesHash> cache_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<CostModel>> make_learned_cpu_model(HardwareSpec spec, const std::filesystem::path& file) {
+  auto booster = Booster::load(file);
+  if (!booster) return std::unexpected(booster.error());
+  return std::make_unique<LearnedCpuModel>(std::move(spec), std::move(*booster));
+}
+
+}  // namespace refinery::targets

@@ -1,0 +1,102 @@
+// refinery measure / calibrate / cost end to end on a small model: the
+// micro-models listed and timed in ONNX Runtime, a model trained from them,
+// and the costs it predicts, per node and in total.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_runner.h"
+
+namespace refinery::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("refinery_cost_cli_" + std::to_string(::getpid())) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::vector<nlohmann::json> lines(const fs::path& file) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(file);
+  std::string l;
+  while (std::getline(in, l))
+    if (!l.empty()) out.push_back(nlohmann::json::parse(l));
+  return out;
+}
+
+TEST(CostCli, CostPrintsTheTotalAndEveryNode) {
+  const std::string model = source_path("examples/tiny_cnn.onnx");
+  CliResult r = run_cli("cost " + model + " --target cpu --cost-model learned --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("target"), "cpu+learned");
+  double sum = j.at("run_overhead_ms").get<double>();
+  EXPECT_GT(sum, 0);
+  ASSERT_FALSE(j.at("nodes").empty());
+  for (const auto& n : j.at("nodes")) {
+    EXPECT_TRUE(n.at("name").is_string());
+    EXPECT_TRUE(n.at("op").is_string());
+    EXPECT_GE(n.at("ms").get<double>(), 0);
+    sum += n.at("ms").get<double>();
+  }
+  EXPECT_NEAR(j.at("total_ms").get<double>(), sum, 1e-9 * sum);
+  // The analytic model has no run overhead; a human-readable table without --json.
+  r = run_cli("cost " + model + " --target cpu");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("predicted"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("conv"), std::string::npos) << r.out;
+  // Bad input: exit 2, one line naming what is wrong.
+  r = run_cli("cost /nonexistent.onnx --target cpu");
+  EXPECT_EQ(r.code, 2);
+  r = run_cli("cost " + model + " --target gpu --cost-model learned");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--cost-model"), std::string::npos) << r.err;
+}
+
+TEST(CostCli, MeasureCalibrateAndPredictOnOneModel) {
+  fs::path d = scratch("calibrate");
+  const std::string model = source_path("examples/tiny_cnn.onnx");
+  CliResult r = run_cli("measure " + model + " -o " + (d / "data").string() +
+                        " --variants 1x1,2x1 --runs 3 --warmup 1 --min-ms 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto manifest = lines(d / "data" / "manifest.jsonl");
+  auto dataset = lines(d / "data" / "dataset.jsonl");
+  ASSERT_GE(manifest.size(), 10u);
+  EXPECT_EQ(dataset.size(), manifest.size() - 1);  // all but the overhead entry
+  for (const auto& e : dataset) {
+    ASSERT_FALSE(e.contains("error")) << e.dump();
+    EXPECT_GT(e.at("median_ms").get<double>(), 0);
+    EXPECT_GE(e.at("mad_ms").get<double>(), 0);
+  }
+  // Resumed: nothing is timed again.
+  r = run_cli("measure " + model + " -o " + (d / "data").string() +
+              " --variants 1x1,2x1 --runs 3 --warmup 1 --min-ms 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(lines(d / "data" / "dataset.jsonl").size(), dataset.size());
+
+  fs::path file = d / "cpu.ubj";
+  r = run_cli("calibrate --target cpu --from " + (d / "data" / "dataset.jsonl").string() + " -o " + file.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_TRUE(fs::exists(file));
+  r = run_cli("cost " + model + " --target cpu --cost-model " + file.string() + " --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  // Trained on this model's own kernels: its prediction is near its timing.
+  double timed = 0;
+  for (const auto& e : dataset)
+    if (e.at("kind") == "model") timed = e.at("median_ms").get<double>();
+  ASSERT_GT(timed, 0);
+  EXPECT_GT(j.at("total_ms").get<double>(), timed / 3);
+  EXPECT_LT(j.at("total_ms").get<double>(), timed * 3);
+  // calibrate needs something to train on.
+  EXPECT_EQ(run_cli("calibrate --target cpu -o " + file.string()).code, 2);
+  EXPECT_EQ(run_cli("calibrate --target gpu --from x.jsonl").code, 2);
+  fs::remove_all(d.parent_path());
+}
+
+}  // namespace
+}  // namespace refinery::testing

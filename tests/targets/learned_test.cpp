@@ -1,0 +1,131 @@
+// The learned CPU cost model's parts: the kernels ONNX Runtime forms (a
+// fused epilogue joins its producer), a kernel cut out as a micro-model with
+// its shapes varied, deterministic training, and the shipped model pricing
+// as the timings it was trained on say (bigger work costs more; views are
+// free; the run overhead is counted once), chosen with --cost-model.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "targets/cost_model.h"
+#include "targets/kernels.h"
+#include "targets/learned.h"
+#include "tests/targets/graph_builder.h"
+
+namespace refinery::targets {
+namespace {
+
+using refinery::testing::GraphBuilder;
+
+ir::Attributes conv_attrs(int64_t k) {
+  ir::Attributes a;
+  a.set("kernel_shape", std::vector<int64_t>{k, k});
+  a.set("pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2});
+  return a;
+}
+
+// x -> Conv(3x3) -> Relu -> Reshape -> MatMul -> Add(bias)
+ir::Graph conv_relu_matmul_add(int64_t channels, int64_t size) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, channels, size, size});
+  auto c = b.op1(ir::Op::Conv, {x, b.weight("w", {channels, channels, 3, 3}), b.weight("b", {channels})}, conv_attrs(3));
+  auto r = b.op1(ir::Op::Relu, {c});
+  auto flat = b.op1(ir::Op::Reshape, {r, b.ints("shape", {1, channels * size * size})});
+  auto m = b.op1(ir::Op::MatMul, {flat, b.weight("fc", {channels * size * size, 10})});
+  return b.finish({b.op1(ir::Op::Add, {m, b.weight("fcb", {10})})});
+}
+
+TEST(Kernels, EpiloguesJoinTheKernelTheyFuseInto) {
+  ir::Graph g = conv_relu_matmul_add(8, 16);
+  std::vector<Kernel> ks = ort_cpu_kernels(g);
+  ASSERT_EQ(ks.size(), 2u);  // Conv+Relu, MatMul+Add; the Reshape is a view
+  EXPECT_EQ(ks[0].nodes, (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(ks[1].nodes, (std::vector<std::size_t>{3, 4}));
+}
+
+TEST(Kernels, AKernelAsAMicroModelWithVariedShapes) {
+  ir::Graph g = conv_relu_matmul_add(8, 16);
+  auto micro = kernel_graph(g, ort_cpu_kernels(g)[0], {.batch = 2, .spatial = 0.5});
+  ASSERT_TRUE(micro.has_value()) << micro.error().str();
+  ASSERT_EQ(micro->num_nodes(), 2u);
+  ASSERT_EQ(micro->inputs().size(), 1u);
+  EXPECT_EQ(micro->constants().size(), 2u);  // the weights and the bias
+  EXPECT_EQ(micro->value(micro->outputs()[0]).type.shape, ir::Shape::of({2, 8, 8, 8}));
+  // The MatMul's input [1, 2048] has no spatial dims; its batch dim grows.
+  auto mm = kernel_graph(g, ort_cpu_kernels(g)[1], {.batch = 3, .spatial = 0.5});
+  ASSERT_TRUE(mm.has_value()) << mm.error().str();
+  EXPECT_EQ(mm->value(mm->outputs()[0]).type.shape, ir::Shape::of({3, 10}));
+  // A Reshape to a fixed shape does not fit a bigger batch.
+  GraphBuilder b;
+  auto x = b.input("x", {2, 8});
+  ir::Graph r = b.finish({b.op1(ir::Op::Relu, {b.op1(ir::Op::Reshape, {x, b.ints("s", {4, 4})})})});
+  EXPECT_FALSE(kernel_graph(r, Kernel{{0}}, {.batch = 2, .spatial = 1}).has_value());
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Learned, TrainingIsDeterministicAndLearnsTheTrend) {
+  // Latency = 1 us per 1000 FLOPs plus 2 us: the model must order sizes.
+  std::vector<Sample> samples;
+  for (int i = 0; i < 200; ++i) {
+    Sample s;
+    double flops = 1000.0 * (1 + i * 37 % 500);
+    s.features[0] = static_cast<float>(i % 3);
+    s.features[2] = static_cast<float>(std::log2(1 + flops));
+    s.ms = 2e-3 + flops / 1e6;
+    samples.push_back(s);
+  }
+  auto dir = std::filesystem::temp_directory_path() / ("refinery_learned_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(train_cost_model(samples, 0.01, dir / "a.ubj").has_value());
+  ASSERT_TRUE(train_cost_model(samples, 0.01, dir / "b.ubj").has_value());
+  EXPECT_EQ(slurp(dir / "a.ubj"), slurp(dir / "b.ubj"));
+  auto booster = Booster::load(dir / "a.ubj");
+  ASSERT_TRUE(booster.has_value()) << booster.error().str();
+  EXPECT_DOUBLE_EQ((*booster)->run_overhead_ms(), 0.01);
+  Features small{}, big{};
+  small[2] = static_cast<float>(std::log2(1 + 5e3));
+  big[2] = static_cast<float>(std::log2(1 + 4e5));
+  std::vector<double> p = (*booster)->predict_ms({small, big});
+  EXPECT_NEAR(p[0], 7e-3, 2e-3);
+  EXPECT_NEAR(p[1], 0.402, 0.06);
+  EXPECT_FALSE(train_cost_model({samples.begin(), samples.begin() + 3}, 0, dir / "c.ubj").has_value());
+  EXPECT_FALSE(Booster::load(dir / "missing.ubj").has_value());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Learned, TheShippedCpuModelPricesKernelsByTheirWork) {
+  auto t = load_target("cpu", "learned");
+  ASSERT_TRUE(t.has_value()) << t.error().str();
+  EXPECT_GT(t->model->run_overhead(), 0);
+  ir::Graph small = conv_relu_matmul_add(8, 16), big = conv_relu_matmul_add(64, 56);
+  std::vector<double> costs = node_costs(*t->model, small);
+  EXPECT_GT(costs[0], 0);         // the Conv
+  EXPECT_EQ(costs[2], 0);         // the Reshape: a view
+  EXPECT_GT(graph_cost(*t->model, big), 10 * graph_cost(*t->model, small));
+  // A 64-channel 3x3 Conv at 56x56 (231 MFLOP) runs in milliseconds on one core, not micro- or seconds.
+  double conv = node_costs(*t->model, big)[0];
+  EXPECT_GT(conv, 5e-4);
+  EXPECT_LT(conv, 5e-2);
+  // Without --cost-model the cpu target is the analytic model.
+  auto analytic = load_target("cpu");
+  ASSERT_TRUE(analytic.has_value());
+  EXPECT_EQ(analytic->model->run_overhead(), 0);
+  EXPECT_NE(graph_cost(*analytic->model, big), graph_cost(*t->model, big));
+  // --cost-model is only for a cpu target; a missing file is an error.
+  EXPECT_FALSE(load_target("gpu", "learned").has_value());
+  EXPECT_FALSE(load_target("cpu", "/nonexistent/cpu.ubj").has_value());
+}
+
+}  // namespace
+}  // namespace refinery::targets

@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+// Times the micro-models (and whole models) that `refinery measure` lists,
+// for the learned CPU cost model (docs/targets.md, "The learned CPU model").
+//
+//   node tools/ort/measure.mjs MANIFEST.jsonl DATASET.jsonl [--warmup 2] [--runs 15] [--min-ms 30] [--max-runs 200]
+//
+// MANIFEST has one JSON object a line with at least {id, file}; each is timed
+// in onnxruntime-node (CPU, intraOpNumThreads 1, interOpNumThreads 1,
+// graphOptimizationLevel 'all') on generated inputs (floats in [-1, 1),
+// integers 0, so any index is in range), outputs written into preallocated
+// tensors (no copy out): `warmup` runs, then at least `runs` and until
+// `min-ms` of timing, at most `max-runs`. Appends to DATASET the manifest
+// object plus {median_ms, mad_ms, wall_ms, runs, overhead_ms, load} (or
+// {error}): median_ms and mad_ms (the median absolute deviation) are of the
+// process's CPU time per run, wall_ms the median wall time, load the 1-min
+// load average. CPU time, because a shared machine's wall time counts the
+// time other processes held the core (docs/targets.md).
+// Entries already in DATASET (by id) are skipped: resumable. The run
+// overhead (a session run of a one-element Add, `overhead` entry of the
+// manifest, kind 'overhead') is re-timed every 25 entries; overhead_ms is
+// the latest. A progress line goes to stderr. Exit: 0 ok, 2 error.
+
+import fs from 'node:fs';
+import os from 'node:os';
+import { createSession, feedsOf, generateInputs, loadOrt, modelIO, num, parseArgs } from './ortlib.mjs';
+
+const USAGE = 'usage: measure.mjs MANIFEST.jsonl DATASET.jsonl [--warmup W] [--runs N] [--min-ms T] [--max-runs M]';
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+function readJsonl(file) {
+  if (!fs.existsSync(file)) return [];
+  return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l, i) => {
+    try { return JSON.parse(l); } catch (e) { throw new Error(`${file}:${i + 1}: ${e.message}`); }
+  });
+}
+
+async function time(file, opts) {
+  const ort = loadOrt();
+  const session = await createSession(file, { threads: 1, opt: 'all' });
+  const io = modelIO(session);
+  const feeds = feedsOf(generateInputs(io, 0, { dims: {}, intLow: 0, intHigh: 1 }));
+  // Preallocated outputs: ONNX Runtime writes into them, nothing is copied out.
+  const fetches = {};
+  for (const o of io.outputs) {
+    if (o.dims.some((d) => typeof d !== 'number')) { fetches[o.name] = null; continue; }
+    const n = o.dims.reduce((a, b) => a * b, 1);
+    const T = { float32: Float32Array, float64: Float64Array, int64: BigInt64Array, int32: Int32Array,
+      bool: Uint8Array, uint8: Uint8Array, int8: Int8Array, float16: Uint16Array }[o.dtype];
+    fetches[o.name] = T ? new ort.Tensor(o.dtype, new T(n), o.dims) : null;
+  }
+  // CPU time of the process (all its threads; ONNX Runtime runs on one) and
+  // wall time: on a shared machine the wall time counts the time others
+  // held the core, the CPU time does not.
+  const run = async () => {
+    const c0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    await session.run(feeds, fetches);
+    const wall = Number(process.hrtime.bigint() - t0) / 1e6;
+    const c = process.cpuUsage(c0);
+    return [(c.user + c.system) / 1e3, wall];
+  };
+  for (let i = 0; i < opts.warmup; i++) await run();
+  const cpu = [], wall = [];
+  let total = 0;
+  while (cpu.length < opts.maxRuns && (cpu.length < opts.runs || total < opts.minMs)) {
+    const [c, w] = await run();
+    cpu.push(c);
+    wall.push(w);
+    total += w;
+  }
+  await session.release?.();
+  const m = median(cpu);
+  return { median_ms: m, mad_ms: median(cpu.map((t) => Math.abs(t - m))), wall_ms: median(wall), runs: cpu.length };
+}
+
+async function main(argv) {
+  const args = parseArgs(argv, { flags: ['help'] });
+  if (args.help) { console.log(USAGE); return 0; }
+  if (args._.length !== 2) throw new Error(USAGE);
+  const [manifestFile, datasetFile] = args._;
+  const opts = {
+    warmup: num(args.warmup ?? 2, 'warmup'), runs: num(args.runs ?? 15, 'runs'),
+    minMs: num(args['min-ms'] ?? 30, 'min-ms'), maxRuns: num(args['max-runs'] ?? 200, 'max-runs'),
+  };
+  const manifest = readJsonl(manifestFile);
+  const overheadEntry = manifest.find((e) => e.kind === 'overhead');
+  if (!overheadEntry) throw new Error(`${manifestFile}: no entry of kind 'overhead'`);
+  const done = new Set(readJsonl(datasetFile).map((e) => e.id));
+  const todo = manifest.filter((e) => e.kind !== 'overhead' && !done.has(e.id));
+  const out = fs.openSync(datasetFile, 'a');
+  let overhead = null;
+  const t0 = Date.now();
+  let lastLine = -Infinity;
+  for (let i = 0; i < todo.length; i++) {
+    const e = todo[i];
+    if (overhead === null || i % 25 === 0) overhead = (await time(overheadEntry.file, { ...opts, minMs: 10 })).median_ms;
+    let rec;
+    try {
+      rec = { ...e, ...(await time(e.file, opts)), overhead_ms: overhead, load: os.loadavg()[0] };
+    } catch (err) {
+      rec = { ...e, error: err.message.split('\n')[0] };
+    }
+    fs.writeSync(out, JSON.stringify(rec) + '\n');
+    const s = (Date.now() - t0) / 1000;
+    const eta = (s / (i + 1)) * (todo.length - i - 1);
+    if (!process.stderr.isTTY && s - lastLine < 10 && i + 1 < todo.length) continue;
+    lastLine = s;
+    process.stderr.write(`measure: ${done.size + i + 1}/${manifest.length} timed, ${s.toFixed(0)} s, ` +
+      `about ${eta.toFixed(0)} s left${process.stderr.isTTY ? '\r' : '\n'}`);
+  }
+  fs.closeSync(out);
+  if (process.stderr.isTTY && todo.length) process.stderr.write('\n');
+  return 0;
+}
+
+main(process.argv.slice(2)).then((rc) => process.exit(rc), (e) => {
+  console.error(`measure: error: ${e.message}`);
+  process.exit(2);
+});
