@@ -418,11 +418,11 @@ std::string DiscoverResult::table() const {
   for (const LayerStats& l : layers)
     s += fmt::format("{:>4} {:>9} {:>8} {:>7} {:>10} {:>8} {:>7} {:>8} {:>9} {:>8.2f}\n", l.size, l.new_terms, l.classes,
                      l.groups, l.candidates, l.derived, l.proved, l.refuted, l.unproved, l.seconds);
+  s += fmt::format("time: {:.1f} s proving, {:.1f} s checking derivability, {:.1f} s enumerating and fingerprinting\n",
+                   proof_seconds, derive_seconds, seconds - proof_seconds - derive_seconds);
   s += fmt::format("{} candidates: {} derivable before proof, {} proved, {} rejected; {} dropped by minimisation; {} kept ({:.1f} s{})\n",
                    candidates, skipped_derivable, kept.size() + derived.size(), rejected.size(), derived.size(),
                    kept.size(), seconds, time_limit_hit ? ", time limit reached" : "");
-  s += fmt::format("time: {:.1f} s proving, {:.1f} s checking derivability, {:.1f} s enumerating and fingerprinting\n",
-                   proof_seconds, derive_seconds, seconds - proof_seconds - derive_seconds);
   return s;
 }
 
