@@ -111,12 +111,12 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options);
 bool derives(const std::vector<rules::TensorRewrite>& rules, const rules::Rule& candidate,
              const DiscoverOptions& options);
 
-// How far `rules` cover a family: the family's rules applied one at a
-// time to the e-graph of every term within the vocabulary and size
-// (saturated with `rules`). A family rule that merges no two enumerated
-// classes the others left apart is covered ("derived"); one that merges some
-// is "missed" (an example pair); one that matches nothing enumerated is "not
-// exercised".
+// How far `rules` cover a family (Ruler's derivability test): each family
+// rule within the vocabulary (its ops among --ops, attribute variables
+// taking the vocabulary's values, no condition but same-shape, no :let) and
+// the size, its two sides in one e-graph, `rules` run: "derived" when they
+// end in one class, else "missed"; "out of scope" otherwise. `example` is
+// the instance checked.
 struct Coverage {
   std::string rule, status, example;
 };

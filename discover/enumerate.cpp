@@ -70,6 +70,9 @@ void Enumerator::enumerate(const OpSpec& spec, int size, std::vector<Id>& kids, 
   auto k = static_cast<int>(kids.size());
   if (k == spec.arity) {
     if (left != 0) return;
+    // An op over constants only is constant folding (optimize/ folds it):
+    // not enumerated, so no rule carries a foldable sub-term.
+    if (std::all_of(kids.begin(), kids.end(), [&](Id c) { return ground_[index(graph_.egraph().find(c))]; })) return;
     auto node = graph_.make_node(spec.op, spec.attrs, kids);
     if (!node) return;
     if (graph_.egraph().lookup(*node)) return;
@@ -150,9 +153,19 @@ void Enumerator::refresh() {
     }
     return size_[index(c)] = s;
   };
+  std::function<bool(Id)> ground_of = [&](Id c) -> bool {
+    c = g.find(c);
+    if (auto it = ground_.find(index(c)); it != ground_.end()) return it->second;
+    const TensorNode& n = choice_.at(index(c));
+    bool ground = n.op != egraph::tensor::kInputOp;
+    for (Id k : n.kids) ground = ground_of(k) && ground;
+    return ground_[index(c)] = ground;
+  };
+  ground_.clear();
   by_size_.clear();
   for (Id c : g.class_ids()) {
     int s = size_of(c);
+    if (s >= 0) ground_of(c);
     if (s < 0) continue;
     if (static_cast<int>(by_size_.size()) <= s) by_size_.resize(static_cast<size_t>(s) + 1);
     by_size_[static_cast<size_t>(s)].push_back(c);

@@ -56,6 +56,7 @@ class Enumerator {
   std::unordered_map<std::uint32_t, std::uint64_t> fingerprints_;
   std::unordered_map<std::uint32_t, egraph::tensor::TensorNode> choice_;  // canonical id -> smallest node
   std::unordered_map<std::uint32_t, int> size_;
+  std::unordered_map<std::uint32_t, bool> ground_;  // the smallest term has no variable
   std::vector<std::vector<egraph::Id>> by_size_;
 };
 

@@ -1,5 +1,5 @@
 // Discovery experiments (docs/discovery.md, "Experiments"), printed as tables:
-//   rediscover [FAMILY...]  each hand family of rules/lib held out: discovery
+//   rediscover [--dir D] [FAMILY...]  each hand family of rules/lib held out: discovery
 //                           over its vocabulary with the rest of the library
 //                           as --against, then each of the family's rules
 //                           checked: derived by the rest alone, by the rest
@@ -10,6 +10,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -51,7 +53,15 @@ discover::DiscoverOptions options_for(const Family& f) {
   return o;
 }
 
-int rediscover(const std::vector<std::string>& names) {
+// The discovered rules of a family are kept as DIR/FAMILY.rules; an
+// existing file is read instead of discovering again (its run's seconds are
+// in its header).
+int rediscover(std::vector<std::string> names) {
+  std::string dir = ".";
+  if (names.size() >= 2 && names[0] == "--dir") {
+    dir = names[1];
+    names.erase(names.begin(), names.begin() + 2);
+  }
   auto lib = rules::load_library();
   if (!lib) {
     fmt::print(stderr, "{}\n", lib.error().str());
@@ -71,14 +81,22 @@ int rediscover(const std::vector<std::string>& names) {
       else if (!r.name.ends_with("-rev"))
         family.add(r);
     o.against = rest;
-    auto start = std::chrono::steady_clock::now();
-    auto found = discover::discover(o);
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!found) {
-      fmt::print(stderr, "{}\n", found.error().str());
-      return 3;
+    std::filesystem::path file = std::filesystem::path(dir) / (f.name + ".rules");
+    std::string secs = "reused";
+    std::string table;
+    if (!std::filesystem::exists(file)) {
+      auto start = std::chrono::steady_clock::now();
+      auto found = discover::discover(o);
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!found) {
+        fmt::print(stderr, "{}\n", found.error().str());
+        return 3;
+      }
+      secs = fmt::format("{:.0f}", s);
+      table = found->table();
+      std::ofstream(file) << found->rules_text(fmt::format("bench_discover rediscover {} ({} s)", f.name, secs));
     }
-    auto kept = rules::parse_rules(found->rules_text("bench_discover rediscover " + f.name), f.name + "-discovered");
+    auto kept = rules::load_rules({file});
     if (!kept) {
       fmt::print(stderr, "{}\n", kept.error().str());
       return 3;
@@ -96,13 +114,14 @@ int rediscover(const std::vector<std::string>& names) {
       derived += in && cov[i].status != "missed";
       missed += cov[i].status == "missed";
       details += fmt::format("  {:<28} rest alone: {:<14} with discovered: {:<14} {}\n", cov[i].rule, alone[i].status,
-                             cov[i].status, cov[i].status == "missed" ? cov[i].example : "");
+                             cov[i].status, cov[i].example);
     }
-    fmt::print("| {} | {} ({}, {}) | {} | {} | {} ({:.0f}%) | {} | {} | {:.0f} |\n", f.name, fmt::join(f.ops, " "), f.vars,
-               f.max_size, scope, by_rest, derived, scope ? 100.0 * derived / scope : 0.0, missed, found->kept.size(),
-               secs);
+    std::size_t num_kept = 0;
+    for (const rules::Rule& r : kept->rules()) num_kept += !r.name.ends_with("-rev");
+    fmt::print("| {} | {} ({}, {}) | {} | {} | {} ({:.0f}%) | {} | {} | {} |\n", f.name, fmt::join(f.ops, " "), f.vars,
+               f.max_size, scope, by_rest, derived, scope ? 100.0 * derived / scope : 0.0, missed, num_kept, secs);
     std::fflush(stdout);
-    details += found->table();
+    details += table;
   }
   fmt::print("{}", details);
   return 0;
@@ -129,6 +148,6 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "rediscover") return rediscover({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "scaling") return scaling(args.size() > 1 ? std::atoi(args[1].c_str()) : 3);
-  fmt::print(stderr, "usage: bench_discover rediscover [FAMILY...] | scaling [MAX_SIZE]\n");
+  fmt::print(stderr, "usage: bench_discover rediscover [--dir DIR] [FAMILY...] | scaling [MAX_SIZE]\n");
   return 2;
 }

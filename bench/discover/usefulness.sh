@@ -21,8 +21,8 @@ exe=$build/cli/refinery
 lib=("$here"/rules/lib/*.rules)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-cost() { sed -n 's/.*cost (cpu model): \([^ ]*\) -> \([^ ]*\) .*/\2/p' "$1"; }
-printf '| model | cost, library | cost, library + discovered | change | discovered rules used |\n|---|---|---|---|---|\n'
+cost() { sed -n "s/.*cost (cpu model): \(.*\) -> \(.*\) (.*/\1 -> \2/p" "$1"; }
+printf '| model | cost, library (before -> after) | cost, library + discovered (before -> after) | output | discovered rules in the report (fired or used) |\n|---|---|---|---|---|\n'
 pairs=()
 for m in "${models[@]}"; do
   src=$build/zoo/$m.onnx

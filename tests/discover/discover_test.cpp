@@ -97,6 +97,19 @@ TEST(Discover, MinimisationDropsDerivableRules) {
   EXPECT_FALSE(derives(o.against.rewrites(), not_derived.rules().front(), o));
 }
 
+// An op over constants only is folding, not enumerated: no candidate
+// carries (neg 1.0).
+TEST(Discover, GroundTermsAreNotEnumerated) {
+  auto o = tiny({"neg", "abs"}, 1, 2);
+  o.constants = {1};
+  auto r = discover(o);
+  ASSERT_TRUE(r) << r.error().str();
+  std::string all = r->rules_text("");
+  for (const Candidate& c : r->rejected) all += c.text();
+  EXPECT_EQ(all.find("1.0)"), std::string::npos) << all;
+  EXPECT_TRUE(found(*r, o, "(abs (neg ?a)) => (abs ?a)")) << all;
+}
+
 TEST(Discover, OutputLoadsAndVerifies) {
   auto o = tiny({"add", "neg", "relu"}, 2, 2);
   auto r = discover(o);
