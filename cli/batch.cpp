@@ -10,14 +10,14 @@
 namespace refinery::cli {
 namespace {
 
-struct Args {
+struct BatchArgs {
   batch::BatchOptions options;
   std::string shard;
   std::string json;  // the summary again: "-" for stdout
   ProgressFlags progress;
 };
 
-int run(Args& a) {
+int run(BatchArgs& a) {
   batch::BatchOptions& o = a.options;
   if (!a.shard.empty()) {
     auto shard = batch::parse_shard(a.shard);
@@ -50,7 +50,7 @@ int run(Args& a) {
 }  // namespace
 
 Command add_batch(CLI::App& app) {
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<BatchArgs>();
   batch::BatchOptions& o = args->options;
   CLI::App* sub = app.add_subcommand("batch", "Optimize many models, each in its own process, with a journal");
   sub->add_option("inputs", o.inputs, "Model files, folders (searched for .onnx and .nir), manifests (a path a line)")

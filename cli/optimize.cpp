@@ -18,7 +18,7 @@
 namespace refinery::cli {
 namespace {
 
-struct Args {
+struct OptimizeArgs {
   std::string model, output, target = "cpu", report, html, rules_report, egraph, cost_model;
   std::vector<std::string> rule_files, dims;
   bool no_rules = false;
@@ -26,7 +26,7 @@ struct Args {
   ProgressFlags progress;
 };
 
-Expected<rules::RuleSet> load_rules(const Args& a) {
+Expected<rules::RuleSet> load_rules(const OptimizeArgs& a) {
   if (a.no_rules) return rules::RuleSet{};
   if (a.rule_files.empty()) return rules::load_library();
   return rules::load_rules({a.rule_files.begin(), a.rule_files.end()});
@@ -74,7 +74,7 @@ void print_extraction(const optimize::ExtractionRecord& x) {
                x.reduction.back().candidates);
 }
 
-void print(const Args& a, const optimize::Report& r, std::size_t num_rules) {
+void print(const OptimizeArgs& a, const optimize::Report& r, std::size_t num_rules) {
   const optimize::SaturationRecord& s = r.saturation;
   fmt::print("refinery optimize: {} -> {} (target {}, extractor {}, {} rules)\n", a.model, a.output, r.target,
              r.extraction.extractor, num_rules);
@@ -105,7 +105,7 @@ void print(const Args& a, const optimize::Report& r, std::size_t num_rules) {
   fmt::print("  time:       {:.2f} s\n", r.total_seconds());
 }
 
-int run(Args& a) {
+int run(OptimizeArgs& a) {
   auto graph = load_model(a.model);
   if (!graph) return report(graph.error());
   auto target = targets::load_target(a.target, a.cost_model);
@@ -163,7 +163,7 @@ int run(Args& a) {
 }  // namespace
 
 Command add_optimize(CLI::App& app) {
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<OptimizeArgs>();
   optimize::OptimizeOptions& o = args->options;
   CLI::App* sub =
       app.add_subcommand("optimize", "Saturate, extract for a target, validate and write the refined model");

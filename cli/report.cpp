@@ -17,12 +17,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Args {
+struct ReportArgs {
   std::vector<fs::path> out_dirs;
   fs::path output, input, rules_report, measured;
 };
 
-int merge(const Args& a) {
+int merge(const ReportArgs& a) {
   auto summary = batch::merge_journals(a.out_dirs);
   if (!summary) return report(summary.error());
   fs::path out = a.output.empty() ? a.out_dirs.front() / "summary.json" : a.output;
@@ -36,7 +36,7 @@ int merge(const Args& a) {
   return summary->failed() ? 1 : 0;
 }
 
-int html(const Args& a) {
+int html(const ReportArgs& a) {
   auto text = ir::read_file(a.input);
   if (!text) return report(text.error());
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
@@ -67,7 +67,7 @@ int html(const Args& a) {
 }  // namespace
 
 Command add_report(CLI::App& app) {
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<ReportArgs>();
   auto action = std::make_shared<std::function<int()>>();
   CLI::App* sub = app.add_subcommand("report", "Batch summaries and HTML reports");
   sub->require_subcommand(1);

@@ -18,7 +18,7 @@
 namespace refinery::cli {
 namespace {
 
-struct Args {
+struct RunArgs {
   std::string model;
   uint64_t seed = 0;
   std::vector<std::string> inputs;  // TensorProto .pb files, one per graph input
@@ -34,7 +34,7 @@ std::string summary(const ir::Tensor& t);
 
 // The per-step inputs of a spiking graph: seeded random spikes, or the one
 // .npz file given, an array [T, shape...] per Input node by name.
-Expected<std::vector<ir::Tensor>> spiking_inputs(const ir::Graph& g, const Args& a, int64_t& steps) {
+Expected<std::vector<ir::Tensor>> spiking_inputs(const ir::Graph& g, const RunArgs& a, int64_t& steps) {
   if (a.inputs.empty()) return runtime::random_spike_inputs(g, steps, a.rate, a.seed);
   if (a.inputs.size() != 1) return fail("a spiking graph takes one --input, an .npz file with an array per Input node");
   const std::string& file = a.inputs[0];
@@ -95,7 +95,7 @@ frontends::NamedTensors traces(const ir::Graph& g, const runtime::SimResult& r) 
 
 // A spiking graph runs through time on the given or seeded random input
 // spikes and reports the run's parameters and each layer's spike count.
-int run_spiking(const ir::Graph& g, const Args& a) {
+int run_spiking(const ir::Graph& g, const RunArgs& a) {
   runtime::SimOptions o = a.sim;
   auto inputs = spiking_inputs(g, a, o.steps);
   if (!inputs) return report(inputs.error());
@@ -138,7 +138,7 @@ std::string summary(const ir::Tensor& t) {
                      nans ? fmt::format("  nan {}", nans) : "", t.hash());
 }
 
-int run(const Args& a) {
+int run(const RunArgs& a) {
   auto g = load_model(a.model);
   if (!g) return report(g.error());
   if (ir::is_spiking_graph(*g)) return run_spiking(*g, a);
@@ -168,7 +168,7 @@ int run(const Args& a) {
 
 Command add_run(CLI::App& app) {
   auto* sub = app.add_subcommand("run", "Run a model in the reference interpreter and summarise its outputs");
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<RunArgs>();
   sub->add_option("MODEL", a->model, "model file (.onnx, .ir or .nir)")->required();
   sub->add_option("--seed", a->seed, "seed of the random inputs")->capture_default_str();
   sub->add_option("--input", a->inputs,

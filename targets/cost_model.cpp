@@ -7,6 +7,11 @@
 
 namespace refinery::targets {
 
+const ir::Attributes& OpDesc::attributes() const {
+  static const ir::Attributes kNone;
+  return attrs ? *attrs : kNone;
+}
+
 bool OpDesc::all_inputs_constant() const {
   bool any = false;
   for (std::size_t i = 0; i < inputs.size(); ++i) {

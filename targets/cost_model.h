@@ -29,6 +29,7 @@ struct OpDesc {
   int num_outputs = 1;
 
   bool all_inputs_constant() const;
+  const ir::Attributes& attributes() const;  // *attrs, or none when attrs is null
   ir::Op producer(std::size_t i) const { return i < input_producer.size() ? input_producer[i] : ir::Op::Opaque; }
 };
 

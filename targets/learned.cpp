@@ -26,8 +26,6 @@ const std::array<std::string_view, kNumFeatures>& feature_names() {
 
 namespace {
 
-const ir::Attributes kNoAttributes;
-
 float lg(double x) { return static_cast<float>(std::log2(1 + std::max(0.0, x))); }
 
 // The last four dims of a type, right-aligned, 0 where absent.
@@ -60,7 +58,7 @@ double baseline_ms(const Features& f) { return std::exp2(static_cast<double>(f[k
 Features kernel_features(const OpDesc& op, const CostModel& baseline) {
   Features f{};
   static const ir::TensorType kNoOutput{ir::DType::f32, ir::Shape({ir::Dim(0)})};
-  const ir::Attributes& attrs = op.attrs ? *op.attrs : kNoAttributes;
+  const ir::Attributes& attrs = op.attributes();
   ir::Work w = ir::op_work(op.op, attrs, op.inputs, op.output ? *op.output : kNoOutput);
   f[0] = static_cast<float>(op.op);
   f[1] = ort_cpu_fused_epilogue(op) ? static_cast<float>(op.producer(0) != ir::Op::Opaque ? op.producer(0)

@@ -158,7 +158,7 @@ class CpuModel final : public CostModel {
     using ir::Dim;
     using ir::Op;
     const ir::TensorType &x = *op.inputs[0], &w = *op.inputs[1];
-    int64_t heads = ir::OpAttrs(Op::MsAttention, op.attrs ? *op.attrs : kNoAttrs, 3).get_int("num_heads");
+    int64_t heads = ir::OpAttrs(Op::MsAttention, op.attributes(), 3).get_int("num_heads");
     Dim b = x.shape[0], s = x.shape[1];
     int64_t hidden = w.shape[1].size() / 3, head = hidden / heads;
     auto type = [&](std::vector<Dim> dims) { return ir::TensorType{x.dtype, ir::Shape(std::move(dims))}; };
@@ -168,7 +168,6 @@ class CpuModel final : public CostModel {
     auto part = [&](Op o, std::vector<const ir::TensorType*> in, const ir::TensorType* out) {
       OpDesc d;
       d.op = o;
-      d.attrs = &kNoAttrs;
       d.inputs = std::move(in);
       d.input_constant.assign(d.inputs.size(), false);
       d.output = out;
@@ -178,7 +177,6 @@ class CpuModel final : public CostModel {
                    part(Op::Softmax, {&scores}, &scores) + part(Op::MatMul, {&scores, &q}, &q);
     return parts - 3 * spec_.op_overhead_s;
   }
-  static inline const ir::Attributes kNoAttrs{};
 
   double op_cost(const OpDesc& op) const override {
     const double overhead = spec_.op_overhead_s;

@@ -79,16 +79,14 @@ double bytes(const ir::TensorType& t) { return ir::counted_bytes(t); }
 
 namespace {
 
-const ir::Attributes kNoAttributes;
-
 ir::OpAttrs attrs(const OpDesc& op) {
   const ir::TensorType* x = op.inputs.empty() ? nullptr : op.inputs[0];
-  return ir::OpAttrs(op.op, op.attrs ? *op.attrs : kNoAttributes, x && x->shape.ranked() ? x->shape.rank() : -1);
+  return ir::OpAttrs(op.op, op.attributes(), x && x->shape.ranked() ? x->shape.rank() : -1);
 }
 
 ir::Work work(const OpDesc& op) {
   static const ir::TensorType kNoOutput{ir::DType::f32, ir::Shape({ir::Dim(0)})};
-  return ir::op_work(op.op, op.attrs ? *op.attrs : kNoAttributes, op.inputs, op.output ? *op.output : kNoOutput);
+  return ir::op_work(op.op, op.attributes(), op.inputs, op.output ? *op.output : kNoOutput);
 }
 
 // What one element of an elementwise op costs against an add on these

@@ -39,7 +39,7 @@ Result affine(InferContext& c) {
 }
 
 // NIR convolution: input [C, L1..], weight [C', C/group, K1..], bias [C'].
-Result conv(InferContext& c) {
+Result nir_conv(InferContext& c) {
   const Shape& x = c.shape(0);
   const Shape& w = c.shape(1);
   auto spatial = static_cast<size_t>(w.rank()) - 2;
@@ -102,7 +102,7 @@ Result pool2d(InferContext& c) {
   return {};
 }
 
-Result flatten(InferContext& c) {
+Result nir_flatten(InferContext& c) {
   const Shape& x = c.shape(0);
   OpAttrs a = c.op_attrs();
   auto start = normalize_axis(a.get_int("start_dim"), x.rank());
@@ -133,11 +133,11 @@ const std::vector<Entry>& entries() {
       {Op::Affine, {"input", "weight", "bias"}, affine, false},
       {Op::Linear, {"input", "weight"}, affine, false},
       {Op::Scale, {"input", "scale"}, population, false},
-      {Op::NirConv1d, {"input", "weight", "bias"}, conv, false, 1},
-      {Op::NirConv2d, {"input", "weight", "bias"}, conv, false, 1},
+      {Op::NirConv1d, {"input", "weight", "bias"}, nir_conv, false, 1},
+      {Op::NirConv2d, {"input", "weight", "bias"}, nir_conv, false, 1},
       {Op::SumPool2d, {"input"}, pool2d, false},
       {Op::AvgPool2d, {"input"}, pool2d, false},
-      {Op::NirFlatten, {"input"}, flatten, false},
+      {Op::NirFlatten, {"input"}, nir_flatten, false},
       {Op::Delay, {"input", "delay"}, population, true},
       {Op::Threshold, {"input", "threshold"}, population, false},
       {Op::Integrator, {"input", "r"}, population, true},

@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) { return scratch_file("refinery_cli_test", name); }
+fs::path cli_scratch(const std::string& name) { return scratch_file("refinery_cli_test", name); }
 
 TEST(Cli, EverySubcommandHasHelpWithAnExample) {
   for (std::string sub : {"inspect", "convert", "run"}) {
@@ -40,7 +40,7 @@ TEST(Cli, InspectSummarisesTheExample) {
 }
 
 TEST(Cli, ConvertRoundTripsThroughTheTextFormat) {
-  fs::path ir = scratch("tiny.ir"), back = scratch("tiny_back.onnx");
+  fs::path ir = cli_scratch("tiny.ir"), back = cli_scratch("tiny_back.onnx");
   CliResult r = run_cli("convert " + source_path("examples/tiny_cnn.onnx") + " " + ir.string());
   ASSERT_EQ(r.code, 0) << r.err;
   r = run_cli("convert " + ir.string() + " " + back.string());
@@ -72,7 +72,7 @@ TEST_P(BadInput, OneLineNamingFileAndNodeExitTwoNothingWritten) {
   const BadCase& c = GetParam();
   std::string model = source_path(std::string("tests/cli/data/") + c.file);
   for (const char* ext : {".ir", ".onnx"}) {
-    fs::path out = scratch(std::string("bad_out") + ext);
+    fs::path out = cli_scratch(std::string("bad_out") + ext);
     CliResult r = run_cli("convert " + model + " " + out.string());
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -109,19 +109,19 @@ TEST(Cli, MissingFileAndUnknownExtension) {
   CliResult r = run_cli("inspect /nonexistent/model.onnx");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("/nonexistent/model.onnx"), std::string::npos);
-  r = run_cli("convert " + source_path("examples/tiny_cnn.onnx") + " " + scratch("out.txt").string());
+  r = run_cli("convert " + source_path("examples/tiny_cnn.onnx") + " " + cli_scratch("out.txt").string());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("unknown model format '.txt'"), std::string::npos) << r.err;
-  EXPECT_FALSE(fs::exists(scratch("out.txt")));
+  EXPECT_FALSE(fs::exists(cli_scratch("out.txt")));
 }
 
 TEST(Cli, BadTextIrNamesLineAndColumn) {
-  fs::path in = scratch("broken.ir");
+  fs::path in = cli_scratch("broken.ir");
   {
     std::ofstream f(in);
     f << "graph @main(%x: tensor<4xf32>) {\n  %1 = relu(%x, %x) : tensor<4xf32>\n  return %1\n}\n";
   }
-  fs::path out = scratch("broken_out.onnx");
+  fs::path out = cli_scratch("broken_out.onnx");
   CliResult r = run_cli("convert " + in.string() + " " + out.string());
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "refinery: error: " + in.string() + ":2:8: relu takes 1 inputs, got 2\n");

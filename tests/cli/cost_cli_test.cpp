@@ -12,7 +12,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
+fs::path fresh_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("refinery_cost_cli_" + std::to_string(::getpid())) / name;
   fs::remove_all(d);
   fs::create_directories(d);
@@ -58,7 +58,7 @@ TEST(CostCli, CostPrintsTheTotalAndEveryNode) {
 }
 
 TEST(CostCli, MeasureCalibrateAndPredictOnOneModel) {
-  fs::path d = scratch("calibrate");
+  fs::path d = fresh_dir("calibrate");
   const std::string model = source_path("examples/tiny_cnn.onnx");
   CliResult r = run_cli("measure " + model + " -o " + (d / "data").string() +
                         " --variants 1x1,2x1 --runs 3 --warmup 1 --min-ms 1");

@@ -31,13 +31,7 @@ const SharedFile kLoads[] = {
     {"NIRTorch_tests_feedback_graph.nir", "1.0.7.dev8+gaf2635601", "spiking: 5 layers,"},
 };
 
-fs::path scratch(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / "refinery_cli_nir_test";
-  fs::create_directories(dir);
-  fs::path p = dir / name;
-  fs::remove(p);
-  return p;
-}
+fs::path nir_scratch(const std::string& name) { return scratch_file("refinery_cli_nir_test", name); }
 
 std::string shared(const char* file) { return test::shared_nir(file).string(); }
 
@@ -59,7 +53,7 @@ TEST_P(NirShared, InspectShowsLayersNeuronsSynapsesAndParameters) {
 // .nir -> .ir -> .nir: the last file imports to the same graph as the first.
 TEST_P(NirShared, ConvertToTextAndBackRoundTrips) {
   std::string stem = fs::path(GetParam().file).stem().string();
-  fs::path ir = scratch(stem + ".ir"), back = scratch(stem + "_back.nir");
+  fs::path ir = nir_scratch(stem + ".ir"), back = nir_scratch(stem + "_back.nir");
   CliResult r = run_cli("convert " + shared(GetParam().file) + " " + ir.string());
   ASSERT_EQ(r.code, 0) << r.err;
   r = run_cli("convert " + ir.string() + " " + back.string());
@@ -85,7 +79,7 @@ TEST_P(NirShared, RunPrintsSpikeCountsAndItsParameters) {
 // cycle the e-graph does not hold yet; seeding one segfaulted).
 TEST_P(NirShared, OptimizeWritesAValidatedOrUnchangedGraph) {
   std::string stem = fs::path(GetParam().file).stem().string();
-  fs::path out = scratch(stem + ".opt.nir");
+  fs::path out = nir_scratch(stem + ".opt.nir");
   CliResult r = run_cli("optimize " + shared(GetParam().file) + " -o " + out.string());
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   auto a = frontends::import_nir(shared(GetParam().file));
@@ -148,7 +142,7 @@ TEST_P(NirMalformed, OneLineNamingFileAndFaultExitTwoNothingWritten) {
     EXPECT_EQ(r.err.rfind(message, 0), 0u) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
-  fs::path out = scratch("malformed_out.ir");
+  fs::path out = nir_scratch("malformed_out.ir");
   CliResult r = run_cli("convert " + model + " " + out.string());
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err.rfind(message, 0), 0u) << r.err;
@@ -166,7 +160,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(NirCli, NestedGraphInspectsAndRoundTrips) {
   fs::path dir = test::generated_nir("cli");
   if (dir.empty()) FAIL() << test::kPythonMissing;
-  fs::path model = dir / "gen_nested.nir", ir = scratch("nested.ir"), back = scratch("nested_back.nir");
+  fs::path model = dir / "gen_nested.nir", ir = nir_scratch("nested.ir"), back = nir_scratch("nested_back.nir");
   CliResult r = run_cli("inspect " + model.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("1 recurrent edges"), std::string::npos) << r.out;
@@ -201,7 +195,7 @@ TEST(NirCli, RunUsesTheGivenInputsAndSavesTraces) {
   fs::path dir = test::generated_nir("cli");
   if (dir.empty()) FAIL() << test::kPythonMissing;
   std::string model = (dir / "gen_loop.nir").string();
-  fs::path x = scratch("x.npz"), zeros = scratch("zeros.npz"), t1 = scratch("t1.npz");
+  fs::path x = nir_scratch("x.npz"), zeros = nir_scratch("zeros.npz"), t1 = nir_scratch("t1.npz");
   ASSERT_EQ(std::system(py("import numpy as np; r = np.random.default_rng(5); "
                            "np.savez_compressed('" + x.string() + "', input=(r.random((80, 12)) < 0.3).astype(np.float32)); "
                            "np.savez('" + zeros.string() + "', input=np.zeros((80, 12)))").c_str()),
@@ -233,8 +227,8 @@ TEST(NirCli, RunWithAnInputThatDoesNotFitFailsNamingIt) {
   fs::path dir = test::generated_nir("cli");
   if (dir.empty()) FAIL() << test::kPythonMissing;
   std::string model = (dir / "gen_loop.nir").string();
-  fs::path wrong = scratch("wrong.npz"), shape = scratch("shape.npz"), missing = scratch("missing.npz");
-  fs::path traces = scratch("never.npz"), five = scratch("five.npz");
+  fs::path wrong = nir_scratch("wrong.npz"), shape = nir_scratch("shape.npz"), missing = nir_scratch("missing.npz");
+  fs::path traces = nir_scratch("never.npz"), five = nir_scratch("five.npz");
   ASSERT_EQ(std::system(py("import numpy as np; np.savez('" + wrong.string() + "', inptu=np.zeros((5, 12))); "
                            "np.savez('" + shape.string() + "', input=np.zeros((5, 11))); "
                            "np.savez('" + five.string() + "', input=np.zeros((5, 12)))").c_str()),

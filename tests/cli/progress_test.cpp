@@ -68,10 +68,10 @@ TEST(ProgressDisplay, NeverPrintsNothing) { EXPECT_EQ(shown(ProgressMode::Never,
 
 const std::string kTiny = source_path("examples/tiny_cnn.onnx");
 
-std::string scratch(const std::string& name) { return scratch_file("refinery_progress_test", name).string(); }
+std::string progress_scratch(const std::string& name) { return scratch_file("refinery_progress_test", name).string(); }
 
 TEST(ProgressCli, OptimizeShowsEachStageAndIterationWhenForcedAndNothingWhenQuiet) {
-  CliResult r = run_cli("optimize " + kTiny + " -o " + scratch("a.onnx") + " --progress=always");
+  CliResult r = run_cli("optimize " + kTiny + " -o " + progress_scratch("a.onnx") + " --progress=always");
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* want : {"\r\033[Koptimize: seed, ", "\r\033[Koptimize: saturate simplify, iteration 1, ",
                            "optimize: saturate explore, iteration 2, ", "\r\033[Koptimize: extract (greedy), ",
@@ -79,17 +79,17 @@ TEST(ProgressCli, OptimizeShowsEachStageAndIterationWhenForcedAndNothingWhenQuie
     EXPECT_NE(r.err.find(want), std::string::npos) << want << "\n" << r.err;
   EXPECT_EQ(r.out.find("optimize: seed"), std::string::npos) << "progress is on stderr, not stdout";
   // Not a terminal: one plain line per stage.
-  r = run_cli("optimize " + kTiny + " -o " + scratch("b.onnx"));
+  r = run_cli("optimize " + kTiny + " -o " + progress_scratch("b.onnx"));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("optimize: saturate explore, iteration 1, "), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
-  r = run_cli("optimize " + kTiny + " -o " + scratch("c.onnx") + " --quiet");
+  r = run_cli("optimize " + kTiny + " -o " + progress_scratch("c.onnx") + " --quiet");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
 }
 
 TEST(ProgressCli, OptimizeReportOnStdoutParses) {
-  CliResult r = run_cli("optimize " + kTiny + " -o " + scratch("d.onnx") + " --json - --quiet");
+  CliResult r = run_cli("optimize " + kTiny + " -o " + progress_scratch("d.onnx") + " --json - --quiet");
   ASSERT_EQ(r.code, 0) << r.err;
   json j = json::parse(r.out);  // stdout is the report alone
   EXPECT_EQ(j.at("target"), "cpu");
@@ -120,7 +120,7 @@ TEST(ProgressCli, RulesListAndInspectWriteJson) {
   for (const char* key : {"name", "family", "kind", "file", "line", "text"}) EXPECT_TRUE(rules[0].contains(key)) << key;
   EXPECT_EQ(rules[0].at("family"), "elementwise");
 
-  std::string file = scratch("inspect.json");
+  std::string file = progress_scratch("inspect.json");
   r = run_cli("inspect " + kTiny + " --json " + file);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "");
