@@ -7,6 +7,9 @@
 // component of the class graph: acyclicity by entry cuts (every subset of a
 // small component up front, the cycles of larger ones added lazily: solve,
 // forbid the cycles the answer has, solve again) or by order variables.
+// Requirement cuts make every component a class cannot be computed without
+// used and entered wherever the class is, and a first bound comes from the
+// condensed relaxation (reduce.h), solved on its own first.
 // Warm-started from the greedy DAG answer and bounded in CPU time; never
 // returns a cyclic or incomplete solution, nor one costlier than greedy's.
 #pragma once
@@ -35,7 +38,7 @@ struct IlpOptions {
   bool requirement_cuts = true;
   // Share of the time limit for a first bound from the condensed relaxation
   // (reduce.h, condensed); 0: none.
-  double condensed_share = 0.2;
+  double condensed_share = 0.5;
   // A diagnostic: solve only the linear relaxation of the first model (no
   // integrality, no CBC cuts); `bound` is then its value and the answer is
   // the greedy one. Shows how much of a gap is the formulation's.
