@@ -38,7 +38,7 @@ struct IlpOptions {
   bool requirement_cuts = true;
   // Share of the time limit for a first bound from the condensed relaxation
   // (reduce.h, condensed); 0: none.
-  double condensed_share = 0.5;
+  double condensed_share = 0.2;
   // A diagnostic: solve only the linear relaxation of the first model (no
   // integrality, no CBC cuts); `bound` is then its value and the answer is
   // the greedy one. Shows how much of a gap is the formulation's.
