@@ -1,7 +1,7 @@
 // Extractors compared on real e-graphs.
 //
 //   bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts]
-//                     [--condensed-share F] FILE.json...
+//                     [--condensed-share F] [--relaxation-only] FILE.json...
 //       reads each file back as a flat problem and runs tree greedy, DAG
 //       greedy and the ILP, one line each: sizes before and after the
 //       reduction, the costs (ms), the ILP's status, gap, rounds and CPU time.
@@ -31,7 +31,7 @@ using namespace refinery;
 int usage() {
   fmt::print(stderr,
              "usage: bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts] "
-             "[--condensed-share F] FILE.json...\n");
+             "[--condensed-share F] [--relaxation-only] FILE.json...\n");
   return 2;
 }
 
@@ -65,7 +65,7 @@ double cpu_now() {
 }
 
 int run(const std::vector<std::string>& files, double time_limit, const std::string& acyclicity,
-        bool requirement_cuts, double condensed_share) {
+        bool requirement_cuts, double condensed_share, bool relaxation_only) {
   fmt::print("{:<28} {:>6} {:>6} {:>6} {:>6} {:>10} {:>10} {:>10} {:>7} {:>11} {:>8} {:>7} {:>6} {:>7}\n", "file",
              "cls", "cands", "r.cls", "r.cand", "tree ms", "greedy ms", "ilp ms", "ilp-%", "status", "gap %", "rounds",
              "cuts", "cpu s");
@@ -81,7 +81,7 @@ int run(const std::vector<std::string>& files, double time_limit, const std::str
     for (auto mode : modes) {
       extract::IlpResult r = extract::extract_ilp(
           p, {.time_limit_s = time_limit, .acyclicity = mode, .requirement_cuts = requirement_cuts,
-                 .condensed_share = condensed_share});
+                 .condensed_share = condensed_share, .relaxation_only = relaxation_only});
       std::string name = file.substr(file.find_last_of('/') + 1);
       if (modes.size() > 1) name += mode == extract::Acyclicity::Levels ? " [levels]" : " [cuts]";
       bool valid = extract::check_solution(p, r.solution).empty();
@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
   double time_limit = 10;
   bool requirement_cuts = true;
   double condensed_share = extract::IlpOptions{}.condensed_share;
+  bool relaxation_only = false;
   std::vector<std::string> rest;
   for (std::size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--time-limit" && i + 1 < args.size())
@@ -120,9 +121,11 @@ int main(int argc, char** argv) {
       requirement_cuts = false;
     else if (args[i] == "--condensed-share" && i + 1 < args.size())
       condensed_share = std::atof(args[++i].c_str());
+    else if (args[i] == "--relaxation-only")
+      relaxation_only = true;
     else
       rest.push_back(args[i]);
   }
-  if (args[0] == "run" && !rest.empty()) return run(rest, time_limit, acyclicity, requirement_cuts, condensed_share);
+  if (args[0] == "run" && !rest.empty()) return run(rest, time_limit, acyclicity, requirement_cuts, condensed_share, relaxation_only);
   return usage();
 }
