@@ -300,14 +300,12 @@ class Model {
         int two[2] = {u_[s], from};
         double signs[2] = {1, -1};
         Cbc_addRow(m, "", 2, two, signs, 'G', 0);
-        ++requirement_rows_;
         if (comp_size_[s] == 1) continue;  // entering one class is its activity
         cols = entering[s];
         coefs.assign(cols.size(), 1);
         cols.push_back(from);
         coefs.push_back(-1);
         Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
-        ++requirement_rows_;
       }
     };
     std::vector<std::uint64_t> own(words);
@@ -395,8 +393,7 @@ class Model {
             coefs.push_back(-1);
           }
           Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
-          ++requirement_rows_;
-          if (comp_size_[s] == 1) continue;
+            if (comp_size_[s] == 1) continue;
           cols = entering[s];
           coefs.assign(cols.size(), 1);
           for (int col : xs) {
@@ -404,12 +401,10 @@ class Model {
             coefs.push_back(-1);
           }
           Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
-          ++requirement_rows_;
-        }
+          }
       }
     }
   }
-  std::size_t requirement_rows() const { return requirement_rows_; }
 
   // Entry cuts of a set S of classes (a cycle's): a chosen sub-graph that
   // uses a class j of S enters S somewhere, through a chosen candidate of a
@@ -473,7 +468,6 @@ class Model {
   std::vector<std::size_t> first_x_;
   std::vector<int> t_, u_;
   int a0_ = 0, num_cols_ = 0;
-  std::size_t requirement_rows_ = 0;
 };
 
 // A lower bound on the optimum of q from its condensed relaxation
