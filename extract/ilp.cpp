@@ -83,6 +83,61 @@ void for_each_key(const std::vector<std::pair<std::uint32_t, int>>& uses, std::v
   }
 }
 
+// Per class c, the components (of the class graph) that every acyclic
+// computation of c uses a class of, c's own among them: the greatest
+// fixpoint of R(c) = {comp(c)} + the intersection over c's candidates of the
+// union of their kids' R. Valid for any fixpoint: by induction over a chosen
+// (acyclic) sub-graph, c's candidate has a kid k with S in R(k), and k's
+// computation uses S. Bitsets over components, one row of words per class.
+struct Requirements {
+  std::size_t words = 0;
+  std::vector<std::uint64_t> bits;  // class-major
+  std::uint64_t* of(std::size_t c) { return bits.data() + c * words; }
+  const std::uint64_t* of(std::size_t c) const { return bits.data() + c * words; }
+  bool has(std::size_t c, std::uint32_t s) const { return (of(c)[s / 64] >> (s % 64)) & 1; }
+};
+
+Requirements required_components(const Problem& q, const std::vector<std::uint32_t>& comp, std::size_t num_comps) {
+  const std::size_t n = q.classes.size();
+  Requirements r;
+  r.words = (num_comps + 63) / 64;
+  r.bits.assign(n * r.words, ~std::uint64_t{0});
+  std::vector<std::vector<std::uint32_t>> parents(n);
+  for (std::uint32_t c = 0; c < n; ++c)
+    for (const Candidate& cand : q.classes[c])
+      for (std::uint32_t k : cand.kids) parents[k].push_back(c);
+  for (auto& ps : parents) {
+    std::sort(ps.begin(), ps.end());
+    ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
+  }
+  std::vector<std::uint32_t> work(n);
+  for (std::uint32_t c = 0; c < n; ++c) work[c] = c;
+  std::vector<std::uint8_t> queued(n, 1);
+  std::vector<std::uint64_t> meet(r.words), join(r.words);
+  while (!work.empty()) {
+    std::uint32_t c = work.back();
+    work.pop_back();
+    queued[c] = 0;
+    std::fill(meet.begin(), meet.end(), ~std::uint64_t{0});
+    for (const Candidate& cand : q.classes[c]) {
+      std::fill(join.begin(), join.end(), 0);
+      for (std::uint32_t k : cand.kids)
+        for (std::size_t w = 0; w < r.words; ++w) join[w] |= r.of(k)[w];
+      for (std::size_t w = 0; w < r.words; ++w) meet[w] &= join[w];
+    }
+    meet[comp[c] / 64] |= std::uint64_t{1} << (comp[c] % 64);
+    std::uint64_t* now = r.of(c);
+    if (std::equal(meet.begin(), meet.end(), now)) continue;
+    std::copy(meet.begin(), meet.end(), now);  // only ever shrinks: the iteration is monotone from the top
+    for (std::uint32_t p : parents[c])
+      if (!queued[p]) {
+        queued[p] = 1;
+        work.push_back(p);
+      }
+  }
+  return r;
+}
+
 class Model {
  public:
   Model(const Problem& q, const std::vector<std::uint8_t>& required, const std::vector<std::uint32_t>& comp,
@@ -108,6 +163,16 @@ class Model {
           t_[c] = t++;
           Cbc_addCol(m, "", 0, comp_size[comp[c]] - 1.0, 0, 0, 0, nullptr, nullptr);
         }
+    // A use variable per component of several classes (1 when any of its
+    // classes is active); a one-class component's is its class's activity.
+    u_.assign(comp_size.size(), -1);
+    for (std::size_t c = 0; c < n; ++c)
+      if (comp_size[comp[c]] == 1) u_[comp[c]] = a0_ + static_cast<int>(c);
+    for (std::size_t s = 0; s < comp_size.size(); ++s)
+      if (u_[s] < 0) {
+        u_[s] = t++;
+        Cbc_addCol(m, "", 0, 1, 0, 0, 0, nullptr, nullptr);
+      }
     num_cols_ = t;
     std::vector<int> cols;
     std::vector<double> coefs;
@@ -190,6 +255,157 @@ class Model {
     }
   }
 
+  // Requirement cuts: when every computation of class c uses a class of
+  // component S (required_components), S is used and entered wherever c is
+  // active: u_S >= a_c and (sum of S's entering candidates) >= a_c. Without
+  // them the relaxation pays for a layer of the network only as much as the
+  // fractional alternatives above it agree on: a value computed half in one
+  // layout and half in the other needs each layout of its input at one half,
+  // one half-active component serves both, and the cost paid halves at every
+  // layer. Stated from u_T for what all of T's classes require, and from a_c
+  // for what only c requires, each only for the nearest components (those
+  // not required by another required one): the rest follows along u.
+  void add_requirement_cuts() {
+    const std::size_t n = q_.classes.size(), num_comps = comp_size_.size();
+    Requirements req = required_components(q_, comp_, num_comps);
+    const std::size_t words = req.words;
+    std::vector<std::vector<std::uint32_t>> members(num_comps);
+    for (std::uint32_t c = 0; c < n; ++c) members[comp_[c]].push_back(c);
+    // Per component: what all its classes require, itself left out.
+    std::vector<std::uint64_t> common(num_comps * words, ~std::uint64_t{0});
+    for (std::uint32_t c = 0; c < n; ++c)
+      for (std::size_t w = 0; w < words; ++w) common[comp_[c] * words + w] &= req.of(c)[w];
+    for (std::size_t s = 0; s < num_comps; ++s) common[s * words + s / 64] &= ~(std::uint64_t{1} << (s % 64));
+    // Each component's entering candidates (no kid in the component).
+    std::vector<std::vector<int>> entering(num_comps);
+    for (std::uint32_t c = 0; c < n; ++c)
+      for (std::size_t i = 0; i < q_.classes[c].size(); ++i) {
+        const auto& kids = q_.classes[c][i].kids;
+        if (std::none_of(kids.begin(), kids.end(), [&](std::uint32_t k) { return comp_[k] == comp_[c]; }))
+          entering[comp_[c]].push_back(x(c, i));
+      }
+    Cbc_Model* m = model_.get();
+    std::vector<int> cols;
+    std::vector<double> coefs;
+    // Rows "S used and entered" from column `from`, for the nearest of `set`.
+    std::vector<std::uint64_t> covered(words);
+    auto rows_from = [&](int from, const std::uint64_t* set, const std::uint64_t* skip) {
+      std::fill(covered.begin(), covered.end(), 0);
+      for (std::size_t s = 0; s < num_comps; ++s)
+        if ((set[s / 64] >> (s % 64)) & 1)
+          for (std::size_t w = 0; w < words; ++w) covered[w] |= common[s * words + w];
+      for (std::uint32_t s = 0; s < num_comps; ++s) {
+        if (!((set[s / 64] >> (s % 64)) & 1) || ((covered[s / 64] >> (s % 64)) & 1)) continue;
+        if (skip != nullptr && ((skip[s / 64] >> (s % 64)) & 1)) continue;
+        int two[2] = {u_[s], from};
+        double signs[2] = {1, -1};
+        Cbc_addRow(m, "", 2, two, signs, 'G', 0);
+        if (comp_size_[s] == 1) continue;  // entering one class is its activity
+        cols = entering[s];
+        coefs.assign(cols.size(), 1);
+        cols.push_back(from);
+        coefs.push_back(-1);
+        Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
+      }
+    };
+    std::vector<std::uint64_t> own(words);
+    for (std::uint32_t s = 0; s < num_comps; ++s) {
+      if (comp_size_[s] > 1) {
+        for (std::uint32_t c : members[s]) {
+          int two[2] = {u_[s], a0_ + static_cast<int>(c)};
+          double signs[2] = {1, -1};
+          Cbc_addRow(m, "", 2, two, signs, 'G', 0);
+        }
+      }
+      rows_from(u_[s], common.data() + s * words, nullptr);
+      if (comp_size_[s] == 1) continue;
+      // What only some of the component's classes require.
+      for (std::uint32_t c : members[s]) {
+        std::copy(req.of(c), req.of(c) + words, own.begin());
+        own[s / 64] &= ~(std::uint64_t{1} << (s % 64));
+        rows_from(a0_ + static_cast<int>(c), own.data(), common.data() + s * words);
+      }
+    }
+    // Alternatives: a class's candidates exclude each other, so where
+    // several of them each need component S (through different kids), S is
+    // used and entered at least as much as they sum to. (Through one kid k
+    // they all need, this already follows from k's row and k's own cuts.)
+    // One row per set of candidates, for the nearest components needed by
+    // exactly that set.
+    std::vector<std::uint64_t> need, via_kid(words), reached(words);
+    std::map<std::vector<std::uint64_t>, std::vector<std::uint32_t>> groups;  // candidate set -> components
+    std::vector<std::uint32_t> shared, next, kids;
+    for (std::uint32_t c = 0; c < n; ++c) {
+      const auto& cands = q_.classes[c];
+      const std::size_t num = cands.size(), cwords = (num + 63) / 64;
+      if (num < 2) continue;
+      need.assign(num * words, 0);
+      std::fill(reached.begin(), reached.end(), 0);
+      for (std::size_t i = 0; i < num; ++i)
+        for (std::uint32_t k : cands[i].kids)
+          for (std::size_t w = 0; w < words; ++w) {
+            need[i * words + w] |= req.of(k)[w];
+            reached[w] |= req.of(k)[w];
+          }
+      groups.clear();
+      for (std::uint32_t s = 0; s < num_comps; ++s) {
+        if (!((reached[s / 64] >> (s % 64)) & 1) || req.has(c, s) || s == comp_[c]) continue;
+        std::vector<std::uint64_t> set(cwords, 0);
+        std::size_t count = 0;
+        for (std::size_t i = 0; i < num; ++i)
+          if ((need[i * words + s / 64] >> (s % 64)) & 1) {
+            set[i / 64] |= std::uint64_t{1} << (i % 64);
+            ++count;
+          }
+        if (count >= 2) groups[std::move(set)].push_back(s);
+      }
+      for (const auto& [set, comps] : groups) {
+        // The kids every candidate of the set needs, and what they require.
+        bool first = true;
+        for (std::size_t i = 0; i < num; ++i) {
+          if (!((set[i / 64] >> (i % 64)) & 1)) continue;
+          kids = cands[i].kids;
+          std::sort(kids.begin(), kids.end());
+          if (first) {
+            shared = kids;
+            first = false;
+            continue;
+          }
+          next.clear();
+          std::set_intersection(shared.begin(), shared.end(), kids.begin(), kids.end(), std::back_inserter(next));
+          shared.swap(next);
+        }
+        std::fill(via_kid.begin(), via_kid.end(), 0);
+        for (std::uint32_t k : shared)
+          for (std::size_t w = 0; w < words; ++w) via_kid[w] |= req.of(k)[w];
+        std::fill(covered.begin(), covered.end(), 0);
+        for (std::uint32_t s : comps)
+          for (std::size_t w = 0; w < words; ++w) covered[w] |= common[s * words + w];
+        std::vector<int> xs;
+        for (std::size_t i = 0; i < num; ++i)
+          if ((set[i / 64] >> (i % 64)) & 1) xs.push_back(x(c, i));
+        for (std::uint32_t s : comps) {
+          if (((via_kid[s / 64] >> (s % 64)) & 1) || ((covered[s / 64] >> (s % 64)) & 1)) continue;
+          cols.assign(1, u_[s]);
+          coefs.assign(1, 1);
+          for (int col : xs) {
+            cols.push_back(col);
+            coefs.push_back(-1);
+          }
+          Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
+            if (comp_size_[s] == 1) continue;
+          cols = entering[s];
+          coefs.assign(cols.size(), 1);
+          for (int col : xs) {
+            cols.push_back(col);
+            coefs.push_back(-1);
+          }
+          Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
+          }
+      }
+    }
+  }
+
   // Entry cuts of a set S of classes (a cycle's): a chosen sub-graph that
   // uses a class j of S enters S somewhere, through a chosen candidate of a
   // class of S that needs no class of S. Sum of those candidates >= a_j, for
@@ -225,6 +441,7 @@ class Model {
         values[static_cast<std::size_t>(a0_) + c] = 1;
       }
       if (levels_ && t_[c] >= 0) values[static_cast<std::size_t>(t_[c])] = level[c];
+      if (s.choice[c] != kUnchosen) values[static_cast<std::size_t>(u_[comp_[c]])] = 1;
     }
     std::vector<int> idx(values.size());
     for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int>(i);
@@ -249,9 +466,37 @@ class Model {
   bool levels_;
   std::unique_ptr<Cbc_Model, CbcDeleter> model_;
   std::vector<std::size_t> first_x_;
-  std::vector<int> t_;
+  std::vector<int> t_, u_;
   int a0_ = 0, num_cols_ = 0;
 };
+
+// A lower bound on the optimum of q from its condensed relaxation
+// (reduce.h), solved by CBC within `seconds` of CPU time: CBC's best bound
+// on it (its optimum when proved). `upper_bound`: the cost of an answer of
+// q, which bounds the condensed optimum too.
+double condensed_bound(const Problem& q, double upper_bound, double scale, double seconds, bool requirement_cuts) {
+  Reduced red = reduce(condensed(q), upper_bound);
+  if (red.problem.classes.empty()) return red.fixed_cost;  // decided by the reduction alone
+  const Problem& c = red.problem;
+  std::vector<std::uint32_t> comp = class_components(c.classes);
+  std::vector<std::uint32_t> comp_size(c.classes.size(), 0);
+  for (std::uint32_t s : comp) ++comp_size[s];
+  Model model(c, red.required, comp, comp_size, false, scale);
+  // Reduction removes no cycle the condensation lacked, but it may leave
+  // none: with no component of several classes the model has no cycle rows.
+  model.add_use_cuts();
+  if (requirement_cuts) model.add_requirement_cuts();
+  Cbc_Model* m = model.get();
+  Solution start = extract_greedy_dag(c).solution;
+  if (check_solution(c, start).empty()) model.warm_start(start);
+  Cbc_setAllowableGap(m, 1e-6);
+  Cbc_setMaximumSeconds(m, seconds);
+  Cbc_solve(m);
+  double bound = Cbc_getBestPossibleObjValue(m) / scale;
+  if (!std::isfinite(bound) || std::abs(bound) > 1e40) bound = 0;
+  if (Cbc_isProvenOptimal(m) != 0) bound = std::max(bound, Cbc_getObjValue(m) / scale);
+  return red.fixed_cost + std::max(0.0, bound);
+}
 
 }  // namespace
 
@@ -364,17 +609,38 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
   bool proven = false;
   double best_bound_q = 0;
   const bool levels_mode = options.acyclicity == Acyclicity::Levels;
-  while (true) {
+  // The condensed relaxation first: a bound that, on e-graphs where the
+  // layouts of one value are what the relaxation of q splits, can prove the
+  // answer in hand optimal before the main model is built.
+  if (options.condensed_share > 0 && have_incumbent) {
+    const double cost_q = dag_cost(q, incumbent);
+    best_bound_q = condensed_bound(q, cost_q, reduced_cost_scale, options.condensed_share * options.time_limit_s,
+                                   options.requirement_cuts);
+    r.condensed_bound = red.fixed_cost + best_bound_q;
+  }
+  const bool closed = [&] {
+    double cost = dag_cost(p, r.solution);
+    return cost <= 0 || (cost - (red.fixed_cost + best_bound_q)) / cost <= options.relative_gap;
+  }();
+  while (!closed) {
     double remaining = options.time_limit_s - (cpu_now() - cpu_start);
     if (remaining <= 0.05) break;
     Model model(q, red.required, comp, comp_size, levels_mode, reduced_cost_scale);
     for (const auto& cycle : cuts) model.forbid(cycle);
     if (!levels_mode) model.add_use_cuts();
+    if (options.requirement_cuts) model.add_requirement_cuts();
     if (have_incumbent) model.warm_start(incumbent);
     Cbc_Model* m = model.get();
     // Absolute gap on the scaled objective (the greedy answer costs 1e6).
     Cbc_setAllowableGap(m, std::max(1e-6, options.relative_gap * 1e6));
     Cbc_setMaximumSeconds(m, remaining);
+    if (options.relaxation_only) {
+      for (int j = 0; j < Cbc_getNumCols(m); ++j) Cbc_setContinuous(m, j);
+      Cbc_solve(m);
+      ++r.rounds;
+      if (Cbc_isProvenOptimal(m) != 0) best_bound_q = std::max(best_bound_q, Cbc_getObjValue(m) / reduced_cost_scale);
+      break;
+    }
     Cbc_solve(m);
     ++r.rounds;
     double bound_q = Cbc_getBestPossibleObjValue(m) / reduced_cost_scale;

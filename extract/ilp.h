@@ -7,6 +7,9 @@
 // component of the class graph: acyclicity by entry cuts (every subset of a
 // small component up front, the cycles of larger ones added lazily: solve,
 // forbid the cycles the answer has, solve again) or by order variables.
+// Requirement cuts make every component a class cannot be computed without
+// used and entered wherever the class is, and a first bound comes from the
+// condensed relaxation (reduce.h), solved on its own first.
 // Warm-started from the greedy DAG answer and bounded in CPU time; never
 // returns a cyclic or incomplete solution, nor one costlier than greedy's.
 #pragma once
@@ -30,6 +33,16 @@ struct IlpOptions {
   double time_limit_s = 10;  // CPU seconds in CBC (its clock), all rounds together
   Acyclicity acyclicity = Acyclicity::CycleCuts;
   bool reduce = true;  // reduce.h before the solver
+  // Rows that make each component every computation of a class needs used
+  // and entered wherever that class is (see ilp.cpp, add_requirement_cuts).
+  bool requirement_cuts = true;
+  // Share of the time limit for a first bound from the condensed relaxation
+  // (reduce.h, condensed); 0: none.
+  double condensed_share = 0.2;
+  // A diagnostic: solve only the linear relaxation of the first model (no
+  // integrality, no CBC cuts); `bound` is then its value and the answer is
+  // the greedy one. Shows how much of a gap is the formulation's.
+  bool relaxation_only = false;
   // CycleCuts: components of the class graph up to this many classes get
   // the entry cuts of all their subsets up front.
   std::size_t max_enumerated_component = 8;
@@ -55,6 +68,7 @@ struct IlpResult {
   double cost = 0;         // dag_cost of solution
   double greedy_cost = 0;  // the greedy DAG answer's cost
   double bound = 0;        // a lower bound on the optimum (same unit)
+  double condensed_bound = 0;  // the condensed relaxation's part of it (0: not run)
   double gap() const { return cost > 0 ? std::max(0.0, (cost - bound) / cost) : 0.0; }
   std::vector<ReductionStep> reduction;  // sizes: "input", each step, and what CBC got last
   std::size_t rounds = 0;                // solver calls (cycle cuts: one per round)

@@ -365,6 +365,29 @@ std::size_t num_candidates(const Problem& p) {
   return n;
 }
 
+Problem condensed(const Problem& p) {
+  std::vector<std::uint32_t> comp = class_components(p.classes);
+  std::uint32_t num_comps = 0;
+  for (std::uint32_t s : comp) num_comps = std::max(num_comps, s + 1);
+  Problem out;
+  out.classes.resize(num_comps);
+  for (std::uint32_t c = 0; c < p.classes.size(); ++c)
+    for (const Candidate& cand : p.classes[c]) {
+      Candidate mapped{cand.cost, {}};
+      bool enters = true;
+      for (std::uint32_t k : cand.kids) {
+        enters = enters && comp[k] != comp[c];
+        mapped.kids.push_back(comp[k]);
+      }
+      if (!enters) continue;
+      normalise(mapped.kids);
+      out.classes[comp[c]].push_back(std::move(mapped));
+    }
+  for (std::uint32_t r : p.roots) out.roots.push_back(comp[r]);
+  normalise(out.roots);
+  return out;
+}
+
 Reduced reduce(const Problem& p, double upper_bound) {
   Reduced out;
   Work w;

@@ -54,4 +54,14 @@ Reduced reduce(const Problem& p, double upper_bound = kInfiniteCost);
 
 std::size_t num_candidates(const Problem& p);
 
+// A relaxation for bounding: each strongly connected component of the
+// class graph becomes one class whose candidates are the component's
+// entering candidates (those that need no class of the component), their
+// kids mapped to components. Any answer of p pays for at least one
+// entering candidate of each component it uses, and those need only what
+// the answer computes, so the condensed optimum is at most p's. It has no
+// cycle, and a value computed in either of two layouts is one class there,
+// which the relaxation of p cannot see.
+Problem condensed(const Problem& p);
+
 }  // namespace refinery::extract

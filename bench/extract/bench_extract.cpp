@@ -1,6 +1,7 @@
 // Extractors compared on real e-graphs.
 //
-//   bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] FILE.json...
+//   bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts]
+//                     [--condensed-share F] [--relaxation-only] FILE.json...
 //       reads each file back as a flat problem and runs tree greedy, DAG
 //       greedy and the ILP, one line each: sizes before and after the
 //       reduction, the costs (ms), the ILP's status, gap, rounds and CPU time.
@@ -29,7 +30,8 @@ using namespace refinery;
 
 int usage() {
   fmt::print(stderr,
-             "usage: bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] FILE.json...\n");
+             "usage: bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts] "
+             "[--condensed-share F] [--relaxation-only] FILE.json...\n");
   return 2;
 }
 
@@ -62,7 +64,8 @@ double cpu_now() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-int run(const std::vector<std::string>& files, double time_limit, const std::string& acyclicity) {
+int run(const std::vector<std::string>& files, double time_limit, const std::string& acyclicity,
+        bool requirement_cuts, double condensed_share, bool relaxation_only) {
   fmt::print("{:<28} {:>6} {:>6} {:>6} {:>6} {:>10} {:>10} {:>10} {:>7} {:>11} {:>8} {:>7} {:>6} {:>7}\n", "file",
              "cls", "cands", "r.cls", "r.cand", "tree ms", "greedy ms", "ilp ms", "ilp-%", "status", "gap %", "rounds",
              "cuts", "cpu s");
@@ -76,7 +79,9 @@ int run(const std::vector<std::string>& files, double time_limit, const std::str
     if (acyclicity != "levels") modes.push_back(extract::Acyclicity::CycleCuts);
     if (acyclicity != "cuts") modes.push_back(extract::Acyclicity::Levels);
     for (auto mode : modes) {
-      extract::IlpResult r = extract::extract_ilp(p, {.time_limit_s = time_limit, .acyclicity = mode});
+      extract::IlpResult r = extract::extract_ilp(
+          p, {.time_limit_s = time_limit, .acyclicity = mode, .requirement_cuts = requirement_cuts,
+                 .condensed_share = condensed_share, .relaxation_only = relaxation_only});
       std::string name = file.substr(file.find_last_of('/') + 1);
       if (modes.size() > 1) name += mode == extract::Acyclicity::Levels ? " [levels]" : " [cuts]";
       bool valid = extract::check_solution(p, r.solution).empty();
@@ -89,8 +94,8 @@ int run(const std::vector<std::string>& files, double time_limit, const std::str
           r.cpu_seconds, valid ? "" : "  INVALID");
       std::string steps;
       for (const auto& s : r.reduction) steps += fmt::format(" {} {}/{}", s.name, s.classes, s.candidates);
-      fmt::print("    reduction:{}; greedy {:.3f} s CPU{}\n", steps, greedy_cpu,
-                 r.detail.empty() ? "" : "; " + r.detail);
+      fmt::print("    reduction:{}; greedy {:.3f} s CPU; bound {:.6g} ms (condensed {:.6g} ms){}\n", steps, greedy_cpu,
+                 r.bound * 1e3, r.condensed_bound * 1e3, r.detail.empty() ? "" : "; " + r.detail);
     }
   }
   return 0;
@@ -103,15 +108,24 @@ int main(int argc, char** argv) {
   if (args.empty()) return usage();
   std::string acyclicity = "cuts";
   double time_limit = 10;
+  bool requirement_cuts = true;
+  double condensed_share = extract::IlpOptions{}.condensed_share;
+  bool relaxation_only = false;
   std::vector<std::string> rest;
   for (std::size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--time-limit" && i + 1 < args.size())
       time_limit = std::atof(args[++i].c_str());
     else if (args[i] == "--acyclicity" && i + 1 < args.size())
       acyclicity = args[++i];
+    else if (args[i] == "--no-requirement-cuts")
+      requirement_cuts = false;
+    else if (args[i] == "--condensed-share" && i + 1 < args.size())
+      condensed_share = std::atof(args[++i].c_str());
+    else if (args[i] == "--relaxation-only")
+      relaxation_only = true;
     else
       rest.push_back(args[i]);
   }
-  if (args[0] == "run" && !rest.empty()) return run(rest, time_limit, acyclicity);
+  if (args[0] == "run" && !rest.empty()) return run(rest, time_limit, acyclicity, requirement_cuts, condensed_share, relaxation_only);
   return usage();
 }

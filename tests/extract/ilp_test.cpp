@@ -120,8 +120,9 @@ TEST(Ilp, ProvesOptimaWhereGreedyIsStrictlyWorse) {
   EXPECT_GE(greedy_worse, 5);
 }
 
-// Both acyclicity formulations, with and without the reduction, reach the
-// same optimum.
+// Both acyclicity formulations, with and without the reduction (and the
+// requirement cuts and condensed bound), reach the same optimum: neither
+// cuts off the optimum.
 TEST(Ilp, FormulationsAndReductionAgree) {
   std::mt19937 rng(17);
   for (int i = 0; i < 60; ++i) {
@@ -129,15 +130,55 @@ TEST(Ilp, FormulationsAndReductionAgree) {
     IlpResult cuts = extract_ilp(p, {.time_limit_s = 5});
     IlpResult levels = extract_ilp(p, {.time_limit_s = 5, .acyclicity = Acyclicity::Levels});
     IlpResult plain = extract_ilp(p, {.time_limit_s = 5, .reduce = false});
-    for (const IlpResult* r : {&cuts, &levels, &plain}) {
-      SCOPED_TRACE(r == &cuts ? "cuts" : r == &levels ? "levels" : "not reduced");
+    // The formulation before the requirement cuts and the condensed bound.
+    IlpResult before = extract_ilp(p, {.time_limit_s = 5, .requirement_cuts = false, .condensed_share = 0});
+    for (const IlpResult* r : {&cuts, &levels, &plain, &before}) {
+      SCOPED_TRACE(r == &cuts ? "cuts" : r == &levels ? "levels" : r == &plain ? "not reduced" : "before");
       ASSERT_EQ(r->status, IlpStatus::Optimal) << "problem " << i << ": " << r->detail;
       ASSERT_EQ(check_solution(p, r->solution), "") << "problem " << i;
     }
     EXPECT_NEAR(cuts.cost, levels.cost, 1e-9 * std::max(1.0, cuts.cost)) << "problem " << i;
     EXPECT_NEAR(cuts.cost, plain.cost, 1e-9 * std::max(1.0, cuts.cost))
         << "problem " << i << " greedy " << cuts.greedy_cost << " levels " << levels.cost;
+    EXPECT_NEAR(cuts.cost, before.cost, 1e-9 * std::max(1.0, cuts.cost)) << "problem " << i;
   }
+}
+
+// A value in two layouts per layer: A_l = conv(A_l-1) 10 | T(B_l) 0.1,
+// B_l = conv'(B_l-1) 9.5 | T(A_l) 0.1, from one input A_0 (B_0 = T(A_0)).
+// Every answer computes each layer once; the relaxation without the
+// requirement cuts computes the root half in each layout, each layout's
+// input at one half, the layer below at a quarter, and so on.
+Problem layered_layouts(std::uint32_t layers) {
+  Problem p;
+  p.classes = {{leaf(0)}, {node(0.1, {0})}};  // A_0, B_0
+  for (std::uint32_t l = 1; l <= layers; ++l) {
+    std::uint32_t a = 2 * l, b = a + 1;
+    p.classes.push_back({node(10, {a - 2}), node(0.1, {b})});
+    p.classes.push_back({node(9.5, {b - 2}), node(0.1, {a})});
+  }
+  p.roots = {2 * layers};
+  return p;
+}
+
+TEST(Ilp, RequirementCutsPayEveryLayerInTheRelaxation) {
+  Problem p = layered_layouts(12);
+  const double optimum = 0.1 + 12 * 9.5 + 0.1;  // B all the way, one transpose at each end
+  IlpResult with = extract_ilp(p, {.condensed_share = 0, .relaxation_only = true});
+  IlpResult without = extract_ilp(p, {.requirement_cuts = false, .condensed_share = 0, .relaxation_only = true});
+  for (const IlpResult* r : {&with, &without}) {
+    ASSERT_EQ(check_solution(p, r->solution), "");
+    EXPECT_NEAR(r->cost, optimum, 1e-9);  // greedy's answer
+  }
+  // Every layer's cheaper layout, less the transposes' 0.2 that the
+  // relaxation may split.
+  EXPECT_GE(with.bound, optimum - 0.2 - 1e-9);
+  EXPECT_LT(without.bound, 0.5 * optimum);
+  // The condensed relaxation (a layer's two layouts are one class) gives
+  // the same bound.
+  IlpResult condensed = extract_ilp(p, {.requirement_cuts = false, .relaxation_only = true});
+  EXPECT_GE(condensed.condensed_bound, optimum - 0.2 - 1e-9);
+  EXPECT_LE(condensed.condensed_bound, optimum + 1e-9);
 }
 
 // A cycle longer than two classes whose every class is cheap only through
@@ -154,7 +195,7 @@ TEST(Ilp, LazyCycleCutsBreakLongFreeCycles) {
   p.roots = {0};
   // Without the reduction (its bound step alone would drop the costlier
   // leaves and leave no cycle to cut).
-  IlpResult r = extract_ilp(p, {.time_limit_s = 5, .reduce = false, .max_enumerated_component = 4});
+  IlpResult r = extract_ilp(p, {.time_limit_s = 5, .reduce = false, .condensed_share = 0, .max_enumerated_component = 4});
   EXPECT_EQ(r.status, IlpStatus::Optimal);
   ASSERT_EQ(check_solution(p, r.solution), "");
   EXPECT_NEAR(r.cost, 5, 1e-9);  // class 0's own leaf: every other way out costs more

@@ -3,6 +3,8 @@
 // cost (the optimum is kept: ilp_test compares with and without reduction).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "extract/greedy.h"
 #include "extract/reduce.h"
 #include "tests/extract/problems.h"
@@ -68,6 +70,30 @@ TEST(Reduce, DropsACandidateThatCanOnlyCloseACycle) {
   Solution s = r.expand(p, Solution{std::vector<std::int32_t>(r.problem.classes.size(), 0)});
   EXPECT_EQ(check_solution(p, s), "");
   EXPECT_DOUBLE_EQ(dag_cost(p, s), 10);
+}
+
+TEST(Reduce, CondensedKeepsEachComponentsEnteringCandidates) {
+  // free_cycle: class 0 = {h(1) free, x 10}, class 1 = {k(0) free, y 4}:
+  // one component, entered by x or y; h and k stay inside it.
+  Problem p = free_cycle();
+  Problem c = condensed(p);
+  ASSERT_EQ(c.classes.size(), 1u);
+  ASSERT_EQ(c.classes[0].size(), 2u);
+  EXPECT_EQ(c.roots, (std::vector<std::uint32_t>{0}));
+  std::vector<double> costs{c.classes[0][0].cost, c.classes[0][1].cost};
+  std::sort(costs.begin(), costs.end());
+  EXPECT_EQ(costs, (std::vector<double>{4, 10}));
+  EXPECT_TRUE(c.classes[0][0].kids.empty() && c.classes[0][1].kids.empty());
+  // A chain through two components keeps its kids, mapped to components.
+  Problem chain;
+  chain.classes = {{node(1, {1}), node(0, {2})}, {leaf(3)}, {node(0, {0}), node(2, {1})}};
+  chain.roots = {0};
+  Problem cc = condensed(chain);
+  ASSERT_EQ(cc.classes.size(), 2u);
+  std::size_t with_kid = 0;
+  for (const auto& cls : cc.classes)
+    for (const Candidate& cand : cls) with_kid += cand.kids.size();
+  EXPECT_EQ(with_kid, 2u);  // 1 -> component of {0, 2} entered by node(1, {1}) and node(2, {1})
 }
 
 TEST(Reduce, ExpandedGreedyAnswersAreValidAndPricedWithTheFixedCost) {
