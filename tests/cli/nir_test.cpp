@@ -351,6 +351,39 @@ TEST(NirCli, OptimizeForAChipTheGraphDoesNotFitExitsThreeNamingTheLimit) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// The README's NIR optimize example, run as the README writes it (paths
+// made absolute), prints the lines the README quotes.
+TEST(NirCli, ReadmeNeuromorphicExampleRunsAsWritten) {
+  std::string readme = slurp(source_path("README.md"));
+  const std::string start = "    build/cli/refinery optimize ../shared/nir/";
+  std::size_t at = readme.find(start);
+  ASSERT_NE(at, std::string::npos) << "README lost its NIR optimize example";
+  std::string command;
+  for (std::size_t end = readme.find('\n', at);; end = readme.find('\n', at)) {
+    std::string line = readme.substr(at, end - at);
+    bool more = line.ends_with("\\");
+    command += line.substr(0, line.size() - (more ? 1 : 0));
+    at = end + 1;
+    if (!more) break;
+  }
+  command.erase(0, command.find("optimize"));
+  auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (std::size_t p = command.find(from); p != std::string::npos; p = command.find(from, p + to.size()))
+      command.replace(p, from.size(), to);
+  };
+  replace_all("../shared/", source_path("../shared/"));
+  replace_all("/tmp/", scratch("readme.loihi2").parent_path().string() + "/readme.");
+  CliResult r = run_cli(command);
+  ASSERT_EQ(r.code, 0) << command << "\n" << r.out << r.err;
+  std::string prose = readme;
+  std::replace(prose.begin(), prose.end(), '\n', ' ');
+  for (const char* quoted : {"chip (loihi2): 2 -> 2 cores, 45 -> 45 neurons, 2166 -> 2166 synapses",
+                             "'fc2' needs 38 bits (over by 30)"}) {
+    EXPECT_NE(prose.find(quoted), std::string::npos) << "the README no longer quotes: " << quoted;
+    EXPECT_NE(r.out.find(quoted), std::string::npos) << r.out;
+  }
+}
+
 }  // namespace neuromorphic
 
 }  // namespace
