@@ -323,6 +323,7 @@ Expected<CoreMap> map_to_cores(const ir::Graph& g, const HardwareSpec& spec, std
   struct Needs {
     int64_t dense_axons = 0;                              // every source a dense layer reads
     std::vector<std::pair<Window, int64_t>> windows;      // window layers and their inputs' sizes
+    int64_t window_fan_in = 0;                            // what one neuron reads through them
     std::vector<int> sources;
     int64_t limit_per_core = 0;  // neurons per core the core's own limits allow
     int64_t axons(int64_t c) const {
@@ -349,9 +350,10 @@ Expected<CoreMap> map_to_cores(const ir::Graph& g, const HardwareSpec& spec, std
       pop.synapses += c.synapses;
       pop.fan_in += c.fan_in;
       pop.input_axons += c.input_axons;
-      if (c.window)
+      if (c.window) {
         need.windows.emplace_back(*c.window, elements(g, syn.inputs[0]));
-      else
+        need.window_fan_in += c.fan_in;
+      } else
         need.dense_axons += c.input_axons;
       pop.synaptic_events_per_step += b.active(syn.inputs[0]) * static_cast<double>(c.synapses);
       b.sources(syn.inputs[0], need.sources);
@@ -361,6 +363,7 @@ Expected<CoreMap> map_to_cores(const ir::Graph& g, const HardwareSpec& spec, std
       pop.fan_in += 1;
       pop.input_axons += elements(g, v);
       need.windows.emplace_back(Window{.elementwise = true}, elements(g, v));
+      need.window_fan_in += 1;
       pop.synaptic_events_per_step += b.active(v) * static_cast<double>(pop.neurons);
       b.sources(v, need.sources);
     }
@@ -375,12 +378,13 @@ Expected<CoreMap> map_to_cores(const ir::Graph& g, const HardwareSpec& spec, std
           neuron_bits - chip.synaptic_memory_bits_per_core));
     if (neuron_bits > 0)
       per_core = std::min<int64_t>(per_core, static_cast<int64_t>(chip.synaptic_memory_bits_per_core / neuron_bits));
-    if (const int64_t one = need.axons(1); one > chip.fan_in_per_core)
+    if (const int64_t one = need.dense_axons + need.window_fan_in; one > chip.fan_in_per_core)
       return limit(fmt::format(
           "layer '{}' ({}) does not fit a {} core: one neuron reads {} distinct inputs, a core takes {} input axons "
           "(over by {})",
           pop.layer, pop.op, spec.name, one, chip.fan_in_per_core, one - chip.fan_in_per_core));
-    // the largest chunk whose sources fit the core's input axons (they grow with the chunk)
+    // the largest chunk whose sources fit the core's input axons (they grow
+    // with the chunk; a window's rows are an upper bound, one neuron always fits)
     if (need.axons(per_core) > chip.fan_in_per_core) {
       int64_t lo = 1, hi = per_core;
       while (lo + 1 < hi) {

@@ -177,6 +177,39 @@ TEST(NeuromorphicMap, TooManyInputsNamesTheLimitAndByHowMuch) {
             "4096 input axons (over by 904)");
 }
 
+TEST(NeuromorphicMap, ConvolutionChunksAreBoundByTheInputRowsTheyRead) {
+  // x [1, 8, 8] -> 3x3 conv (pads 1) -> if_neuron [1, 8, 8]. A chunk of c
+  // neurons spans ceil(c / 8) + 1 output rows and reads the input rows under
+  // them, 8 wide: 16 neurons read 5 rows = 40 sources, over the 36 axons
+  // of this chip; 8 neurons read 4 rows = 32.
+  auto g = ir::parse_graph(R"(graph @main(%x: tensor<1x8x8xf32>) attributes {ir_version = 8, opsets = {}} {
+  %w = const dense<[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]> : tensor<1x1x3x3xf32>
+  %b = const dense<[0.0]> : tensor<1xf32>
+  %r = const dense<[1.0]> : tensor<f32>
+  %thr = const dense<[1.0]> : tensor<f32>
+  %reset = const dense<[0.0]> : tensor<f32>
+  %y = nir_conv2d(%x, %w, %b) {pads = [1, 1, 1, 1]} : tensor<1x8x8xf32>
+  %s = if_neuron(%y, %r, %thr, %reset) : tensor<1x8x8xf32>
+  return %s
+})");
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  HardwareSpec chip = tiny_chip();
+  chip.neuromorphic.fan_in_per_core = 36;
+  chip.neuromorphic.synaptic_memory_bits_per_core = 4096;  // memory not the bound here
+  auto m = map_to_cores(*g, chip, {});
+  ASSERT_TRUE(m.has_value()) << m.error().str();
+  EXPECT_EQ(m->populations[0].fan_in, 9);
+  EXPECT_EQ(m->populations[0].synapses, 9 * 64);
+  EXPECT_EQ(m->populations[0].neurons_per_core, 8);
+  EXPECT_EQ(m->cores, 8);
+  chip.neuromorphic.fan_in_per_core = 8;  // one neuron reads 9
+  auto over = map_to_cores(*g, chip, {});
+  ASSERT_FALSE(over.has_value());
+  EXPECT_NE(over.error().message.find("one neuron reads 9 distinct inputs, a core takes 8 input axons (over by 1)"),
+            std::string::npos)
+      << over.error().message;
+}
+
 TEST(NeuromorphicMap, TooManyCoresForTheChip) {
   auto m = map_to_cores(scale_lif(65 * 16), tiny_chip(), {});
   ASSERT_FALSE(m.has_value());
