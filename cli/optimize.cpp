@@ -60,9 +60,10 @@ std::string counts(const std::map<std::string, std::size_t>& m, std::size_t limi
 
 // The extractor's answer on the DAG-cost scale; for ilp its status, bound,
 // gap and the problem reduction.
-void print_extraction(const optimize::ExtractionRecord& x) {
+void print_extraction(const optimize::ExtractionRecord& x, bool joules) {
   if (!x.bound) {
-    fmt::print("  extraction: {}, DAG cost {}\n", x.status, ms(x.objective));
+    fmt::print("  extraction: {}, DAG cost {}\n", x.status,
+               joules ? fmt::format("{:.4g} nJ/step", x.objective * 1e9) : ms(x.objective));
     return;
   }
   fmt::print("  extraction: ilp {}{}: DAG cost {} (greedy {}), bound {}, gap {:.3g}%, {:.2f} s CPU\n", x.status,
@@ -74,6 +75,33 @@ void print_extraction(const optimize::ExtractionRecord& x) {
                x.reduction.back().candidates);
 }
 
+// The chip mapping before and after, and the weights that do not fit the
+// chip's format (docs/targets.md, "Neuromorphic targets").
+void print_neuromorphic(const optimize::Report& r) {
+  const optimize::NeuromorphicRecord& n = *r.neuromorphic;
+  fmt::print("  chip ({}): {} -> {} cores, {} -> {} neurons, {} -> {} synapses\n", r.target, n.before.cores,
+             n.after.cores, n.before.neurons, n.after.neurons, n.before.synapses, n.after.synapses);
+  fmt::print("  per step:   {:.4g} -> {:.4g} synaptic events, {:.4g} -> {:.4g} neuron updates (spike rates measured: "
+             "{} samples x {} steps, input rate {:g})\n",
+             n.before.synaptic_events_per_step, n.after.synaptic_events_per_step, n.before.neuron_updates_per_step,
+             n.after.neuron_updates_per_step, n.samples, n.steps, n.input_rate);
+  fmt::print("  energy:     {:.4g} nJ -> {:.4g} nJ per inference of {} steps ({:.3f}x)\n",
+             n.energy_per_inference_before() * 1e9, n.energy_per_inference_after() * 1e9, n.steps,
+             r.cost_after > 0 ? r.cost_before / r.cost_after : 1.0);
+  std::size_t fit = 0;
+  const targets::WeightFit* worst = nullptr;
+  for (const targets::WeightFit& w : n.after.weights) {
+    if (w.fits()) ++fit;
+    else if (!worst || w.bits_needed > worst->bits_needed) worst = &w;
+  }
+  if (!n.after.weights.empty())
+    fmt::print("  weights:    {} of {} synapse layers are exactly {}-bit integers times a scale{}\n", fit,
+               n.after.weights.size(), n.after.weights.front().weight_bits,
+               worst ? fmt::format("; '{}' needs {} bits (over by {})", worst->layer, worst->bits_needed,
+                                   worst->bits_needed - worst->weight_bits)
+                     : "");
+}
+
 void print(const OptimizeArgs& a, const optimize::Report& r, std::size_t num_rules) {
   const optimize::SaturationRecord& s = r.saturation;
   fmt::print("refinery optimize: {} -> {} (target {}, extractor {}, {} rules)\n", a.model, a.output, r.target,
@@ -82,12 +110,15 @@ void print(const OptimizeArgs& a, const optimize::Report& r, std::size_t num_rul
              s.egraph_classes, s.iterations(), s.stop_reason, s.strategy);
   fmt::print("  rules fired: {} rules; {}\n", s.rules_fired.size(), counts(s.rules_fired, 8));
   fmt::print("  rules used:  {}\n", counts(r.extraction.rules_used, 12));
-  print_extraction(r.extraction);
+  print_extraction(r.extraction, r.neuromorphic.has_value());
   fmt::print("  result:     {}{}\n", to_string(r.outcome), r.reason.empty() ? "" : " (" + r.reason + ")");
   fmt::print("  changed:    {} nodes -> {} nodes; {}; {} constant expressions folded\n", r.nodes_before, r.nodes_after,
              changes(r), r.constants_folded);
-  fmt::print("  cost ({} model): {} -> {} ({:.3f}x)\n", r.target, ms(r.cost_before), ms(r.cost_after),
-             r.cost_after > 0 ? r.cost_before / r.cost_after : 1.0);
+  if (r.neuromorphic)
+    print_neuromorphic(r);
+  else
+    fmt::print("  cost ({} model): {} -> {} ({:.3f}x)\n", r.target, ms(r.cost_before), ms(r.cost_after),
+               r.cost_after > 0 ? r.cost_before / r.cost_after : 1.0);
   fmt::print("  work:       {:.4g} -> {:.4g} GFLOP, {:.4g} -> {:.4g} MB moved\n", r.flops_before / 1e9,
              r.flops_after / 1e9, r.bytes_before / 1e6, r.bytes_after / 1e6);
   if (optimize::gain_from_model(r))
@@ -167,9 +198,11 @@ Command add_optimize(CLI::App& app) {
   optimize::OptimizeOptions& o = args->options;
   CLI::App* sub =
       app.add_subcommand("optimize", "Saturate, extract for a target, validate and write the refined model");
-  sub->add_option("model", args->model, "Model file (.onnx or .ir)")->required();
-  sub->add_option("-o,--output", args->output, "Output model (.onnx or .ir)")->required();
-  sub->add_option("--target", args->target, "cpu, gpu (h100), tpu (tpu_v4), h200, tpu_v5e, or a spec .json")
+  sub->add_option("model", args->model, "Model file (.onnx, .ir or .nir)")->required();
+  sub->add_option("-o,--output", args->output, "Output model (.onnx, .ir or .nir)")->required();
+  sub->add_option("--target", args->target,
+                  "cpu, gpu (h100), tpu (tpu_v4), h200, tpu_v5e, loihi2, loihi1, spinnaker2 (spiking .nir models), or a "
+                  "spec .json")
       ->capture_default_str();
   sub->add_option("--cost-model", args->cost_model,
                   "cpu: 'learned' (measured from ONNX Runtime; fails the cost laws, docs/targets.md) or a learned "

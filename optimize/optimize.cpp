@@ -14,9 +14,11 @@
 #include "extract/ilp.h"
 #include "ir/spiking.h"
 #include "ir/stats.h"
+#include "optimize/activity.h"
 #include "optimize/fold.h"
 #include "optimize/provenance.h"
 #include "optimize/tensor_cost.h"
+#include "targets/neuromorphic.h"
 
 namespace refinery::optimize {
 
@@ -95,10 +97,10 @@ double new_node_bias(const TensorEGraph& g, const TensorNode& n, std::size_t see
 // The flat problem for the target: one class per needed e-class, each node
 // priced by the target's model plus new_node_bias.
 Problem problem_for(const TensorEGraph& g, const Seeded& seeded, std::size_t seeded_ids,
-                    const targets::Target& target) {
+                    const targets::Target& target, const std::vector<double>& activity) {
   std::vector<egraph::Id> roots;
   for (egraph::Id r : seeded.roots) roots.push_back(g.find(r));
-  TensorCost cost(g, *target.model);
+  TensorCost cost(g, *target.model, activity.empty() ? std::vector<double>{} : class_activity(g, seeded.origin, activity));
   auto biased = [&](egraph::Id c, const TensorNode& n) { return cost(c, n) + new_node_bias(g, n, seeded_ids); };
   return extract::make_problem(g, roots, biased);
 }
@@ -106,8 +108,9 @@ Problem problem_for(const TensorEGraph& g, const Seeded& seeded, std::size_t see
 // Chooses one node per needed class, the cheapest DAG under the target's
 // model (problem_for).
 Expected<Extracted> extract_for(const TensorEGraph& g, const Seeded& seeded, std::size_t seeded_ids,
-                                const targets::Target& target, const OptimizeOptions& o, ExtractionRecord& rec) {
-  Extracted out{problem_for(g, seeded, seeded_ids, target), {}};
+                                const targets::Target& target, const std::vector<double>& activity,
+                                const OptimizeOptions& o, ExtractionRecord& rec) {
+  Extracted out{problem_for(g, seeded, seeded_ids, target, activity), {}};
   rec.extractor = std::string(to_string(o.extractor));
   if (o.extractor == ExtractorKind::Ilp) {
     auto r = extract::extract_ilp(out.problem.problem,
@@ -146,14 +149,15 @@ Expected<Folded> rebuild(const TensorEGraph& g, const Seeded& seeded, const Extr
 // Never worse: the refined graph stands only when the target's model prices
 // it cheaper by at least min_gain. Returns why it does not, or "".
 std::string not_cheaper_enough(const Report& r, const OptimizeOptions& o) {
+  const char* unit = r.neuromorphic ? " J/step" : " s";
   if (!(r.cost_after < r.cost_before * (1 - 1e-9)))
-    return fmt::format("the extracted graph is not cheaper under the {} model ({:.6g} s vs {:.6g} s)", r.target,
-                       r.cost_after, r.cost_before);
+    return fmt::format("the extracted graph is not cheaper under the {} model ({:.6g}{} vs {:.6g}{})", r.target,
+                       r.cost_after, unit, r.cost_before, unit);
   if (r.cost_after > r.cost_before * (1 - o.min_gain))
     return fmt::format(
-        "the extracted graph is only {:.2f}% cheaper under the {} model ({:.6g} s vs {:.6g} s), below the minimum "
+        "the extracted graph is only {:.2f}% cheaper under the {} model ({:.6g}{} vs {:.6g}{}), below the minimum "
         "gain of {:g}% (--min-gain)",
-        100 * (1 - r.cost_after / r.cost_before), r.target, r.cost_after, r.cost_before, 100 * o.min_gain);
+        100 * (1 - r.cost_after / r.cost_before), r.target, r.cost_after, unit, r.cost_before, unit, 100 * o.min_gain);
   return "";
 }
 
@@ -176,15 +180,28 @@ void keep_original(OptimizeResult& out, const ir::Graph& original, std::string r
   rep.ops_after = rep.ops_before;
   rep.extraction.rules_used.clear();
   rep.extraction.explanations.clear();
+  if (rep.neuromorphic) rep.neuromorphic->after = rep.neuromorphic->before;
   out.graph = original;
+}
+
+// A neuromorphic target: `graph` mapped onto the chip with its activity
+// measured on the validation's input spike trains (optimize/activity.h).
+// Fails with Diag::limitation when it does not fit.
+Expected<targets::CoreMap> map_measured(const ir::Graph& graph, const targets::Target& target,
+                                        const OptimizeOptions& o, std::vector<double>* activity = nullptr) {
+  auto measured = measure_activity(graph, o.validation);
+  if (!measured) return std::unexpected(measured.error());
+  auto map = targets::map_to_cores(graph, target.model->spec(), *measured);
+  if (activity) *activity = std::move(*measured);
+  return map;
 }
 
 // The whole e-graph in the extraction-gym format, each e-node at the price
 // extraction gives it (problem_for's: the target's model plus
 // new_node_bias), classes no root needs included as the format has them.
 std::string gym_json(const TensorEGraph& g, const Seeded& seeded, std::size_t seeded_ids,
-                     const targets::Target& target) {
-  TensorCost cost(g, *target.model);
+                     const targets::Target& target, const std::vector<double>& activity) {
+  TensorCost cost(g, *target.model, activity.empty() ? std::vector<double>{} : class_activity(g, seeded.origin, activity));
   std::function<double(const TensorNode&)> price = [&](const TensorNode& n) {
     return cost(g.find(*g.lookup(n)), n) + new_node_bias(g, n, seeded_ids);
   };
@@ -208,6 +225,25 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   rep.cost_before = targets::graph_cost(*target.model, original);
   set_work(original, rep.flops_before, rep.bytes_before);
   StageClock clock(rep, o.progress);
+
+  // A neuromorphic target prices a time step by the chip's mapping, with
+  // spike rates measured on the validation's inputs; a graph that does not
+  // fit the chip is refused (Diag::limitation names the limit).
+  const bool neuromorphic = target.model->spec().kind == targets::TargetKind::Neuromorphic;
+  std::vector<double> activity;
+  if (neuromorphic) {
+    clock.starts("map to cores");
+    auto map = map_measured(original, target, o, &activity);
+    if (!map) return std::unexpected(map.error());
+    rep.neuromorphic = NeuromorphicRecord{.steps = o.validation.sim.steps,
+                                          .samples = o.validation.samples,
+                                          .input_rate = o.validation.spike_rate,
+                                          .before = *map,
+                                          .after = *map,
+                                          .secondary = target.model->spec().neuromorphic.secondary};
+    rep.cost_before = map->energy_per_step;
+    clock.done("map to cores");
+  }
 
   // Our limitation, not the model's fault: a recurrent edge (a spiking
   // layer reading the previous step's value) is a cycle of values, which
@@ -234,10 +270,10 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   rep.saturation = std::move(*sat);
   const TensorEGraph& g = runner.egraph;
   clock.done("saturate");
-  if (o.egraph_json) out.egraph_json = gym_json(g, *seeded, seeded_ids, target);
+  if (o.egraph_json) out.egraph_json = gym_json(g, *seeded, seeded_ids, target, activity);
 
   clock.starts(fmt::format("extract ({})", to_string(o.extractor)));
-  auto extracted = extract_for(g, *seeded, seeded_ids, target, o, rep.extraction);
+  auto extracted = extract_for(g, *seeded, seeded_ids, target, activity, o, rep.extraction);
   if (!extracted) return std::unexpected(extracted.error());
   clock.done("extract");
 
@@ -248,6 +284,18 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   rep.cost_after = targets::graph_cost(*target.model, folded->graph);
   set_work(folded->graph, rep.flops_after, rep.bytes_after);
   clock.done("rebuild");
+  if (neuromorphic) {
+    clock.starts("map to cores");
+    auto map = map_measured(folded->graph, target, o);
+    clock.done("map to cores (refined)");
+    if (!map) {
+      keep_original(out, original, "the refined graph does not fit the chip: " + map.error().message);
+      clock.total();
+      return out;
+    }
+    rep.neuromorphic->after = *map;
+    rep.cost_after = map->energy_per_step;
+  }
 
   if (std::string why = not_cheaper_enough(rep, o); !why.empty()) {
     keep_original(out, original, std::move(why));

@@ -13,6 +13,45 @@ using ordered_json = nlohmann::ordered_json;
 // JSON has no infinity: large errors are written as null.
 ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
 
+ordered_json core_map_json(const targets::CoreMap& m, int64_t steps) {
+  ordered_json layers = ordered_json::array(), weights = ordered_json::array();
+  for (const targets::PopulationMap& p : m.populations)
+    layers.push_back({{"layer", p.layer},
+                      {"op", p.op},
+                      {"neurons", p.neurons},
+                      {"synapses", p.synapses},
+                      {"fan_in", p.fan_in},
+                      {"input_axons", p.input_axons},
+                      {"neurons_per_core", p.neurons_per_core},
+                      {"cores", p.cores},
+                      {"synaptic_events_per_step", p.synaptic_events_per_step}});
+  for (const targets::WeightFit& w : m.weights)
+    weights.push_back({{"layer", w.layer},
+                       {"op", w.op},
+                       {"bits_needed", w.bits_needed},
+                       {"weight_bits", w.weight_bits},
+                       {"fits", w.fits()},
+                       {"scale", number(w.scale)}});
+  return {{"cores", m.cores},
+          {"neurons", m.neurons},
+          {"synapses", m.synapses},
+          {"synaptic_events_per_step", m.synaptic_events_per_step},
+          {"neuron_updates_per_step", m.neuron_updates_per_step},
+          {"energy_per_step_j", m.energy_per_step},
+          {"energy_per_inference_j", m.energy_per_step * static_cast<double>(steps)},
+          {"populations", layers},
+          {"weights", weights}};
+}
+
+ordered_json neuromorphic_json(const NeuromorphicRecord& n) {
+  return {{"steps", n.steps},
+          {"samples", n.samples},
+          {"input_rate", n.input_rate},
+          {"before", core_map_json(n.before, n.steps)},
+          {"after", core_map_json(n.after, n.steps)},
+          {"secondary_figures", n.secondary}};
+}
+
 }  // namespace
 
 std::string_view to_string(Outcome outcome) {
@@ -87,7 +126,7 @@ std::string to_json(const Report& r) {
                      {"cpu_seconds", x.cpu_seconds},
                      {"reduction", reduction}};
   j["cost"] = {{"model", r.target},
-               {"unit", "seconds"},
+               {"unit", r.neuromorphic ? "joules per time step" : "seconds"},
                {"before", r.cost_before},
                {"after", r.cost_after},
                {"speedup", r.cost_after > 0 ? number(r.cost_before / r.cost_after) : ordered_json(nullptr)},
@@ -101,6 +140,7 @@ std::string to_json(const Report& r) {
                 {"constants_folded", r.constants_folded},
                 {"ops_before", r.ops_before},
                 {"ops_after", r.ops_after}};
+  j["neuromorphic"] = r.neuromorphic ? neuromorphic_json(*r.neuromorphic) : ordered_json(nullptr);
   if (r.validation) {
     const verify::ValidationResult& v = *r.validation;
     ordered_json outputs = ordered_json::array(), spikes = ordered_json::array();

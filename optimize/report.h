@@ -14,6 +14,7 @@
 
 #include "egraph/stop_reason.h"
 #include "extract/reduce.h"
+#include "targets/neuromorphic.h"
 #include "verify/validate.h"
 
 namespace refinery::optimize {
@@ -75,8 +76,21 @@ struct ExtractionRecord {
   std::vector<ValueExplanation> explanations;  // per original value now computed differently
 };
 
+// A neuromorphic target (targets/neuromorphic.h): each graph mapped onto
+// the chip, with the activity measured by simulating it on the validation's
+// seeded input spike trains (samples x steps at input_rate).
+struct NeuromorphicRecord {
+  int64_t steps = 0;  // one inference: the validation's steps
+  int samples = 0;
+  double input_rate = 0;
+  targets::CoreMap before, after;
+  std::map<std::string, std::string> secondary;  // the spec's figures from secondary sources
+  double energy_per_inference_before() const { return before.energy_per_step * static_cast<double>(steps); }
+  double energy_per_inference_after() const { return after.energy_per_step * static_cast<double>(steps); }
+};
+
 struct Report {
-  static constexpr int kVersion = 5;
+  static constexpr int kVersion = 6;
   std::string model, output, target;
   std::string command;  // the command line that wrote the report, when a CLI ran it (report/command.h)
   Outcome outcome = Outcome::KeptOriginal;
@@ -84,13 +98,14 @@ struct Report {
   std::vector<std::pair<std::string, double>> stage_seconds;  // in order, then "total"
   SaturationRecord saturation;
   ExtractionRecord extraction;
-  double cost_before = 0, cost_after = 0;  // seconds under the target's model
+  double cost_before = 0, cost_after = 0;  // seconds under the target's model (neuromorphic: joules per time step)
   // The work of the kernels each graph runs (targets::graph_work): FLOPs,
   // and bytes moved (read + written), beside the cost.
   double flops_before = 0, flops_after = 0, bytes_before = 0, bytes_after = 0;
   std::size_t nodes_before = 0, nodes_after = 0;
   std::map<std::string, std::int64_t> ops_before, ops_after;
   std::size_t constants_folded = 0;
+  std::optional<NeuromorphicRecord> neuromorphic;  // neuromorphic targets only
   std::optional<verify::ValidationResult> validation;
   verify::ValidationOptions validation_options;
 

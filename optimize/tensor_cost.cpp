@@ -1,5 +1,7 @@
 #include "optimize/tensor_cost.h"
 
+#include <cmath>
+
 #include "runtime/interpreter.h"
 #include "targets/workload.h"
 
@@ -14,7 +16,8 @@ bool foldable(ir::Op op, double input_bytes, double output_bytes) {
   return output_bytes <= std::max(input_bytes, 1.0 * (1 << 20));
 }
 
-TensorCost::TensorCost(const TensorEGraph& g, const targets::CostModel& model) : g_(g), model_(model) {
+TensorCost::TensorCost(const TensorEGraph& g, const targets::CostModel& model, std::vector<double> activity)
+    : g_(g), model_(model), activity_(std::move(activity)) {
   constant_.assign(g.num_ids(), false);
   bool changed = true;
   while (changed) {
@@ -78,6 +81,10 @@ double TensorCost::operator()(egraph::Id cls, const TensorNode& n) const {
     d.inputs.push_back(&g_[kid].data.type);
     d.input_constant.push_back(is_constant(kid));
     d.input_producer.push_back(producer(kid));
+    if (std::size_t c = egraph::index(g_.find(kid)); c < activity_.size() && std::isfinite(activity_[c]))
+      d.input_activity.push_back(activity_[c]);
+    else if (!activity_.empty())
+      d.input_activity.push_back(1.0);
     in_bytes += targets::bytes(g_[kid].data.type);
   }
   // A constant expression is free only when export will fold it.

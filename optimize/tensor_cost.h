@@ -21,7 +21,9 @@ bool foldable(ir::Op op, double input_bytes, double output_bytes);
 
 class TensorCost {
  public:
-  TensorCost(const TensorEGraph& g, const targets::CostModel& model);
+  // `activity`, by class index (optimize/activity.h), fills each e-node's
+  // OpDesc::input_activity; empty: none known.
+  TensorCost(const TensorEGraph& g, const targets::CostModel& model, std::vector<double> activity = {});
   double operator()(egraph::Id cls, const TensorNode& node) const;
   bool is_constant(egraph::Id cls) const;
 
@@ -31,6 +33,7 @@ class TensorCost {
   const TensorEGraph& g_;
   const targets::CostModel& model_;
   std::vector<bool> constant_;  // by class index
+  std::vector<double> activity_;  // by class index, may be empty
 };
 
 }  // namespace refinery::optimize

@@ -73,11 +73,26 @@ std::string before_after(const std::optional<double>& before, const std::optiona
 }
 
 std::string count_of(double n) { return fmt::format("{:g}", n); }
+std::string nanojoules_text(double j) { return fmt::format("{:.4g} nJ", j * 1e9); }
+std::string nanojoules_per_step_text(double j) { return fmt::format("{:.4g} nJ per step", j * 1e9); }
 
 std::string summary_section(const json& r) {
   std::string out = "<h2>Summary</h2>\n<table class=\"facts\">\n";
+  const bool chip = r.contains("neuromorphic") && r["neuromorphic"].is_object();
   out += fact_row("cost (" + str(r.value("cost", json::object()), "model") + " model)",
-                  before_after(num(r, {"cost", "before"}), num(r, {"cost", "after"}), seconds_text));
+                  before_after(num(r, {"cost", "before"}), num(r, {"cost", "after"}),
+                               chip ? nanojoules_per_step_text : seconds_text));
+  if (chip) {  // a neuromorphic target: the graph mapped onto the chip (docs/report.md)
+    const json& n = r["neuromorphic"];
+    auto row = [&](const char* label, const char* key, std::string (*text)(double)) {
+      out += fact_row(label, before_after(num(n, {"before", key}), num(n, {"after", key}), text));
+    };
+    row("chip cores", "cores", count_of);
+    row("neurons", "neurons", count_of);
+    row("synapses", "synapses", count_of);
+    row("synaptic events per step (measured rates)", "synaptic_events_per_step", count_text);
+    row("energy per inference", "energy_per_inference_j", nanojoules_text);
+  }
   out += fact_row("FLOPs", before_after(num(r, {"cost", "flops_before"}), num(r, {"cost", "flops_after"}), count_text));
   out += fact_row("bytes moved",
                   before_after(num(r, {"cost", "bytes_before"}), num(r, {"cost", "bytes_after"}), count_text));

@@ -306,8 +306,10 @@ Expected<SimResult> simulate(const ir::Graph& graph, const std::vector<ir::Tenso
       b.swap(next);
     }
     for (size_t l = 0; l < r.layers.size(); ++l) {
+      const Vec& b = sim.buf[ir::index(graph.nodes()[layer_node[l]].outputs[0])];
+      for (double z : b) r.layers[l].nonzero += z != 0.0;
       if (!r.layers[l].spiking) continue;
-      for (double z : sim.buf[ir::index(graph.nodes()[layer_node[l]].outputs[0])]) {
+      for (double z : b) {
         r.layers[l].spikes.push_back(z != 0.0);
         r.layers[l].spike_count += z != 0.0;
       }

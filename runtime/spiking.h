@@ -37,6 +37,7 @@ struct LayerTrace {
   bool spiking = false;         // its output is spikes (lif, if_neuron, cuba_lif, threshold)
   int64_t spike_count = 0;      // spikes over the whole run (spiking layers)
   std::vector<uint8_t> spikes;  // steps x size, row-major (spiking layers)
+  int64_t nonzero = 0;          // output elements != 0 over the whole run (every layer): its activity
 };
 
 struct SimResult {

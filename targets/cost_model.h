@@ -27,6 +27,10 @@ struct OpDesc {
   std::vector<ir::Op> input_producer;
   const ir::TensorType* output = nullptr;  // this result's type
   int num_outputs = 1;
+  // Per input: the expected fraction of its elements that are nonzero at a
+  // time step (spiking graphs, measured by simulation); empty or missing: 1.
+  // Only the neuromorphic model reads it (synaptic events).
+  std::vector<double> input_activity;
 
   bool all_inputs_constant() const;
   const ir::Attributes& attributes() const;  // *attrs, or none when attrs is null

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "targets/cost_model.h"
+#include "targets/neuromorphic.h"
 #include "targets/workload.h"
 
 namespace refinery::targets {
@@ -215,6 +216,7 @@ std::unique_ptr<CostModel> make_cost_model(HardwareSpec spec) {
   switch (spec.kind) {
     case TargetKind::Gpu: return std::make_unique<GpuModel>(std::move(spec));
     case TargetKind::Tpu: return std::make_unique<TpuModel>(std::move(spec));
+    case TargetKind::Neuromorphic: return make_neuromorphic_model(std::move(spec));
     case TargetKind::Cpu: break;
   }
   return std::make_unique<CpuModel>(std::move(spec));

@@ -18,6 +18,7 @@ std::string_view to_string(TargetKind kind) {
     case TargetKind::Cpu: return "cpu";
     case TargetKind::Gpu: return "gpu";
     case TargetKind::Tpu: return "tpu";
+    case TargetKind::Neuromorphic: return "neuromorphic";
   }
   return "?";
 }
@@ -34,6 +35,41 @@ bool HardwareSpec::may_emit(ir::Op op) const {
   std::string_view domain = ir::op_info(op).onnx_domain;
   return domain.empty() || std::find(export_domains.begin(), export_domains.end(), domain) != export_domains.end();
 }
+
+namespace {
+
+// The "neuromorphic" object of a neuromorphic spec; throws naming the field.
+void parse_neuromorphic(const nlohmann::json& j, NeuromorphicSpec& n) {
+  auto positive = [&](const char* name) -> double {
+    if (!j.contains(name)) throw std::runtime_error(fmt::format("missing field 'neuromorphic.{}'", name));
+    double v = j.at(name).get<double>();
+    if (!(v > 0)) throw std::runtime_error(fmt::format("field 'neuromorphic.{}' must be positive", name));
+    return v;
+  };
+  auto energy = [&](const char* name) -> double {
+    double v = j.value(name, 0.0);
+    if (v < 0) throw std::runtime_error(fmt::format("field 'neuromorphic.{}' must not be negative", name));
+    return v;
+  };
+  n.cores = static_cast<int64_t>(positive("cores"));
+  n.neurons_per_core = static_cast<int64_t>(positive("neurons_per_core"));
+  n.synaptic_memory_bits_per_core = positive("synaptic_memory_bits_per_core");
+  n.fan_in_per_core = static_cast<int64_t>(positive("fan_in_per_core"));
+  n.fan_out_per_core = static_cast<int64_t>(positive("fan_out_per_core"));
+  n.weight_bits = static_cast<int>(positive("weight_bits"));
+  if (n.weight_bits < 2 || n.weight_bits > 32)
+    throw std::runtime_error("field 'neuromorphic.weight_bits' must be 2 to 32 (a signed integer weight)");
+  n.energy_per_synaptic_op = energy("energy_per_synaptic_op_j");
+  n.energy_per_neuron_update = energy("energy_per_neuron_update_j");
+  const nlohmann::json secondary = j.value("secondary", nlohmann::json::object());
+  for (const auto& [k, v] : secondary.items()) {
+    if (!j.contains(k) || k == "secondary")
+      throw std::runtime_error(fmt::format("field 'neuromorphic.secondary.{}' names no figure of the spec", k));
+    n.secondary[k] = v.get<std::string>();
+  }
+}
+
+}  // namespace
 
 Expected<HardwareSpec> parse_spec(std::string_view text, const std::string& file) {
   nlohmann::json j;
@@ -58,8 +94,14 @@ Expected<HardwareSpec> parse_spec(std::string_view text, const std::string& file
       s.kind = TargetKind::Gpu;
     else if (kind == "tpu")
       s.kind = TargetKind::Tpu;
+    else if (kind == "neuromorphic")
+      s.kind = TargetKind::Neuromorphic;
     else
-      throw std::runtime_error(fmt::format("field 'kind': expected cpu, gpu or tpu, got '{}'", kind));
+      throw std::runtime_error(fmt::format("field 'kind': expected cpu, gpu, tpu or neuromorphic, got '{}'", kind));
+    if (s.kind == TargetKind::Neuromorphic) {
+      parse_neuromorphic(field("neuromorphic"), s.neuromorphic);
+      return s;
+    }
     for (auto& [k, v] : field("peak_flops").items()) {
       double f = v.get<double>();
       if (!(f > 0)) throw std::runtime_error(fmt::format("field 'peak_flops.{}' must be positive", k));

@@ -1,8 +1,10 @@
 // Hardware descriptions as data: targets/specs/*.json hold published figures
 // (peak FLOP/s per dtype, memory bandwidth, launch overhead, MXU size and
-// tiling). A spec is loaded and checked here; cost models read it.
+// tiling; for neuromorphic chips cores, per-core limits and energy per
+// event). A spec is loaded and checked here; cost models read it.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -15,8 +17,24 @@
 
 namespace refinery::targets {
 
-enum class TargetKind { Cpu, Gpu, Tpu };
+enum class TargetKind { Cpu, Gpu, Tpu, Neuromorphic };
 std::string_view to_string(TargetKind kind);
+
+// A neuromorphic chip (Loihi-class): cores of neurons with their synapses
+// stored at the destination core (docs/targets.md, "Neuromorphic targets").
+struct NeuromorphicSpec {
+  int64_t cores = 0;                         // neuron cores per chip
+  int64_t neurons_per_core = 0;              // neurons (compartments) per core
+  double synaptic_memory_bits_per_core = 0;  // weight storage per core
+  int64_t fan_in_per_core = 0;               // distinct input axons (source neurons) per core
+  int64_t fan_out_per_core = 0;              // output axons (neuron x destination core) per core
+  int weight_bits = 8;                       // a weight is a signed integer of this many bits
+  // Joules; 0 where no figure is published (the energy then leaves it out).
+  double energy_per_synaptic_op = 0, energy_per_neuron_update = 0;
+  // Fields whose figure is from a secondary source or derived, with why
+  // (field -> note): the report and docs/targets.md say so.
+  std::map<std::string, std::string> secondary;
+};
 
 struct HardwareSpec {
   std::string name, description, source;
@@ -53,6 +71,7 @@ struct HardwareSpec {
   // the spec (the model shipped for this machine type).
   std::string learned_model;
   std::filesystem::path folder;  // the folder the spec was read from
+  NeuromorphicSpec neuromorphic;  // kind neuromorphic only
 
   // Peak FLOP/s for `dtype` (matmul: on the matrix unit). Falls back to f32.
   double peak(ir::DType dtype, bool matmul) const;

@@ -3,10 +3,14 @@
 // convert to .ir and back, and seeded spiking runs.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "frontends/nir.h"
 #include "ir/spiking.h"
+#include "ir/stats.h"
 #include "ir/text.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/nir/nir_test_files.h"
@@ -255,6 +259,126 @@ TEST(NirCli, RunWithAnInputThatDoesNotFitFailsNamingIt) {
 }
 
 }  // namespace spiking_io
+
+namespace neuromorphic {
+
+// x[8] -> affine [16x8] -> affine [4x16] -> lif[4], weights multiples of
+// 1/4 (so every sum is exact in double): on a chip the first affine's
+// result is a relay population of 16 neurons; merged (affine-affine), the
+// synapses go straight into the lif.
+// The .ir text written as a NIR file, in this process (a CLI call less).
+void write_nir(const std::string& text, const fs::path& file) {
+  auto g = ir::parse_graph(text);
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  auto ok = frontends::export_nir(*g, file);
+  ASSERT_TRUE(ok.has_value()) << ok.error().str();
+}
+
+std::string two_affines_ir() {
+  std::vector<std::string> w1, w2;
+  for (int i = 0; i < 16 * 8; ++i) w1.push_back(fmt::format("{}", ((i * 7) % 9 - 4) * 0.25));
+  for (int i = 0; i < 4 * 16; ++i) w2.push_back(fmt::format("{}", ((i * 5) % 7 - 3) * 0.25));
+  return fmt::format(R"(graph @main(%x: tensor<8xf32>) attributes {{ir_version = 8, opsets = {{}}}} {{
+  %w1 = const dense<[{}]> : tensor<16x8xf32>
+  %b1 = const dense<[{}]> : tensor<16xf32>
+  %w2 = const dense<[{}]> : tensor<4x16xf32>
+  %b2 = const dense<[0.5, 0.0, -0.25, 0.0]> : tensor<4xf32>
+  %tau = const dense<[0.01]> : tensor<f32>
+  %r = const dense<[1.0]> : tensor<f32>
+  %leak = const dense<[0.0]> : tensor<f32>
+  %thr = const dense<[1.0]> : tensor<f32>
+  %reset = const dense<[0.0]> : tensor<f32>
+  %h = affine(%x, %w1, %b1) : tensor<16xf32>
+  %y = affine(%h, %w2, %b2) : tensor<4xf32>
+  %s = lif(%y, %tau, %r, %leak, %thr, %reset) : tensor<4xf32>
+  return %s
+}})",
+                     fmt::join(w1, ", "), fmt::join(std::vector<std::string>(16, "0.25"), ", "), fmt::join(w2, ", "));
+}
+
+TEST(NirCli, OptimizeForLoihi2MergesSynapsesOntoFewerCoresAndValidatesSpikes) {
+  fs::path nir = nir_scratch("two_affines.nir"), out = nir_scratch("two_affines.loihi2.nir"),
+           report = nir_scratch("two_affines.loihi2.json");
+  write_nir(two_affines_ir(), nir);
+  CliResult r = run_cli("optimize " + nir.string() + " -o " + out.string() + " --target loihi2 --report " +
+                        report.string());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("result:     optimized"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("chip (loihi2): 2 -> 1 cores, 20 -> 4 neurons, 169 -> 31 synapses"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("affine-affine (1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("): pass"), std::string::npos) << r.out;
+  auto j = nlohmann::json::parse(slurp(report));
+  EXPECT_EQ(j["refinery_report"], 6);
+  EXPECT_EQ(j["cost"]["unit"], "joules per time step");
+  const auto& n = j["neuromorphic"];
+  EXPECT_EQ(n["before"]["cores"], 2);
+  EXPECT_EQ(n["after"]["cores"], 1);
+  EXPECT_LT(n["after"]["energy_per_inference_j"].get<double>(), n["before"]["energy_per_inference_j"].get<double>());
+  EXPECT_LT(n["after"]["synaptic_events_per_step"].get<double>(), n["before"]["synaptic_events_per_step"].get<double>());
+  for (const auto& t : j["validation"]["spike_trains"]) EXPECT_TRUE(t["identical"].get<bool>()) << t;
+  auto written = frontends::import_nir(out);
+  ASSERT_TRUE(written.has_value()) << written.error().str();
+  EXPECT_EQ(ir::compute_stats(*written).op_histogram.at("nir.Affine"), 1);
+}
+
+TEST(NirCli, OptimizeForAChipTheGraphDoesNotFitExitsThreeNamingTheLimit) {
+  fs::path nir = nir_scratch("wide.nir"), out = nir_scratch("wide.loihi1.nir");
+  write_nir(fmt::format(R"(graph @main(%x: tensor<5000xf32>) attributes {{ir_version = 8, opsets = {{}}}} {{
+  %w = const dense<[{}]> : tensor<2x5000xf32>
+  %tau = const dense<[0.01]> : tensor<f32>
+  %r = const dense<[1.0]> : tensor<f32>
+  %leak = const dense<[0.0]> : tensor<f32>
+  %thr = const dense<[1.0]> : tensor<f32>
+  %reset = const dense<[0.0]> : tensor<f32>
+  %y = linear(%x, %w) : tensor<2xf32>
+  %s = lif(%y, %tau, %r, %leak, %thr, %reset) : tensor<2xf32>
+  return %s
+}})",
+                        fmt::join(std::vector<std::string>(10000, "1.0"), ", ")),
+            nir);
+  CliResult r = run_cli("optimize " + nir.string() + " -o " + out.string() + " --target loihi1");
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("one neuron reads 5000 distinct inputs, a core takes 4096 input axons (over by 904)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// The README's NIR optimize example, run as the README writes it (paths
+// made absolute), prints the lines the README quotes.
+TEST(NirCli, ReadmeNeuromorphicExampleRunsAsWritten) {
+  std::string readme = slurp(source_path("README.md"));
+  const std::string start = "    build/cli/refinery optimize ../shared/nir/";
+  std::size_t at = readme.find(start);
+  ASSERT_NE(at, std::string::npos) << "README lost its NIR optimize example";
+  std::string command;
+  for (std::size_t end = readme.find('\n', at);; end = readme.find('\n', at)) {
+    std::string line = readme.substr(at, end - at);
+    bool more = line.ends_with("\\");
+    command += line.substr(0, line.size() - (more ? 1 : 0));
+    at = end + 1;
+    if (!more) break;
+  }
+  command.erase(0, command.find("optimize"));
+  auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (std::size_t p = command.find(from); p != std::string::npos; p = command.find(from, p + to.size()))
+      command.replace(p, from.size(), to);
+  };
+  replace_all("../shared/", source_path("../shared/"));
+  replace_all("/tmp/", nir_scratch("readme.loihi2").parent_path().string() + "/readme.");
+  CliResult r = run_cli(command);
+  ASSERT_EQ(r.code, 0) << command << "\n" << r.out << r.err;
+  std::string prose = readme;
+  std::replace(prose.begin(), prose.end(), '\n', ' ');
+  for (const char* quoted : {"chip (loihi2): 2 -> 2 cores, 45 -> 45 neurons, 2166 -> 2166 synapses",
+                             "'fc2' needs 38 bits (over by 30)"}) {
+    EXPECT_NE(prose.find(quoted), std::string::npos) << "the README no longer quotes: " << quoted;
+    EXPECT_NE(r.out.find(quoted), std::string::npos) << r.out;
+  }
+}
+
+}  // namespace neuromorphic
 
 }  // namespace
 }  // namespace refinery::testing

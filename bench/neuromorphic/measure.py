@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""Figures of the neuromorphic target (docs/measurements.md, "Neuromorphic
+targets"): `refinery optimize FILE --target TARGET` on every NIR file of
+../shared/nir that loads and on the networks this script makes, each row
+the chip mapping before and after (cores, synapses, synaptic events per
+step, energy per inference) and the time optimize took.
+
+The made networks (written to OUT_DIR):
+  - mlp_dense.nir / mlp_pruned.nir: a torch nn.Sequential of Linear layers
+    (784-256-128-10, LIF after each), and the same after
+    torch.nn.utils.prune.l1_unstructured (amount 0.8) with prune.remove, as
+    people prune; written in NIR's HDF5 layout (the NIR package is not
+    installed here) like tools/make_nir_examples.py.
+  - mlp_merge.nir: Linear(64, 256) then Linear(256, 32) with no neuron in
+    between (a projection people fold at export), then LIF: the
+    affine-affine rule's case.
+
+    bench/neuromorphic/measure.py REFINERY_EXE OUT_DIR [TARGET]
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+import torch
+import torch.nn.utils.prune as prune
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "nir"))
+STR = h5py.string_dtype()
+
+
+def write_nir(path, nodes, edges):
+    with h5py.File(path, "w") as f:
+        f.create_dataset("version", data="1.0.1", dtype=STR)
+        g = f.create_group("node")
+        g.create_dataset("type", data="NIRGraph", dtype=STR)
+        ng = g.create_group("nodes")
+        for name, node in nodes.items():
+            n = ng.create_group(name)
+            for k, v in node.items():
+                if isinstance(v, str):
+                    n.create_dataset(k, data=v, dtype=STR)
+                else:
+                    n.create_dataset(k, data=np.asarray(v))
+        g.create_dataset("edges", data=np.array(edges, dtype=object).reshape(-1, 2), dtype=STR)
+
+
+def lif(n):
+    return {"type": "LIF", "tau": np.full(n, 0.005), "r": np.full(n, 5.0), "v_leak": np.zeros(n),
+            "v_threshold": np.ones(n), "v_reset": np.zeros(n)}
+
+
+def mlp_nodes(layers):
+    """NIR nodes for torch Linear layers each followed by a LIF."""
+    nodes = {"input": {"type": "Input", "shape": np.array([layers[0].in_features])}}
+    edges, prev = [], "input"
+    for i, lin in enumerate(layers):
+        w = lin.weight.detach().numpy().astype(np.float32)
+        b = lin.bias.detach().numpy().astype(np.float32)
+        nodes[f"fc{i}"] = {"type": "Affine", "weight": w, "bias": b}
+        nodes[f"lif{i}"] = lif(w.shape[0])
+        edges += [(prev, f"fc{i}"), (f"fc{i}", f"lif{i}")]
+        prev = f"lif{i}"
+    nodes["output"] = {"type": "Output", "shape": np.array([layers[-1].out_features])}
+    edges.append((prev, "output"))
+    return nodes, edges
+
+
+def make(out):
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.Linear(256, 128), torch.nn.Linear(128, 10))
+    with torch.no_grad():
+        for lin in net:
+            lin.weight.mul_(4.0)
+    write_nir(os.path.join(out, "mlp_dense.nir"), *mlp_nodes(list(net)))
+    for lin in net:
+        prune.l1_unstructured(lin, name="weight", amount=0.8)
+        prune.remove(lin, "weight")
+    write_nir(os.path.join(out, "mlp_pruned.nir"), *mlp_nodes(list(net)))
+    a, b = torch.nn.Linear(64, 256), torch.nn.Linear(256, 32)
+    nodes = {"input": {"type": "Input", "shape": np.array([64])},
+             "proj": {"type": "Affine", "weight": a.weight.detach().numpy() * 4, "bias": a.bias.detach().numpy()},
+             "fc": {"type": "Affine", "weight": b.weight.detach().numpy() * 4, "bias": b.bias.detach().numpy()},
+             "lif": lif(32), "output": {"type": "Output", "shape": np.array([32])}}
+    write_nir(os.path.join(out, "mlp_merge.nir"), nodes,
+              [("input", "proj"), ("proj", "fc"), ("fc", "lif"), ("lif", "output")])
+    return ["mlp_dense.nir", "mlp_pruned.nir", "mlp_merge.nir"]
+
+
+def main(exe, out, target):
+    os.makedirs(out, exist_ok=True)
+    files = [os.path.join(SHARED, f) for f in sorted(os.listdir(SHARED)) if f.endswith(".nir")]
+    files += [os.path.join(out, f) for f in make(out)]
+    print(f"target {target}; load average {os.getloadavg()[0]:.1f}")
+    print("| file | result | cores | synapses | synaptic events / step | energy / inference (nJ) | optimize (s) |")
+    print("|---|---|---|---|---|---|---|")
+    for f in files:
+        name = os.path.basename(f)
+        rep = os.path.join(out, name + f".{target}.json")
+        t0 = time.time()
+        p = subprocess.run([exe, "optimize", f, "-o", os.path.join(out, name + f".{target}.nir"), "--target", target,
+                            "--report", rep], capture_output=True, text=True)
+        seconds = time.time() - t0
+        if p.returncode != 0:
+            why = (p.stderr.strip().splitlines() or ["?"])[-1].replace("|", "/")
+            print(f"| {name} | exit {p.returncode}: {why} | | | | | {seconds:.2f} |")
+            continue
+        j = json.load(open(rep))
+        n = j["neuromorphic"]
+        b, a = n["before"], n["after"]
+        print(f"| {name} | {j['result']} | {b['cores']} -> {a['cores']} | {b['synapses']} -> {a['synapses']} | "
+              f"{b['synaptic_events_per_step']:.4g} -> {a['synaptic_events_per_step']:.4g} | "
+              f"{b['energy_per_inference_j'] * 1e9:.4g} -> {a['energy_per_inference_j'] * 1e9:.4g} | {seconds:.2f} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "loihi2")
