@@ -3,6 +3,8 @@
 // and the costs it predicts, per node and in total.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/cli_runner.h"
@@ -85,13 +87,30 @@ TEST(CostCli, MeasureCalibrateAndPredictOnOneModel) {
   r = run_cli("cost " + model + " --target cpu --cost-model " + file.string() + " --json -");
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  // Trained on this model's own kernels: its prediction is near its timing.
-  double timed = 0;
-  for (const auto& e : dataset)
-    if (e.at("kind") == "model") timed = e.at("median_ms").get<double>();
-  ASSERT_GT(timed, 0);
-  EXPECT_GT(j.at("total_ms").get<double>(), timed / 3);
-  EXPECT_LT(j.at("total_ms").get<double>(), timed * 3);
+  EXPECT_GT(j.at("total_ms").get<double>(), j.at("run_overhead_ms").get<double>());
+  // The file calibrate wrote is the one cost reads, in the dataset's units
+  // and with the run overhead counted once: each micro-model it was trained
+  // on is predicted at its own measured time (in-sample, so this does not
+  // depend on how loaded the machine was while measuring). How well it
+  // predicts timings it was not trained on is bench/cost's question
+  // (docs/measurements.md), not a test's: a whole-model timing taken at
+  // another moment on a shared machine differs from the kernels' by more
+  // than any fixed tolerance (4x was seen under ctest -j2).
+  std::vector<double> ratios;
+  for (const auto& e : dataset) {
+    if (e.at("kind") != "kernel" || ratios.size() == 8) continue;
+    r = run_cli("cost " + e.at("file").get<std::string>() + " --target cpu --cost-model " + file.string() +
+                " --json -");
+    ASSERT_EQ(r.code, 0) << r.err;
+    ratios.push_back(nlohmann::json::parse(r.out).at("total_ms").get<double>() / e.at("median_ms").get<double>());
+    EXPECT_GT(ratios.back(), 0.5) << e.dump();
+    EXPECT_LT(ratios.back(), 2.0) << e.dump();
+  }
+  ASSERT_EQ(ratios.size(), 8u);
+  std::sort(ratios.begin(), ratios.end());
+  double median = (ratios[3] + ratios[4]) / 2;
+  EXPECT_GT(median, 0.8);
+  EXPECT_LT(median, 1.25);
   // calibrate needs something to train on.
   EXPECT_EQ(run_cli("calibrate --target cpu -o " + file.string()).code, 2);
   EXPECT_EQ(run_cli("calibrate --target gpu --from x.jsonl").code, 2);
