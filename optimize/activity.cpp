@@ -37,6 +37,7 @@ Expected<std::vector<double>> measure_activity(const ir::Graph& graph, const ver
 
 std::vector<double> class_activity(const egraph::tensor::TensorEGraph& g, const egraph::tensor::Origin& origin,
                                    const std::vector<double>& value_activity) {
+  if (value_activity.empty()) return {};
   std::vector<double> out(g.num_ids(), std::numeric_limits<double>::quiet_NaN());
   for (std::size_t v = 0; v < origin.value_class.size() && v < value_activity.size(); ++v)
     if (std::isfinite(value_activity[v])) out[egraph::index(g.find(origin.value_class[v]))] = value_activity[v];

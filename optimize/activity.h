@@ -21,7 +21,8 @@ Expected<std::vector<double>> measure_activity(const ir::Graph& graph, const ver
 // By e-class index of the saturated e-graph: the original's values where
 // seeded, then, for a class rules made, the activity of the first measured
 // class among its nodes' operands (an estimate for extraction only; the
-// report measures the refined graph again). NaN where nothing is known.
+// report measures the refined graph again). NaN where nothing is known;
+// empty when value_activity is (no activity measured: not a spiking target).
 std::vector<double> class_activity(const egraph::tensor::TensorEGraph& g, const egraph::tensor::Origin& origin,
                                    const std::vector<double>& value_activity);
 

@@ -100,7 +100,7 @@ Problem problem_for(const TensorEGraph& g, const Seeded& seeded, std::size_t see
                     const targets::Target& target, const std::vector<double>& activity) {
   std::vector<egraph::Id> roots;
   for (egraph::Id r : seeded.roots) roots.push_back(g.find(r));
-  TensorCost cost(g, *target.model, activity.empty() ? std::vector<double>{} : class_activity(g, seeded.origin, activity));
+  TensorCost cost(g, *target.model, class_activity(g, seeded.origin, activity));
   auto biased = [&](egraph::Id c, const TensorNode& n) { return cost(c, n) + new_node_bias(g, n, seeded_ids); };
   return extract::make_problem(g, roots, biased);
 }
@@ -201,7 +201,7 @@ Expected<targets::CoreMap> map_measured(const ir::Graph& graph, const targets::T
 // new_node_bias), classes no root needs included as the format has them.
 std::string gym_json(const TensorEGraph& g, const Seeded& seeded, std::size_t seeded_ids,
                      const targets::Target& target, const std::vector<double>& activity) {
-  TensorCost cost(g, *target.model, activity.empty() ? std::vector<double>{} : class_activity(g, seeded.origin, activity));
+  TensorCost cost(g, *target.model, class_activity(g, seeded.origin, activity));
   std::function<double(const TensorNode&)> price = [&](const TensorNode& n) {
     return cost(g.find(*g.lookup(n)), n) + new_node_bias(g, n, seeded_ids);
   };
