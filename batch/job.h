@@ -41,9 +41,10 @@ std::optional<Status> status_from_string(std::string_view text);
 struct ReportFigures {
   std::string result;  // "optimized", "kept original", "validation failed"
   std::size_t nodes_before = 0, nodes_after = 0;
-  double cost_before = 0, cost_after = 0;  // seconds under the target's model
+  double cost_before = 0, cost_after = 0;  // under the target's model, in cost_unit
   std::optional<bool> validation_passed;   // none: no validation was needed
   std::optional<double> max_abs_error;
+  std::string cost_unit = "seconds";  // a neuromorphic target: "joules per time step"
 };
 
 struct JobResult {

@@ -41,6 +41,7 @@ ordered_json to_json_value(const JobResult& r) {
                    {"nodes_after", f.nodes_after},
                    {"cost_before", f.cost_before},
                    {"cost_after", f.cost_after},
+                   {"cost_unit", f.cost_unit},
                    {"validation_passed", f.validation_passed ? ordered_json(*f.validation_passed) : nullptr},
                    {"max_abs_error", f.max_abs_error ? number(*f.max_abs_error) : nullptr}};
   } else {
@@ -75,6 +76,7 @@ Expected<JobResult> from_json_value(const ordered_json& j) {
       x.nodes_after = f.at("nodes_after").get<std::size_t>();
       x.cost_before = f.at("cost_before").get<double>();
       x.cost_after = f.at("cost_after").get<double>();
+      x.cost_unit = f.value("cost_unit", "seconds");  // absent before neuromorphic targets
       if (!f.at("validation_passed").is_null()) x.validation_passed = f.at("validation_passed").get<bool>();
       if (!f.at("max_abs_error").is_null()) x.max_abs_error = f.at("max_abs_error").get<double>();
       r.figures = x;
@@ -130,6 +132,7 @@ std::optional<ReportFigures> read_report_figures(const fs::path& report) {
     f.nodes_after = j.at("graph").at("nodes_after").get<std::size_t>();
     f.cost_before = j.at("cost").at("before").get<double>();
     f.cost_after = j.at("cost").at("after").get<double>();
+    f.cost_unit = j.at("cost").value("unit", "seconds");  // report versions before 6 priced in seconds only
     if (const ordered_json& v = j.at("validation"); !v.is_null()) {
       f.validation_passed = v.at("passed").get<bool>();
       if (!v.at("max_abs_error").is_null()) f.max_abs_error = v.at("max_abs_error").get<double>();

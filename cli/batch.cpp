@@ -6,6 +6,7 @@
 #include "batch/batch.h"
 #include "batch/pages.h"
 #include "cli/commands.h"
+#include "targets/cost_model.h"
 
 namespace refinery::cli {
 namespace {
@@ -24,6 +25,9 @@ int run(BatchArgs& a) {
     if (!shard) return report(shard.error());
     o.shard = *shard;
   }
+  // A target no child could load is a bad invocation, found before any job runs.
+  for (const std::string& t : o.targets)
+    if (auto target = targets::load_target(t); !target) return report(target.error());
   ProgressDisplay display("batch", a.progress.effective());
   o.progress = display.callback();
   auto result = batch::run_batch(o);
@@ -57,7 +61,12 @@ Command add_batch(CLI::App& app) {
       ->required();
   sub->add_option("-o,--output", o.out_dir, "Output folder: <target>/<model> and its .report.json and .log")
       ->required();
-  sub->add_option("--target", o.targets, "Targets, comma-separated (as for optimize)")->required()->delimiter(',');
+  // One value a flag (split at commas): an input after `--target T` is an
+  // input, not a second target.
+  sub->add_option("--target", o.targets, "Targets, comma-separated (as for optimize)")
+      ->required()
+      ->delimiter(',')
+      ->allow_extra_args(false);
   sub->add_option("--jobs", o.pool.jobs, "Models at once (0: the number of cores)")->capture_default_str();
   sub->add_option("--time-limit", o.time_limit_s, "Per model: optimize's --time-limit (default: optimize's)");
   sub->add_option("--node-limit", o.node_limit, "Per model: optimize's --node-limit (default: optimize's)");

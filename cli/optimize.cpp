@@ -104,13 +104,20 @@ void print_neuromorphic(const optimize::Report& r) {
 
 void print(const OptimizeArgs& a, const optimize::Report& r, std::size_t num_rules) {
   const optimize::SaturationRecord& s = r.saturation;
+  // Kept before saturation (a recurrent graph): no e-graph, no extraction;
+  // the result line says why.
+  const bool saturated = !s.strategy.empty();
   fmt::print("refinery optimize: {} -> {} (target {}, extractor {}, {} rules)\n", a.model, a.output, r.target,
-             r.extraction.extractor, num_rules);
-  fmt::print("  e-graph:    {} nodes, {} classes after {} iterations ({}, {} strategy)\n", s.egraph_nodes,
-             s.egraph_classes, s.iterations(), s.stop_reason, s.strategy);
-  fmt::print("  rules fired: {} rules; {}\n", s.rules_fired.size(), counts(s.rules_fired, 8));
-  fmt::print("  rules used:  {}\n", counts(r.extraction.rules_used, 12));
-  print_extraction(r.extraction, r.neuromorphic.has_value());
+             to_string(a.options.extractor), num_rules);
+  if (saturated) {
+    fmt::print("  e-graph:    {} nodes, {} classes after {} iterations ({}, {} strategy)\n", s.egraph_nodes,
+               s.egraph_classes, s.iterations(), s.stop_reason, s.strategy);
+    fmt::print("  rules fired: {} rules; {}\n", s.rules_fired.size(), counts(s.rules_fired, 8));
+    fmt::print("  rules used:  {}\n", counts(r.extraction.rules_used, 12));
+    print_extraction(r.extraction, r.neuromorphic.has_value());
+  } else {
+    fmt::print("  e-graph:    not built (see the result line)\n");
+  }
   fmt::print("  result:     {}{}\n", to_string(r.outcome), r.reason.empty() ? "" : " (" + r.reason + ")");
   fmt::print("  changed:    {} nodes -> {} nodes; {}; {} constant expressions folded\n", r.nodes_before, r.nodes_after,
              changes(r), r.constants_folded);
@@ -125,10 +132,15 @@ void print(const OptimizeArgs& a, const optimize::Report& r, std::size_t num_rul
     fmt::print("  flagged:    {} (over {:g}x with FLOPs and bytes moved within {:g}%)\n", optimize::kGainFromModel,
                optimize::kFlaggedSpeedup, 100 * optimize::kSameWork);
   const verify::ValidationOptions& vo = r.validation_options;
-  if (r.validation)
-    fmt::print("  validation: {} samples, max abs error {:.3g}, max rel error {:.3g} (atol {:g}, rtol {:g}): {} ({})\n",
-               r.validation->samples, r.validation->max_abs_error, r.validation->max_rel_error, vo.atol, vo.rtol,
+  if (r.validation) {
+    const auto& trains = r.validation->spike_trains;
+    const auto identical = std::count_if(trains.begin(), trains.end(), [](const auto& t) { return t.identical; });
+    fmt::print("  validation: {} samples{}, max abs error {:.3g}, max rel error {:.3g} (atol {:g}, rtol {:g}){}: {} ({})\n",
+               r.validation->samples, trains.empty() ? "" : fmt::format(" x {} steps", vo.sim.steps),
+               r.validation->max_abs_error, r.validation->max_rel_error, vo.atol, vo.rtol,
+               trains.empty() ? "" : fmt::format(", spike trains identical in {} of {} layers", identical, trains.size()),
                r.validation->passed ? "pass" : "FAIL", r.validation->verdict);
+  }
   if (r.validation && r.validation->within_rounding)
     fmt::print("              within f32 rounding ({})\n", r.validation->rounding_verdict);
   else if (!r.validation)

@@ -219,6 +219,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   OptimizeResult out;
   Report& rep = out.report;
   rep.target = target.name;
+  rep.extraction.extractor = std::string(to_string(o.extractor));  // the one asked for, even if none runs
   rep.validation_options = o.validation;
   rep.nodes_before = original.num_nodes();
   rep.ops_before = histogram(original);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <map>
 
 #include "report/html.h"
@@ -30,12 +31,37 @@ std::optional<double> gain(const BatchRow& row) {
   return 100 * (1 - *after / *before);
 }
 
-std::string cell_num(std::optional<double> v, std::string (*text)(double)) {
+std::string cell_num(std::optional<double> v, const std::function<std::string(double)>& text) {
   return sort_cell(v ? escape(text(*v)) : "<span class=\"muted\">—</span>", v, "num");
 }
 
+// The report's cost unit: "seconds", or "joules per time step" on a
+// neuromorphic target; reports before version 6 priced in seconds only.
+std::string cost_unit(const BatchRow& row) {
+  if (!row.report || !row.report->is_object() || !row.report->contains("cost")) return "seconds";
+  const json& c = (*row.report)["cost"];
+  return c.is_object() && c.contains("unit") && c["unit"].is_string() ? c["unit"].get<std::string>() : "seconds";
+}
+
+// The validation column: the largest output error, and for a spiking model
+// how many layers' spike trains were identical.
+std::string validation_cell(const BatchRow& row) {
+  auto error = num(row.report, "validation", "max_abs_error");
+  std::string shown = error ? escape(fmt::format("{:.3g}", *error)) : "<span class=\"muted\">—</span>";
+  if (row.report && row.report->is_object() && row.report->contains("validation")) {
+    const json& v = (*row.report)["validation"];
+    if (v.is_object() && v.contains("spike_trains") && v["spike_trains"].is_array() && !v["spike_trains"].empty()) {
+      std::size_t identical = 0;
+      for (const json& t : v["spike_trains"]) identical += t.is_object() && t.value("identical", false);
+      const std::size_t n = v["spike_trains"].size();
+      shown += fmt::format("<br><small class=\"{}\">spike trains identical in {} of {} layer{}</small>",
+                           identical == n ? "gain" : "loss", identical, n, n == 1 ? "" : "s");
+    }
+  }
+  return sort_cell(shown, error, "num");
+}
+
 std::string plain(double v) { return fmt::format("{:g}", v); }
-std::string sci(double v) { return fmt::format("{:.3g}", v); }
 std::string times(double v) { return fmt::format("{:.3f}×", v); }
 std::string percent(double v) { return fmt::format("{:+.3g}%", v); }
 
@@ -46,8 +72,8 @@ std::string batch_page(const std::vector<BatchRow>& rows, const BatchPageOptions
   for (const BatchRow& r : rows) ++totals[r.status];
   std::string body = "<h1>" + escape(o.title) + "</h1>\n<p id=\"totals\">" + fmt::format("{} jobs", rows.size());
   for (const auto& [status, n] : totals) body += fmt::format(" · {} {}", n, escape(status));
-  body += "</p>\n<p class=\"muted\">Click a column header to sort; each model links to its page. Costs are seconds "
-          "under the target's cost model; the measured speedup is a real runtime's, where ";
+  body += "</p>\n<p class=\"muted\">Click a column header to sort; each model links to its page. Costs are under the "
+          "target's cost model: seconds, or nJ per time step on a neuromorphic chip; the measured speedup is a real runtime's, where ";
   body += o.measured_source.empty() ? "a measurement file was given (none was)."
                                     : "measured (<code>" + escape(o.measured_source) + "</code>).";
   body += "</p>\n";
@@ -73,15 +99,15 @@ std::string batch_page(const std::vector<BatchRow>& rows, const BatchPageOptions
     if (r.failed && !r.reason.empty()) status_html += "<br><small>" + escape(r.reason) + "</small>";
     std::string model_html = escape(r.model);
     if (!r.page.empty()) model_html = "<a href=\"" + escape(url_path(r.page)) + "\">" + model_html + "</a>";
-    auto validation_error = num(r.report, "validation", "max_abs_error");
+    const std::string unit = cost_unit(r);
+    auto cost = [&](double c) { return cost_text(c, unit); };
     body += "<tr>" + sort_cell(model_html, r.model) + sort_cell(escape(r.target), r.target) +
             sort_cell(status_html, r.status) + cell_num(num(r.report, "graph", "nodes_before"), plain) +
             cell_num(num(r.report, "graph", "nodes_after"), plain) +
             cell_num(num(r.report, "cost", "flops_before"), count_text) +
             cell_num(num(r.report, "cost", "flops_after"), count_text) +
-            cell_num(num(r.report, "cost", "before"), seconds_text) +
-            cell_num(num(r.report, "cost", "after"), seconds_text) + cell_num(gain(r), percent) +
-            cell_num(r.measured_speedup, times) + cell_num(validation_error, sci) +
+            cell_num(num(r.report, "cost", "before"), cost) + cell_num(num(r.report, "cost", "after"), cost) +
+            cell_num(gain(r), percent) + cell_num(r.measured_speedup, times) + validation_cell(r) +
             cell_num(num(r.report, "seconds", "total"), seconds_text) +
             cell_num(std::optional<double>(r.wall_seconds), seconds_text) + "</tr>\n";
     const std::string label = r.model + " (" + r.target + ")";

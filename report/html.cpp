@@ -40,6 +40,11 @@ std::string seconds_text(double s) {
   return fmt::format("{:.3g} s", s);
 }
 
+std::string cost_text(double cost, std::string_view unit) {
+  if (unit == "joules per time step") return std::isfinite(cost) ? fmt::format("{:.4g} nJ/step", cost * 1e9) : "—";
+  return seconds_text(cost);
+}
+
 std::string count_text(double n) {
   if (!std::isfinite(n)) return "—";
   const double a = std::fabs(n);

@@ -18,6 +18,9 @@ std::string url_path(std::string_view path);
 
 // "1.23 ms", "4.5 s": seconds at a readable scale.
 std::string seconds_text(double seconds);
+// A report's cost in its unit (the report's cost.unit): seconds as
+// seconds_text, "joules per time step" as "2.45 nJ/step".
+std::string cost_text(double cost, std::string_view unit);
 // "1.2 G", "35 M", "870": large counts (FLOPs, bytes) with SI prefixes.
 std::string count_text(double count);
 // A number at 4 significant digits; "—" when absent.

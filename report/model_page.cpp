@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <map>
 
 #include "ir/io.h"
@@ -62,7 +63,7 @@ std::string fact_row(std::string_view label, std::string_view value_html) {
 }
 
 std::string before_after(const std::optional<double>& before, const std::optional<double>& after,
-                         std::string (*text)(double)) {
+                         const std::function<std::string(double)>& text) {
   if (!before || !after) return "<span class=\"muted\">not in this report</span>";
   std::string change;
   if (*before > 0 && *after != *before) {
@@ -73,15 +74,21 @@ std::string before_after(const std::optional<double>& before, const std::optiona
 }
 
 std::string count_of(double n) { return fmt::format("{:g}", n); }
-std::string nanojoules_text(double j) { return fmt::format("{:.4g} nJ", j * 1e9); }
-std::string nanojoules_per_step_text(double j) { return fmt::format("{:.4g} nJ per step", j * 1e9); }
+// Energy at a readable scale: "412 nJ", "28.4 µJ", "3.1 mJ".
+std::string energy_text(double j) {
+  if (std::fabs(j) >= 1e-3) return fmt::format("{:.4g} mJ", j * 1e3);
+  if (std::fabs(j) >= 1e-6) return fmt::format("{:.4g} µJ", j * 1e6);
+  return fmt::format("{:.4g} nJ", j * 1e9);
+}
 
 std::string summary_section(const json& r) {
   std::string out = "<h2>Summary</h2>\n<table class=\"facts\">\n";
   const bool chip = r.contains("neuromorphic") && r["neuromorphic"].is_object();
-  out += fact_row("cost (" + str(r.value("cost", json::object()), "model") + " model)",
+  const json& cost = r.value("cost", json::object());
+  const std::string unit = str(cost, "unit");
+  out += fact_row("cost (" + str(cost, "model") + " model)",
                   before_after(num(r, {"cost", "before"}), num(r, {"cost", "after"}),
-                               chip ? nanojoules_per_step_text : seconds_text));
+                               [&](double c) { return cost_text(c, unit); }));
   if (chip) {  // a neuromorphic target: the graph mapped onto the chip (docs/report.md)
     const json& n = r["neuromorphic"];
     auto row = [&](const char* label, const char* key, std::string (*text)(double)) {
@@ -91,7 +98,8 @@ std::string summary_section(const json& r) {
     row("neurons", "neurons", count_of);
     row("synapses", "synapses", count_of);
     row("synaptic events per step (measured rates)", "synaptic_events_per_step", count_text);
-    row("energy per inference", "energy_per_inference_j", nanojoules_text);
+    row(fmt::format("energy per inference ({} steps)", number_text(num(n, {"steps"}))).c_str(),
+        "energy_per_inference_j", energy_text);
   }
   out += fact_row("FLOPs", before_after(num(r, {"cost", "flops_before"}), num(r, {"cost", "flops_after"}), count_text));
   out += fact_row("bytes moved",
@@ -118,6 +126,64 @@ std::string summary_section(const json& r) {
         stages += fmt::format("{}{} {}", stages.empty() ? "" : ", ", escape(stage), escape(seconds_text(secs.get<double>())));
   out += fact_row("time", stages);
   return out + "</table>\n";
+}
+
+// A neuromorphic target: each population on the chip before and after
+// (neurons, synapses, cores, measured events), and each synapse layer's
+// weights against the chip's format.
+std::string chip_section(const json& r) {
+  if (!r.contains("neuromorphic") || !r["neuromorphic"].is_object()) return "";
+  const json& n = r["neuromorphic"];
+  std::string out = fmt::format(
+      "<h2>On the chip ({})</h2>\n<p>Spike rates measured by simulating {} samples of {} steps on seeded input spike "
+      "trains (rate {}); a synaptic event is a spike arriving at a nonzero synapse.</p>\n",
+      escape(str(r, "target")), number_text(num(n, {"samples"})), number_text(num(n, {"steps"})),
+      number_text(num(n, {"input_rate"})));
+  for (const char* side : {"before", "after"}) {
+    const json& m = n.value(side, json::object());
+    out += fmt::format("<h3>{}</h3>\n<table class=\"sortable\" id=\"chip-{}\"><thead><tr>", side, side) +
+           sort_header("layer", "layer", false) + sort_header("op", "op", false) +
+           sort_header("neurons", "neurons", true) + sort_header("synapses", "synapses", true) +
+           sort_header("fan_in", "fan-in", true) + sort_header("cores", "cores", true) +
+           sort_header("events", "synaptic events per step", true) + "</tr></thead><tbody>\n";
+    for (const json& p : m.value("populations", json::array())) {
+      auto cell = [&](const char* key, std::string (*text)(double)) {
+        auto v = num(p, {key});
+        return sort_cell(v ? escape(text(*v)) : "—", v, "num");
+      };
+      out += "<tr>" + sort_cell("<code>" + escape(str(p, "layer")) + "</code>", str(p, "layer")) +
+             sort_cell(escape(str(p, "op")), str(p, "op")) + cell("neurons", count_of) + cell("synapses", count_of) +
+             cell("fan_in", count_of) + cell("cores", count_of) + cell("synaptic_events_per_step", count_text) +
+             "</tr>\n";
+    }
+    out += "</tbody></table>\n";
+  }
+  const json weights = n.value("after", json::object()).value("weights", json::array());
+  if (!weights.empty()) {
+    out += "<h3>Weights in the chip's format (written graph)</h3>\n<table id=\"chip-weights\"><thead><tr><th>layer</th>"
+           "<th>op</th><th class=\"num\">bits needed</th><th class=\"num\">chip bits</th><th>fits</th></tr></thead>"
+           "<tbody>\n";
+    for (const json& w : weights) {
+      const bool fits = w.value("fits", false);
+      out += fmt::format(
+          "<tr><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
+          escape(str(w, "layer")), escape(str(w, "op")), number_text(num(w, {"bits_needed"})),
+          number_text(num(w, {"weight_bits"})),
+          fits ? "yes" : fmt::format("<span class=\"loss\">no: over by {} bits</span>",
+                                     number_text(std::optional<double>(num(w, {"bits_needed"}).value_or(0) -
+                                                                       num(w, {"weight_bits"}).value_or(0)))));
+    }
+    out += "</tbody></table>\n";
+  }
+  const json secondary = n.value("secondary_figures", json());
+  if (secondary.is_object() && !secondary.empty()) {
+    out += "<p class=\"muted\">Figures of this chip's spec from secondary sources:</p>\n<ul class=\"muted\">\n";
+    for (const auto& [k, v] : secondary.items())
+      out += "<li><code>" + escape(k) + "</code>: " + escape(v.is_string() ? v.get<std::string>() : v.dump()) +
+             "</li>\n";
+    out += "</ul>\n";
+  }
+  return out;
 }
 
 std::string ops_section(const json& r) {
@@ -236,11 +302,16 @@ std::string validation_section(const json& r) {
   const json& v = r["validation"];
   const bool passed = v.value("passed", false);
   const double atol = num(v, {"atol"}).value_or(0), rtol = num(v, {"rtol"}).value_or(0);
+  // Spiking graphs are simulated through time: the steps are the
+  // neuromorphic section's (one inference).
+  auto steps = num(r, {"neuromorphic", "steps"});
+  const bool spiking = !v.value("spike_trains", json::array()).empty();
   out += fmt::format(
-      "<p><span class=\"status {}\">{}</span> {} — {} samples from seed {}, tolerance |a − b| ≤ {:g} + {:g}·|a| "
-      "(a: the original's value).</p>\n",
+      "<p><span class=\"status {}\">{}</span> {} — {} samples{} from seed {}, tolerance |a − b| ≤ {:g} + {:g}·|a| "
+      "(a: the original's value){}.</p>\n",
       passed ? "ok" : "bad", passed ? "passed" : "FAILED", escape(str(v, "verdict")), number_text(num(v, {"samples"})),
-      number_text(num(v, {"seed"})), atol, rtol);
+      spiking && steps ? fmt::format(" of {} steps", number_text(steps)) : "", number_text(num(v, {"seed"})), atol,
+      rtol, spiking ? "; spike trains must be identical, layer by layer" : "");
   if (!str(v, "first_divergence").empty())
     out += "<p>First diverging value: <code>" + escape(str(v, "first_divergence")) + "</code></p>\n";
   const json outputs = v.value("outputs", json::array());
@@ -334,6 +405,7 @@ Expected<std::string> model_page(const json* r, const ModelPageOptions& o) try {
   body += failure_section(r, o);
   if (r) {
     body += summary_section(*r);
+    body += chip_section(*r);
     body += ops_section(*r);
     body += rules_section(*r, o);
     body += explanations_section(*r);

@@ -183,11 +183,11 @@ Expected<HardwareSpec> find_spec(std::string_view name) {
   if (!std::filesystem::exists(file, ec)) {
     if (!std::filesystem::is_directory(*dir, ec))
       return fail(fmt::format("target '{}': the target specs folder {} does not exist", name, dir->string()));
-    std::vector<std::string> known;
+    std::vector<std::string> known;  // the aliases gpu and tpu first (cpu is a spec of its own)
     for (const auto& e : std::filesystem::directory_iterator(*dir, ec))
       if (e.path().extension() == ".json") known.push_back(e.path().stem().string());
     std::sort(known.begin(), known.end());
-    return fail(fmt::format("unknown target '{}' (known: cpu, gpu, tpu, {})", name, fmt::join(known, ", ")));
+    return fail(fmt::format("unknown target '{}' (known: gpu, tpu, {})", name, fmt::join(known, ", ")));
   }
   return load_spec(file);
 }

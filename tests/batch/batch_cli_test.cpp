@@ -264,6 +264,15 @@ TEST(BatchCli, BadInvocationsExit2) {
   EXPECT_EQ(run_cli("batch " + kTiny.string() + out + " --target cpu --shard 3/3").code, 2);
   EXPECT_EQ(run_cli("batch " + kTiny.string() + out).code, 2);  // no --target
   EXPECT_EQ(run_cli("report merge " + (d / "empty").string()).code, 2);
+  // A target no child could load is found before any job runs: nothing written.
+  CliResult unknown = run_cli("batch " + kTiny.string() + out + " --target cpu,loihi9");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("unknown target 'loihi9' (known: gpu, tpu, cpu, "), std::string::npos) << unknown.err;
+  EXPECT_FALSE(fs::exists(d / "out"));
+  // An input after `--target T` is an input, not a second target.
+  CliResult after = run_cli("batch" + out + " --target cpu /nonexistent/after.onnx");
+  EXPECT_EQ(after.code, 2);
+  EXPECT_EQ(after.err, "refinery: error: /nonexistent/after.onnx: no such file or folder\n");
 }
 
 }  // namespace

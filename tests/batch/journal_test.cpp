@@ -25,7 +25,7 @@ TEST(Journal, RoundTripsEveryField) {
               .wall_seconds = 1.5,
               .cpu_seconds = 1.25,
               .peak_rss_kb = 1234,
-              .figures = ReportFigures{"optimized", 10, 8, 2e-3, 1e-3, true, 1e-7}};
+              .figures = ReportFigures{"optimized", 10, 8, 2e-9, 1e-9, true, 0, "joules per time step"}};
   JobResult b{.key = "cpu/b.onnx",
               .target = "cpu",
               .model = "m/b.onnx",
@@ -46,6 +46,7 @@ TEST(Journal, RoundTripsEveryField) {
   ASSERT_TRUE(x.figures);
   EXPECT_EQ(x.figures->nodes_after, 8u);
   EXPECT_EQ(x.figures->validation_passed, true);
+  EXPECT_EQ(x.figures->cost_unit, "joules per time step");
   EXPECT_EQ((*back)[1].status, Status::Crashed);
   EXPECT_EQ((*back)[1].signal, 11);
   EXPECT_FALSE((*back)[1].figures);

@@ -45,6 +45,44 @@ echo "not a model" >"$TMP/models/broken.onnx"
 rc=$?
 [ "$rc" -eq 1 ] && ok "batch exits 1 (broken.onnx)" || ko "batch exit" "exit $rc; $(tail -5 "$TMP/batch.log")"
 
+# A spiking network for a neuromorphic chip: x[8] -> affine [16x8] -> affine
+# [4x16] -> lif[4] (a projection people leave unfolded at export), weights
+# multiples of 1/4 so every sum is exact; affine-affine merges the two
+# synapse layers, validation compares spike trains.
+mkdir -p "$TMP/nir"
+$PY - "$TMP/nir/two_affines.ir" <<'PY'
+import sys
+w1 = ", ".join(str(((i * 7) % 9 - 4) * 0.25) for i in range(16 * 8))
+w2 = ", ".join(str(((i * 5) % 7 - 3) * 0.25) for i in range(4 * 16))
+b1 = ", ".join(["0.25"] * 16)
+open(sys.argv[1], "w").write(f'''graph @main(%x: tensor<8xf32>) attributes {{ir_version = 8, opsets = {{}}}} {{
+  %w1 = const dense<[{w1}]> : tensor<16x8xf32>
+  %b1 = const dense<[{b1}]> : tensor<16xf32>
+  %w2 = const dense<[{w2}]> : tensor<4x16xf32>
+  %b2 = const dense<[0.5, 0.0, -0.25, 0.0]> : tensor<4xf32>
+  %tau = const dense<[0.01]> : tensor<f32>
+  %r = const dense<[1.0]> : tensor<f32>
+  %leak = const dense<[0.0]> : tensor<f32>
+  %thr = const dense<[1.0]> : tensor<f32>
+  %reset = const dense<[0.0]> : tensor<f32>
+  %h = affine(%x, %w1, %b1) : tensor<16xf32>
+  %y = affine(%h, %w2, %b2) : tensor<4xf32>
+  %s = lif(%y, %tau, %r, %leak, %thr, %reset) : tensor<4xf32>
+  return %s
+}}
+''')
+PY
+# The README's NIR batch command as written (two files of ../shared/nir),
+# with this network added.
+readme_batch=$(grep -m1 '^    build/cli/refinery batch ../shared/nir/' "$ROOT/README.md" | sed 's/^ *build\/cli\/refinery //')
+[ -n "$readme_batch" ] || ko "README's NIR batch command" "not found in README.md"
+readme_batch=${readme_batch//..\/shared\/nir/$ROOT\/..\/shared\/nir}
+readme_batch=${readme_batch//\/tmp\/nir.out/$TMP\/nir_out}
+"$EXE" convert "$TMP/nir/two_affines.ir" "$TMP/nir/two_affines.nir" >"$TMP/convert.log" 2>&1 && rm "$TMP/nir/two_affines.ir" &&
+  "$EXE" $readme_batch "$TMP/nir" --jobs 2 >"$TMP/nir_batch.log" 2>&1 &&
+  ok "the README's NIR batch, and a NIR model for loihi2" ||
+  ko "the README's NIR batch, and a NIR model for loihi2" "$(tail -5 "$TMP/convert.log" "$TMP/nir_batch.log")"
+
 # 1. The JSON against the schemas.
 $PY - "$ROOT/report/schema" "$TMP" "$ROOT/docs/report.md" <<'PY' && ok "reports match the schemas" || ko "reports match the schemas"
 import glob, json, os, sys
@@ -67,8 +105,12 @@ def check(schema_file, files):
 reports = [os.path.join(tmp, "tiny.json"), os.path.join(tmp, "doc_example.json")] + \
     glob.glob(os.path.join(tmp, "out", "**", "*.report.json"), recursive=True)
 assert len(reports) == 6, reports  # tiny.json, the doc's example and two models for two targets
-check("report.schema.json", reports)
-check("batch.schema.json", [os.path.join(tmp, "out", "summary.json"), os.path.join(tmp, "out", "journal.json")])
+nir = glob.glob(os.path.join(tmp, "nir_out", "**", "*.report.json"), recursive=True)
+assert len(nir) == 3, nir  # the README's two and the two-affines network, for loihi2
+check("report.schema.json", reports + nir)
+check("batch.schema.json", [os.path.join(tmp, d, f) for d in ("out", "nir_out") for f in ("summary.json", "journal.json")])
+jobs = json.load(open(os.path.join(tmp, "nir_out", "summary.json")))["jobs"]
+assert [j["result"]["cost_unit"] for j in jobs] == ["joules per time step"] * 3, jobs
 # The schema rejects what it should: an unknown key, a wrong version.
 r = json.load(open(reports[0]))
 v = jsonschema.Draft202012Validator(json.load(open(os.path.join(schemas, "report.schema.json"))))
@@ -139,6 +181,15 @@ check broken "failed job page renders: what failed and the command to rerun it" 
 hostile_page=$($PY -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$TMP/out/cpu/models/$HOSTILE.html")
 render "file://$hostile_page" hostile
 check hostile "a model named <img ...><script>... renders as text" 'assert "/models/&lt;img src=x onerror=" in open(sys.argv[1]).read().split("<h1>")[1].split("</h1>")[0]'
+render "file://$TMP/nir_out/index.html" nir_index
+check nir_index "batch page of a NIR model: costs in nJ per step, spike trains identical" \
+  'cells = [e for e in find("td") if "tbody" in e[2]]; text = open(sys.argv[1]).read(); assert text.count("nJ/step") == 6, text.count("nJ/step")' \
+  'assert "spike trains identical in 1 of 1 layer" in open(sys.argv[1]).read()'
+render "file://$TMP/nir_out/loihi2/nir/two_affines.nir.html" nir_model
+check nir_model "NIR model page: the chip before and after, weights, spike-train agreement" \
+  'assert find("table", id="chip-before") and find("table", id="chip-after") and find("table", id="chip-weights")' \
+  'assert find("table", id="spike-trains")' \
+  'text = open(sys.argv[1]).read(); assert "2 → 1" in text and "passed</span> exact — 3 samples of 100 steps" in text, "cores 2 -> 1 and the verdict"'
 render "file://$TMP/tiny.html" single
 check single "optimize --html page renders" 'assert find("svg", id="egraph-growth")'
 finish
