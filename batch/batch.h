@@ -26,10 +26,14 @@ struct BatchOptions {
   // Passed to each `refinery optimize` when set.
   std::optional<double> time_limit_s;
   std::optional<std::size_t> node_limit;
+  std::optional<double> min_gain;
+  std::string cost_model;  // optimize's --cost-model ("learned" or a file); empty: the target's default
   // Each child also writes its saturated e-graph (optimize --egraph) beside
   // its output as NAME.egraph.json: bench/extract's input.
   bool egraphs = false;
   bool portable = false;  // optimize's --portable: standard ONNX ops only
+  // optimize's --rules (absolute paths, each after its own flag); empty: the library.
+  std::vector<std::filesystem::path> rules;
   // `refinery rules verify --json` output: the proof verdicts the model pages show.
   std::filesystem::path rules_report;
   bool resume = false;  // skip the jobs the journal lists

@@ -70,7 +70,12 @@ Command add_batch(CLI::App& app) {
   sub->add_option("--jobs", o.pool.jobs, "Models at once (0: the number of cores)")->capture_default_str();
   sub->add_option("--time-limit", o.time_limit_s, "Per model: optimize's --time-limit (default: optimize's)");
   sub->add_option("--node-limit", o.node_limit, "Per model: optimize's --node-limit (default: optimize's)");
+  sub->add_option("--min-gain", o.min_gain, "Per model: optimize's --min-gain (default: optimize's)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--cost-model", o.cost_model, "Per model: optimize's --cost-model ('learned' or a file)");
   sub->add_flag("--portable", o.portable, "Per model: optimize's --portable (standard ONNX ops only)");
+  sub->add_option("--rules", o.rules, "Per model: optimize's --rules, rule files (default: the library)")
+      ->check(CLI::ExistingFile);
   sub->add_option("--timeout", o.pool.timeout_s, "Per model: seconds before SIGTERM (then SIGKILL); 0: none")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

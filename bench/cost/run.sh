@@ -16,7 +16,7 @@
 #
 # Environment: ZOO (default BUILD_DIR/zoo), EQUIV_MODELS (zoo names, default
 # the small CNNs and transformers below), TIME_LIMIT (seconds of saturation
-# per optimize, default 10).
+# per optimize, default 10), JOBS (models optimized at once, default 1).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:?usage: bench/cost/run.sh BUILD_DIR [OUT_DIR]}
@@ -31,28 +31,39 @@ models=${EQUIV_MODELS:-"squeezenet1_1 mobilenet_v2 shufflenet_v2_x1_0 resnet18 m
 manifest=$out/equiv/manifest.jsonl
 cp "$out/data/overhead.onnx" "$out/equiv/overhead.onnx"
 echo "{\"id\":\"overhead\",\"kind\":\"overhead\",\"file\":\"$(realpath "$out/equiv/overhead.onnx")\"}" > "$manifest"
-for m in $models; do
-  [[ -f "$zoo/$m.onnx" ]] || continue
-  cp "$zoo/$m.onnx" "$out/equiv/$m.original.onnx"
-  for v in cpu cpu-learned gpu tpu; do
-    flags=(--target "${v%-learned}")
-    [[ $v == cpu-learned ]] && flags+=(--cost-model learned)
-    "$exe" optimize "$zoo/$m.onnx" -o "$out/equiv/$m.$v.onnx" "${flags[@]}" --min-gain 0 \
-      --time-limit "${TIME_LIMIT:-10}" --quiet > /dev/null || echo "optimize $m for $v failed (left out)"
-  done
-  # Distinct graphs only (the same extraction twice is one graph): told
-  # apart by what three analytic models price them at.
-  declare -A seen=()
-  for f in "$out/equiv/$m".*.onnx; do
-    sum=""
-    for t in cpu gpu tpu; do sum+=$("$exe" cost "$f" --target $t --json - | grep -m1 total_ms); done
-    [[ -n "${seen[$sum]:-}" ]] && continue
-    seen[$sum]=1
-    v=$(basename "$f" .onnx); v=${v#"$m".}
-    echo "{\"id\":\"equiv:$m:$v\",\"kind\":\"model\",\"file\":\"$(realpath "$f")\",\"models\":[\"$m\"]}" >> "$manifest"
-  done
-  unset seen
-done
+# Every model optimized for each variant by `refinery batch` (docs/batch.md):
+# one batch for the analytic models (cpu, gpu, tpu), one for the learned cpu.
+: > "$out/equiv/models.txt"
+for m in $models; do [[ -f "$zoo/$m.onnx" ]] && realpath "$zoo/$m.onnx" >> "$out/equiv/models.txt"; done
+common=(--min-gain 0 --time-limit "${TIME_LIMIT:-10}" --jobs "${JOBS:-1}" --quiet)
+# Exit 1 (some job failed) leaves that job out below; 2 is a bad invocation.
+"$exe" batch "$out/equiv/models.txt" -o "$out/equiv/analytic" --target cpu,gpu,tpu "${common[@]}" || [[ $? == 1 ]]
+"$exe" batch "$out/equiv/models.txt" -o "$out/equiv/learned" --target cpu --cost-model learned "${common[@]}" ||
+  [[ $? == 1 ]]
+# "MODEL VARIANT FILE" for the original and every written graph.
+/usr/bin/python3 - "$out/equiv" > "$out/equiv/graphs.txt" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+for line in open(os.path.join(d, "models.txt")):
+    print(os.path.basename(line.strip())[:-5], "original", line.strip())
+for batch, suffix in (("analytic", ""), ("learned", "-learned")):
+    for j in json.load(open(os.path.join(d, batch, "summary.json")))["jobs"]:
+        m = os.path.basename(j["model"])[:-5]
+        if j["status"] != "written":
+            print(f"optimize {m} for {j['target']}{suffix} failed (left out): {j['reason']}", file=sys.stderr)
+            continue
+        print(m, j["target"] + suffix, j["output"])
+PY
+# Distinct graphs only (the same extraction twice is one graph): told apart
+# by what three analytic models price them at.
+declare -A seen=()
+while read -r m v f; do
+  sum=""
+  for t in cpu gpu tpu; do sum+=$("$exe" cost "$f" --target $t --json - | grep -m1 total_ms); done
+  [[ -n "${seen[$m$sum]:-}" ]] && continue
+  seen[$m$sum]=1
+  echo "{\"id\":\"equiv:$m:$v\",\"kind\":\"model\",\"file\":\"$(realpath "$f")\",\"models\":[\"$m\"]}" >> "$manifest"
+done < "$out/equiv/graphs.txt"
 node tools/ort/measure.mjs "$manifest" "$out/equiv/dataset.jsonl" --runs 15 --min-ms 200
 echo "== load after: $(uptime)"
 "$build/bench/cost/bench_cost" "$out/data/dataset.jsonl" "$out/equiv/dataset.jsonl" --work "$out/lomo"

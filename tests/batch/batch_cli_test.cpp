@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -245,6 +246,32 @@ TEST(BatchCli, LiveBarWhenForcedSummaryOnStdoutAndQuiet) {
   ASSERT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_NE(r.out.find("refinery batch: 2 jobs: 1 crashed, 1 written"), std::string::npos) << r.out;
+}
+
+// Per-model flags reach each child's command line: the rule files as
+// absolute paths, each after its own --rules (/bin/true stands in for the
+// child; the command is in the summary).
+TEST(BatchCli, RulesAndLimitsArePassedToEachChild) {
+  fs::path d = fresh_dir("rules");
+  fs::create_directories(d / "r");
+  std::ofstream(d / "r" / "a.rules") << "(rule a (neg (neg ?x)) => ?x)\n";
+  std::ofstream(d / "r" / "b.rules") << "(rule b (relu (relu ?x)) => (relu ?x))\n";
+  fs::path cwd = fs::current_path();
+  fs::current_path(d);
+  CliResult r = run_cli("batch " + kTiny.string() + " -o out --target cpu --time-limit 7 --min-gain 0 --cost-model learned "
+                        "--rules r/a.rules r/b.rules --exe /bin/true --json - --quiet");
+  fs::current_path(cwd);
+  json s = json::parse(r.out);
+  ASSERT_EQ(s.at("jobs").size(), 1u) << r.out << r.err;
+  std::string command = s["jobs"][0]["command"].get<std::string>();
+  EXPECT_NE(command.find("--time-limit 7 --min-gain 0 --cost-model learned --rules " + (d / "r" / "a.rules").string() + " --rules " +
+                         (d / "r" / "b.rules").string()),
+            std::string::npos)
+      << command;
+  EXPECT_EQ(run_cli("batch " + kTiny.string() + " -o " + (d / "out2").string() + " --target cpu --rules " +
+                    (d / "r" / "missing.rules").string())
+                .code,
+            2);
 }
 
 TEST(BatchCli, HelpHasAnExample) {
