@@ -48,6 +48,7 @@ class Builder {
       ir::ValueId orig = i < original_.outputs().size() ? original_.outputs()[i] : ir::kNoValue;
       outs.push_back(orig != ir::kNoValue && survives(orig) ? emit_original(orig) : emit_class(g_.find(roots[i])));
     }
+    keep_output_names(outs);
     out_.set_outputs(std::move(outs));
     if (auto ok = out_.verify(); !ok) return std::unexpected(ok.error());
     return std::move(out_);
@@ -55,6 +56,55 @@ class Builder {
 
  private:
   Id class_of(ir::ValueId v) const { return g_.find(origin_.value_class[ir::index(v)]); }
+
+  // The graph's interface is the original's: output i keeps the original
+  // output's name (a runtime's caller fetches outputs by name). A new node's
+  // result is renamed; a value that is an input, a constant, another output
+  // or an original value under its own name gets an Identity that carries
+  // the name. A value already holding the name (a new node's) yields it.
+  void keep_output_names(std::vector<ir::ValueId>& outs) {
+    std::unordered_set<std::string> wanted;
+    for (size_t i = 0; i < outs.size() && i < original_.outputs().size(); ++i)
+      wanted.insert(original_.value(original_.outputs()[i]).name);
+    std::unordered_set<std::uint32_t> named;  // values that carry an output's name by now
+    for (size_t i = 0; i < outs.size() && i < original_.outputs().size(); ++i) {
+      const std::string& want = original_.value(original_.outputs()[i]).name;
+      ir::ValueId v = outs[i];
+      if (out_.value(v).name == want && named.insert(ir::index(v)).second) continue;
+      if (auto holder = out_.find_value(want); holder && *holder != v) rename_aside(*holder);
+      const bool renamable = out_.value(v).kind == ir::ValueKind::NodeResult && !named.count(ir::index(v)) &&
+                             !wanted.count(out_.value(v).name) && !original_names().count(out_.value(v).name);
+      if (renamable) {
+        out_.value(v).name = want;
+      } else {
+        ir::Node id;
+        id.op = ir::Op::Identity;
+        id.inputs = {v};
+        v = out_.node(out_.add_node(std::move(id), {want}, {out_.value(v).type})).outputs[0];
+      }
+      named.insert(ir::index(v));
+      outs[i] = v;
+    }
+  }
+
+  // Gives the value holding a name an output needs another, unused name.
+  void rename_aside(ir::ValueId v) {
+    for (int k = 0;; ++k) {
+      std::string name = fmt::format("{}_{}", out_.value(v).name, k);
+      if (!out_.find_value(name) && !original_names().count(name)) {
+        out_.value(v).name = std::move(name);
+        return;
+      }
+    }
+  }
+
+  // The names of the original's values (an original value that survives
+  // keeps its name; a new one must not take it).
+  const std::unordered_set<std::string>& original_names() {
+    if (original_names_.empty())
+      for (const ir::Value& v : original_.values()) original_names_.insert(v.name);
+    return original_names_;
+  }
 
   // The e-node chosen for v's class is the one seeding made for v.
   bool survives(ir::ValueId v) const {
@@ -180,6 +230,7 @@ class Builder {
   std::unordered_map<std::uint32_t, ir::ValueId> input_value_, const_value_, original_value_;
   std::unordered_map<Id, ir::ValueId> value_;
   std::map<OpKey, std::vector<std::pair<NodeAttrs, ir::NodeId>>> siblings_;
+  std::unordered_set<std::string> original_names_;
   ir::Graph out_;
 };
 

@@ -92,6 +92,31 @@ TEST(Pipeline, RemovesRedundantRelusAndSaysWhichRuleDidIt) {
   }
 }
 
+// A caller fetches outputs by name: the refined graph has the original's,
+// whatever value now computes each (a renamed new node, or an Identity on an
+// input, on another output, or on an original value keeping its own name).
+TEST(Pipeline, TheRefinedGraphKeepsEveryOutputsName) {
+  auto g = ir::parse_graph(R"(graph @main(%x: tensor<4x64xf32>) attributes {ir_version = 8, opsets = {"" = 17}} {
+  %a = relu(%x) : tensor<4x64xf32>
+  %b = relu(%a) : tensor<4x64xf32>
+  %c = identity(%x) : tensor<4x64xf32>
+  %d = sigmoid(%x) : tensor<4x64xf32>
+  %e = relu(%d) : tensor<4x64xf32>
+  %f = relu(%e) : tensor<4x64xf32>
+  return %a, %b, %c, %f
+})");
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  std::string rules = std::string(kReluRelu) + "(rule identity-away (identity ?x) => ?x)";
+  OptimizeResult r = run(*g, rules.c_str());
+  ASSERT_TRUE(r.changed() && r.valid());
+  std::vector<std::string> names;
+  for (ir::ValueId v : r.graph.outputs()) names.push_back(r.graph.value(v).name);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c", "f"}));
+  EXPECT_EQ(r.report.ops_after.at("Relu"), 2);      // a and relu(d): f is e's value now
+  EXPECT_EQ(r.report.ops_after.at("Identity"), 3);  // b on a, c on x, f on the original e
+  EXPECT_TRUE(r.graph.verify().has_value());
+}
+
 TEST(Pipeline, MergesParallelMatMulsAndFoldsTheConcatenatedWeights) {
   ir::Graph g = two_matmuls();
   for (const char* t : {"gpu", "h200", "tpu"}) {
