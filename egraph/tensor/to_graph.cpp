@@ -98,6 +98,23 @@ class Builder {
     }
   }
 
+  // The name of an original value in class c that no value of the new graph
+  // has yet, in the original's order; empty if none.
+  std::string original_name_of(Id c) {
+    if (class_values_.empty())
+      for (size_t v = 0; v < original_.num_values(); ++v)
+        if (v < origin_.value_class.size() && original_.value(ir::ValueId(static_cast<std::uint32_t>(v))).kind ==
+                                                  ir::ValueKind::NodeResult)
+          class_values_[g_.find(origin_.value_class[v])].push_back(static_cast<std::uint32_t>(v));
+    auto it = class_values_.find(g_.find(c));
+    if (it == class_values_.end()) return {};
+    for (std::uint32_t v : it->second) {
+      const std::string& name = original_.value(ir::ValueId(v)).name;
+      if (!out_.find_value(name) && !original_value_.count(v)) return name;
+    }
+    return {};
+  }
+
   // The names of the original's values (an original value that survives
   // keeps its name; a new one must not take it).
   const std::unordered_set<std::string>& original_names() {
@@ -213,6 +230,9 @@ class Builder {
       node.inputs.push_back(!na.present.empty() && !na.present[i] ? ir::kNoValue : kids[k++]);
     std::vector<std::string> names(na.num_outputs);
     for (size_t o = 0; o < names.size(); ++o) names[o] = fmt::format("r{}_{}", index(c), o);
+    // The result computes an original value: it takes that value's name (a
+    // layer keeps its name in NIR, and a reader of the refined graph finds it).
+    if (std::string name = original_name_of(c); !name.empty()) names[na.output] = name;
     std::vector<ir::TensorType> types(na.num_outputs, ir::TensorType{ir::DType::f32, ir::Shape::unranked()});
     types[na.output] = g_[c].data.type;
     ir::NodeId id = out_.add_node(std::move(node), names, types);
@@ -231,6 +251,7 @@ class Builder {
   std::unordered_map<Id, ir::ValueId> value_;
   std::map<OpKey, std::vector<std::pair<NodeAttrs, ir::NodeId>>> siblings_;
   std::unordered_set<std::string> original_names_;
+  std::unordered_map<Id, std::vector<std::uint32_t>> class_values_;  // class -> its original node results
   ir::Graph out_;
 };
 

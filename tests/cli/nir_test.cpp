@@ -322,6 +322,10 @@ TEST(NirCli, OptimizeForLoihi2MergesSynapsesOntoFewerCoresAndValidatesSpikes) {
   auto written = frontends::import_nir(out);
   ASSERT_TRUE(written.has_value()) << written.error().str();
   EXPECT_EQ(ir::compute_stats(*written).op_histogram.at("nir.Affine"), 1);
+  // The merged synapse layer computes y: it keeps y's name (the layer's name in NIR).
+  auto y = written->find_value("y");
+  ASSERT_TRUE(y.has_value());
+  EXPECT_EQ(written->node(written->value(*y).producer).op, ir::Op::Affine);
 }
 
 TEST(NirCli, OptimizeForAChipTheGraphDoesNotFitExitsThreeNamingTheLimit) {
