@@ -4,6 +4,10 @@
 // and reports the rules used, from the e-graph's explanations.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "ir/text.h"
@@ -115,6 +119,33 @@ TEST(Pipeline, TheRefinedGraphKeepsEveryOutputsName) {
   EXPECT_EQ(r.report.ops_after.at("Relu"), 2);      // a and relu(d): f is e's value now
   EXPECT_EQ(r.report.ops_after.at("Identity"), 3);  // b on a, c on x, f on the original e
   EXPECT_TRUE(r.graph.verify().has_value());
+}
+
+// On a chip target, an extraction that gives back the original graph keeps
+// the original's mapping: its spike rates are not simulated a second time.
+TEST(Pipeline, AnUnchangedSpikingGraphIsMappedOnce) {
+  auto g = ir::parse_graph(R"(graph @main(%x: tensor<4xf32>) attributes {ir_version = 8, opsets = {}} {
+  %w = const dense<[0.5, -0.25, 1.0, 0.75, 0.5, 0.5, -1.0, 0.25]> : tensor<2x4xf32>
+  %b = const dense<[0.25, 0.5]> : tensor<2xf32>
+  %tau = const dense<[0.01]> : tensor<f32>
+  %r = const dense<[1.0]> : tensor<f32>
+  %leak = const dense<[0.0]> : tensor<f32>
+  %thr = const dense<[1.0]> : tensor<f32>
+  %reset = const dense<[0.0]> : tensor<f32>
+  %y = affine(%x, %w, %b) : tensor<2xf32>
+  %s = lif(%y, %tau, %r, %leak, %thr, %reset) : tensor<2xf32>
+  return %s
+})");
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  OptimizeResult r = run(*g, kReluRelu, "loihi2");
+  EXPECT_EQ(r.report.outcome, Outcome::KeptOriginal) << r.report.reason;
+  ASSERT_TRUE(r.report.neuromorphic.has_value());
+  EXPECT_EQ(r.report.neuromorphic->after.synaptic_events_per_step, r.report.neuromorphic->before.synaptic_events_per_step);
+  EXPECT_GT(r.report.neuromorphic->before.synaptic_events_per_step, 0);
+  std::vector<std::string> stages;
+  for (const auto& [stage, s] : r.report.stage_seconds) stages.push_back(stage);
+  EXPECT_EQ(std::count(stages.begin(), stages.end(), "map to cores (refined)"), 0) << fmt::format("{}", fmt::join(stages, ", "));
+  EXPECT_EQ(std::count(stages.begin(), stages.end(), "map to cores"), 1) << fmt::format("{}", fmt::join(stages, ", "));
 }
 
 TEST(Pipeline, MergesParallelMatMulsAndFoldsTheConcatenatedWeights) {
