@@ -22,6 +22,10 @@ The made networks (written to OUT_DIR):
     on every input, then Linear(256, 16) -> LIF: delay-scale-rev moves the
     delay in front of the Scale and affine-absorb-scale folds the gains
     into the weights.
+  - mlp_quant.nir: Linear(128, 32) -> LIF with its weights quantised to
+    integers in [-100, 100] times 3/8 (a scale that is not a power of two):
+    10 bits with the chip's shared exponent, 8 once optimize moves the 3
+    into the LIF's r (exact weight rescaling, docs/spiking.md).
 
     bench/neuromorphic/measure.py REFINERY_EXE OUT_DIR [TARGET]
 """
@@ -126,7 +130,15 @@ def make(out):
              "lif": lif(16), "output": {"type": "Output", "shape": np.array([16])}}
     chain = ["input", "gain", "delay", "fc", "lif", "output"]
     write_nir(os.path.join(out, "scale_delay.nir"), nodes, list(zip(chain, chain[1:])))
-    return ["mlp_dense.nir", "mlp_pruned.nir", "mlp_merge.nir", "cnn_sumpool.nir", "scale_delay.nir"]
+    lin = torch.nn.Linear(128, 32)
+    w = lin.weight.detach().numpy()
+    q = np.round(w / np.abs(w).max() * 100)
+    nodes = {"input": {"type": "Input", "shape": np.array([128])},
+             "fc": {"type": "Affine", "weight": (0.375 * q).astype(np.float32), "bias": np.zeros(32, np.float32)},
+             "lif": dict(lif(32), v_threshold=np.full(32, 40.0)), "output": {"type": "Output", "shape": np.array([32])}}
+    chain = ["input", "fc", "lif", "output"]
+    write_nir(os.path.join(out, "mlp_quant.nir"), nodes, list(zip(chain, chain[1:])))
+    return ["mlp_dense.nir", "mlp_pruned.nir", "mlp_merge.nir", "cnn_sumpool.nir", "scale_delay.nir", "mlp_quant.nir"]
 
 
 def main(exe, out, target):
@@ -134,8 +146,9 @@ def main(exe, out, target):
     files = [os.path.join(SHARED, f) for f in sorted(os.listdir(SHARED)) if f.endswith(".nir")]
     files += [os.path.join(out, f) for f in make(out)]
     print(f"target {target}; load average {os.getloadavg()[0]:.1f}")
-    print("| file | result | cores | synapses | synaptic events / step | energy / inference (nJ) | optimize (s) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| file | result | cores | synapses | synaptic events / step | energy / inference (nJ) | weights fit | "
+          "optimize (s) |")
+    print("|---|---|---|---|---|---|---|---|")
     for f in files:
         name = os.path.basename(f)
         rep = os.path.join(out, name + f".{target}.json")
@@ -145,14 +158,16 @@ def main(exe, out, target):
         seconds = time.time() - t0
         if p.returncode != 0:
             why = (p.stderr.strip().splitlines() or ["?"])[-1].replace("|", "/")
-            print(f"| {name} | exit {p.returncode}: {why} | | | | | {seconds:.2f} |")
+            print(f"| {name} | exit {p.returncode}: {why} | | | | | | {seconds:.2f} |")
             continue
         j = json.load(open(rep))
         n = j["neuromorphic"]
         b, a = n["before"], n["after"]
+        fit = lambda m: f"{sum(w['fits'] for w in m['weights'])}/{len(m['weights'])}"
         print(f"| {name} | {j['result']} | {b['cores']} -> {a['cores']} | {b['synapses']} -> {a['synapses']} | "
               f"{b['synaptic_events_per_step']:.4g} -> {a['synaptic_events_per_step']:.4g} | "
-              f"{b['energy_per_inference_j'] * 1e9:.4g} -> {a['energy_per_inference_j'] * 1e9:.4g} | {seconds:.2f} |")
+              f"{b['energy_per_inference_j'] * 1e9:.4g} -> {a['energy_per_inference_j'] * 1e9:.4g} | "
+              f"{fit(b)} -> {fit(a)} | {seconds:.2f} |")
 
 
 if __name__ == "__main__":
