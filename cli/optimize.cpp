@@ -95,11 +95,14 @@ void print_neuromorphic(const optimize::Report& r) {
     else if (!worst || w.bits_needed > worst->bits_needed) worst = &w;
   }
   if (!n.after.weights.empty())
-    fmt::print("  weights:    {} of {} synapse layers are exactly {}-bit integers times a scale{}\n", fit,
+    fmt::print("  weights:    {} of {} synapse layers are exactly {}-bit integers times a power of two{}\n", fit,
                n.after.weights.size(), n.after.weights.front().weight_bits,
                worst ? fmt::format("; '{}' needs {} bits (over by {})", worst->layer, worst->bits_needed,
                                    worst->bits_needed - worst->weight_bits)
                      : "");
+  for (const optimize::Rescaled& x : n.rescaled)
+    fmt::print("  rescaled:   '{}' weights / {} and '{}' input gain x {} ({} -> {} bits)\n", x.layer, x.factor, x.neuron,
+               x.factor, x.bits_before, x.bits_after);
 }
 
 void print(const OptimizeArgs& a, const optimize::Report& r, std::size_t num_rules) {

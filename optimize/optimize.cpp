@@ -15,6 +15,7 @@
 #include "ir/spiking.h"
 #include "ir/stats.h"
 #include "optimize/activity.h"
+#include "optimize/fit_weights.h"
 #include "optimize/fold.h"
 #include "optimize/provenance.h"
 #include "optimize/tensor_cost.h"
@@ -180,7 +181,10 @@ void keep_original(OptimizeResult& out, const ir::Graph& original, std::string r
   rep.ops_after = rep.ops_before;
   rep.extraction.rules_used.clear();
   rep.extraction.explanations.clear();
-  if (rep.neuromorphic) rep.neuromorphic->after = rep.neuromorphic->before;
+  if (rep.neuromorphic) {
+    rep.neuromorphic->after = rep.neuromorphic->before;
+    rep.neuromorphic->rescaled.clear();
+  }
   out.graph = original;
 }
 
@@ -285,11 +289,19 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   rep.cost_after = targets::graph_cost(*target.model, folded->graph);
   set_work(folded->graph, rep.flops_after, rep.bytes_after);
   clock.done("rebuild");
-  // Every original value computed by its own node, nothing folded: the
-  // extracted graph is the original, whose mapping is known (its spike rates
-  // are not simulated again).
+  if (neuromorphic)
+    // Weights into the chip's format where an exact rescaling does it
+    // (optimize/fit_weights.h): a graph transform after extraction, since
+    // extraction prices e-nodes from their types and "fits" is a property
+    // of the weights' values (docs/spiking.md).
+    rep.neuromorphic->rescaled =
+        rescale_weights_to_fit(folded->graph, target.model->spec().neuromorphic.weight_bits);
+  // Every original value computed by its own node, nothing folded or
+  // rescaled: the extracted graph is the original, whose mapping is known
+  // (its spike rates are not simulated again).
   const bool same_graph = rep.extraction.explanations.empty() && folded->folded == 0 &&
-                          folded->graph.num_nodes() == original.num_nodes();
+                          folded->graph.num_nodes() == original.num_nodes() &&
+                          (!neuromorphic || rep.neuromorphic->rescaled.empty());
   if (neuromorphic && same_graph) {
     rep.cost_after = rep.cost_before;
   } else if (neuromorphic) {
@@ -305,7 +317,11 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
     rep.cost_after = map->energy_per_step;
   }
 
-  if (std::string why = not_cheaper_enough(rep, o); !why.empty()) {
+  // A graph whose only gain is layers that now fit the chip's weight format,
+  // at no more energy, is the better graph.
+  const bool fits_better = neuromorphic && !rep.neuromorphic->rescaled.empty() &&
+                           rep.cost_after <= rep.cost_before * (1 + 1e-9);
+  if (std::string why = not_cheaper_enough(rep, o); !why.empty() && !fits_better) {
     keep_original(out, original, std::move(why));
     clock.total();
     return out;

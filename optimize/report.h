@@ -14,6 +14,7 @@
 
 #include "egraph/stop_reason.h"
 #include "extract/reduce.h"
+#include "optimize/fit_weights.h"
 #include "targets/neuromorphic.h"
 #include "verify/validate.h"
 
@@ -85,6 +86,7 @@ struct NeuromorphicRecord {
   double input_rate = 0;
   targets::CoreMap before, after;
   std::map<std::string, std::string> secondary;  // the spec's figures from secondary sources
+  std::vector<Rescaled> rescaled;                 // layers rescaled into the chip's weight format (fit_weights.h)
   double energy_per_inference_before() const { return before.energy_per_step * static_cast<double>(steps); }
   double energy_per_inference_after() const { return after.energy_per_step * static_cast<double>(steps); }
 };

@@ -343,6 +343,8 @@ class Generator {
       if (pool && op == ir::Op::MaxPool && coin(0.3)) return Literal(Sizes(spatial, 2));
       return Literal(Sizes(spatial, 1));
     }
+    if (name == "kernel_shape" && (op == ir::Op::SumPool2d || op == ir::Op::AvgPool2d))  // NIR: [C, H, W]
+      return Literal(Sizes{1 + pick(3), 1 + pick(3)});
     if (name == "kernel_shape" && pool) {
       // 1..3 per spatial axis; a window larger than the padded input fails
       // the shape rule and the draw is skipped

@@ -232,6 +232,16 @@ const CondDef kConditions[] = {
        return env.symbolic_values || a[0].tensor->zero;  // the analysis reads constants once
      },
      ValueCond::Zero, "every element is 0 (a zero constant, or the tensor analysis' zero fact: a gather of zero filters)"},
+    {"uniform", "T",
+     [](const Env& env, std::span<const ArgVal> a) {
+       if (env.symbolic_values) return true;
+       auto v = values(a[0]);
+       return v && !v->empty() && std::all_of(v->begin(), v->end(), [&](double x) { return std::isfinite(x) && x == v->front(); });
+     },
+     ValueCond::Uniform, "a constant whose elements are all finite and equal (one delay for a whole population)"},
+    {"run-step", "T", [](const Env& env, std::span<const ArgVal>) { return env.symbolic_values; }, ValueCond::Step,
+     "every element equals the run's time step dt: a fact of a run, not of the graph, so only verification (which "
+     "takes dt as a variable) assumes it and the optimizer never applies a rule that needs it"},
     {"some-constant-channels",
      "T",
      [](const Env& env, std::span<const ArgVal> a) {
@@ -557,6 +567,15 @@ const LetDef kLets[] = {
        return ints({w[1].size(), w[0].size(), 1, 1});
      },
      "[K, C, 1, 1] for a C x K matrix"},
+    {"pool-weight-shape", "TV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [C, 1, kh, kw]: one filter per channel of a NIR pool's input [C, H, W]
+       const ir::Shape& x = *shape(a[0]);
+       auto k = as_ints(a[1]);
+       if (x.rank() != 3 || !x[0].is_static() || !k || k->size() != 2) return std::nullopt;
+       return ints({x[0].size(), 1, (*k)[0], (*k)[1]});
+     },
+     "[C, 1, kh, kw] for a NIR pool over x [C, H, W] with kernel [kh, kw]: a depthwise filter per channel"},
     {"numel-shape", "T",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
        // [n] for a static tensor of n elements: reshapes it to a vector

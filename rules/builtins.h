@@ -51,7 +51,18 @@ enum class ArgKind : char { Tensor = 'T', Value = 'V' };
 // A value condition constrains element values; verification assumes it of
 // the symbolic elements and draws numeric inputs that satisfy it. A variable
 // may have several: they combine as a set of flags.
-enum class ValueCond : unsigned { None = 0, Positive = 1, Nonzero = 2, NonNegative = 4, Zero = 8 };
+// Step: every element equals the run's time step dt, a fact of a run and
+// not of the graph (verification assumes it; the optimizer never knows it).
+// Uniform: every element equals the first.
+enum class ValueCond : unsigned {
+  None = 0,
+  Positive = 1,
+  Nonzero = 2,
+  NonNegative = 4,
+  Zero = 8,
+  Step = 16,
+  Uniform = 32
+};
 constexpr ValueCond operator|(ValueCond a, ValueCond b) {
   return static_cast<ValueCond>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
 }

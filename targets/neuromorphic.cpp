@@ -179,8 +179,11 @@ Connectivity connectivity(const ir::Graph& g, const ir::Node& n) {
   }
 }
 
-// Whether the weights are exactly c x integers, and of how many bits: each
-// nonzero |w| is m 2^e with m odd; c = gcd(m) 2^min(e).
+}  // namespace
+
+// Whether the weights are exactly 2^e x integers, and of how many bits: each
+// nonzero |w| is m 2^e with m odd; the shared exponent is min(e), and gcd(m)
+// is the odd factor the integers have in common.
 WeightFit weight_fit(const ir::Tensor& w, int weight_bits) {
   WeightFit f;
   f.weight_bits = weight_bits;
@@ -208,11 +211,14 @@ WeightFit weight_fit(const ir::Tensor& w, int weight_bits) {
   f.scale = 1;
   if (parts.empty()) return f;
   int magnitude = 0;
-  for (const auto& [m, e] : parts) magnitude = std::max(magnitude, static_cast<int>(std::bit_width(m / gcd)) + e - low);
+  for (const auto& [m, e] : parts) magnitude = std::max(magnitude, static_cast<int>(std::bit_width(m)) + e - low);
   f.bits_needed = magnitude + 1;
-  f.scale = std::ldexp(static_cast<double>(gcd), low);
+  f.scale = std::ldexp(1.0, low);
+  f.odd_factor = gcd;
   return f;
 }
+
+namespace {
 
 struct Builder {
   const ir::Graph& g;

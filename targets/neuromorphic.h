@@ -31,16 +31,23 @@ struct PopulationMap {
   double synaptic_events_per_step = 0;  // expected, from the measured activity of its inputs
 };
 
-// Whether a synapse layer's weights are exactly c x (signed integers of
-// `bits_needed` bits) for some c > 0: the chip's format, integers of
-// NeuromorphicSpec::weight_bits with one scale per layer (docs/targets.md).
+// Whether a synapse layer's weights are exactly 2^e x (signed integers of
+// `bits_needed` bits): the chip's format, integers of
+// NeuromorphicSpec::weight_bits with one shared exponent per layer (Loihi's
+// weight exponent; docs/targets.md). A common odd factor of the integers is
+// not part of the format: an exact rescaling moves it into the neuron
+// (optimize/fit_weights.h).
 struct WeightFit {
   std::string layer, op;
-  int bits_needed = 0;  // sign bit included; 0 for an all-zero weight
-  int weight_bits = 0;  // the chip's
-  double scale = 0;     // c: the weights are c times integers of bits_needed bits
+  int bits_needed = 0;       // sign bit included; 0 for an all-zero weight
+  int weight_bits = 0;       // the chip's
+  double scale = 0;          // 2^e: the weights are 2^e times integers of bits_needed bits
+  uint64_t odd_factor = 1;   // the integers' greatest common odd factor (1: none)
   bool fits() const { return bits_needed <= weight_bits; }
 };
+
+// The fit of one weight tensor (WeightFit without layer and op).
+WeightFit weight_fit(const ir::Tensor& w, int weight_bits);
 
 struct CoreMap {
   int64_t cores = 0, neurons = 0, synapses = 0;

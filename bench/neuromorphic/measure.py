@@ -14,6 +14,18 @@ The made networks (written to OUT_DIR):
   - mlp_merge.nir: Linear(64, 256) then Linear(256, 32) with no neuron in
     between (a projection people fold at export), then LIF: the
     affine-affine rule's case.
+  - cnn_sumpool.nir: a sinabs-style CNN, torch Conv2d(2, 8, 3, padding 1,
+    no bias) -> IF -> SumPool 2x2 -> Conv2d(8, 16, 3, padding 1) -> IF ->
+    SumPool 2x2 -> Flatten -> Linear(256, 10) -> IF, on 2 x 16 x 16 inputs
+    (sum-pool-as-depthwise-conv's case).
+  - scale_delay.nir: per-input gains (a Scale) and a synaptic delay of 2 ms
+    on every input, then Linear(256, 16) -> LIF: delay-scale-rev moves the
+    delay in front of the Scale and affine-absorb-scale folds the gains
+    into the weights.
+  - mlp_quant.nir: Linear(128, 32) -> LIF with its weights quantised to
+    integers in [-100, 100] times 3/8 (a scale that is not a power of two):
+    10 bits with the chip's shared exponent, 8 once optimize moves the 3
+    into the LIF's r (exact weight rescaling, docs/spiking.md).
 
     bench/neuromorphic/measure.py REFINERY_EXE OUT_DIR [TARGET]
 """
@@ -88,7 +100,45 @@ def make(out):
              "lif": lif(32), "output": {"type": "Output", "shape": np.array([32])}}
     write_nir(os.path.join(out, "mlp_merge.nir"), nodes,
               [("input", "proj"), ("proj", "fc"), ("fc", "lif"), ("lif", "output")])
-    return ["mlp_dense.nir", "mlp_pruned.nir", "mlp_merge.nir"]
+    conv1, conv2 = torch.nn.Conv2d(2, 8, 3, padding=1, bias=False), torch.nn.Conv2d(8, 16, 3, padding=1, bias=False)
+    fc = torch.nn.Linear(256, 10, bias=False)
+
+    def conv(c, size):
+        return {"type": "Conv2d", "weight": c.weight.detach().numpy() * 8, "bias": np.zeros(c.out_channels, np.float32),
+                "stride": np.array([1, 1]), "padding": np.array([1, 1]), "dilation": np.array([1, 1]),
+                "groups": np.int64(1), "input_shape": np.array([size, size])}
+
+    def if_neurons(shape):
+        return {"type": "IF", "r": np.ones(shape), "v_threshold": np.ones(shape), "v_reset": np.zeros(shape)}
+
+    pool = {"type": "SumPool2d", "kernel_size": np.array([2, 2]), "stride": np.array([2, 2]), "padding": np.array([0, 0])}
+    nodes = {"input": {"type": "Input", "shape": np.array([2, 16, 16])}, "conv1": conv(conv1, 16),
+             "if1": if_neurons((8, 16, 16)), "pool1": pool, "conv2": conv(conv2, 8), "if2": if_neurons((16, 8, 8)),
+             "pool2": dict(pool),
+             "flat": {"type": "Flatten", "start_dim": np.int64(0), "end_dim": np.int64(-1),
+                      "input_type": np.array([16, 4, 4])},
+             "fc": {"type": "Linear", "weight": fc.weight.detach().numpy() * 8}, "if3": if_neurons(10),
+             "output": {"type": "Output", "shape": np.array([10])}}
+    chain = ["input", "conv1", "if1", "pool1", "conv2", "if2", "pool2", "flat", "fc", "if3", "output"]
+    write_nir(os.path.join(out, "cnn_sumpool.nir"), nodes, list(zip(chain, chain[1:])))
+    lin = torch.nn.Linear(256, 16)
+    gains = torch.rand(256, generator=torch.Generator().manual_seed(1)).numpy() * 1.5 + 0.5
+    nodes = {"input": {"type": "Input", "shape": np.array([256])},
+             "gain": {"type": "Scale", "scale": gains.astype(np.float32)},
+             "delay": {"type": "Delay", "delay": np.full(256, 0.002)},
+             "fc": {"type": "Affine", "weight": lin.weight.detach().numpy() * 4, "bias": lin.bias.detach().numpy()},
+             "lif": lif(16), "output": {"type": "Output", "shape": np.array([16])}}
+    chain = ["input", "gain", "delay", "fc", "lif", "output"]
+    write_nir(os.path.join(out, "scale_delay.nir"), nodes, list(zip(chain, chain[1:])))
+    lin = torch.nn.Linear(128, 32)
+    w = lin.weight.detach().numpy()
+    q = np.round(w / np.abs(w).max() * 100)
+    nodes = {"input": {"type": "Input", "shape": np.array([128])},
+             "fc": {"type": "Affine", "weight": (0.375 * q).astype(np.float32), "bias": np.zeros(32, np.float32)},
+             "lif": dict(lif(32), v_threshold=np.full(32, 40.0)), "output": {"type": "Output", "shape": np.array([32])}}
+    chain = ["input", "fc", "lif", "output"]
+    write_nir(os.path.join(out, "mlp_quant.nir"), nodes, list(zip(chain, chain[1:])))
+    return ["mlp_dense.nir", "mlp_pruned.nir", "mlp_merge.nir", "cnn_sumpool.nir", "scale_delay.nir", "mlp_quant.nir"]
 
 
 def main(exe, out, target):
@@ -96,8 +146,9 @@ def main(exe, out, target):
     files = [os.path.join(SHARED, f) for f in sorted(os.listdir(SHARED)) if f.endswith(".nir")]
     files += [os.path.join(out, f) for f in make(out)]
     print(f"target {target}; load average {os.getloadavg()[0]:.1f}")
-    print("| file | result | cores | synapses | synaptic events / step | energy / inference (nJ) | optimize (s) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| file | result | cores | synapses | synaptic events / step | energy / inference (nJ) | weights fit | "
+          "optimize (s) |")
+    print("|---|---|---|---|---|---|---|---|")
     for f in files:
         name = os.path.basename(f)
         rep = os.path.join(out, name + f".{target}.json")
@@ -107,14 +158,16 @@ def main(exe, out, target):
         seconds = time.time() - t0
         if p.returncode != 0:
             why = (p.stderr.strip().splitlines() or ["?"])[-1].replace("|", "/")
-            print(f"| {name} | exit {p.returncode}: {why} | | | | | {seconds:.2f} |")
+            print(f"| {name} | exit {p.returncode}: {why} | | | | | | {seconds:.2f} |")
             continue
         j = json.load(open(rep))
         n = j["neuromorphic"]
         b, a = n["before"], n["after"]
+        fit = lambda m: f"{sum(w['fits'] for w in m['weights'])}/{len(m['weights'])}"
         print(f"| {name} | {j['result']} | {b['cores']} -> {a['cores']} | {b['synapses']} -> {a['synapses']} | "
               f"{b['synaptic_events_per_step']:.4g} -> {a['synaptic_events_per_step']:.4g} | "
-              f"{b['energy_per_inference_j'] * 1e9:.4g} -> {a['energy_per_inference_j'] * 1e9:.4g} | {seconds:.2f} |")
+              f"{b['energy_per_inference_j'] * 1e9:.4g} -> {a['energy_per_inference_j'] * 1e9:.4g} | "
+              f"{fit(b)} -> {fit(a)} | {seconds:.2f} |")
 
 
 if __name__ == "__main__":

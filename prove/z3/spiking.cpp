@@ -2,8 +2,9 @@
 // equations of docs/spiking.md. The stateless ones are ordinary entries; the
 // stateful neurons are one time step, reading their state before the step
 // from SymDomain::step and writing it after (prove/induction.h): without a
-// step they have no semantics. Delay is not modelled (its length in steps is
-// a rounding of delay / dt).
+// step they have no semantics. A delay's length in steps is a rounding of
+// delay / dt: the prover fixes it per case (SpikingStep::delay_steps), and
+// the step assumes that the delay rounds to it.
 #include <fmt/format.h>
 
 #include "ir/spiking.h"
@@ -147,6 +148,43 @@ Result neuron(Ctx& c) {
   return one(make(s, std::move(out)));
 }
 
+// A delay of k steps (docs/spiking.md): k registers holding the input of
+// the last k steps, newest first; the output is the oldest (the input
+// itself when k = 0). The case's fact: the delay rounds to k, llround(d / dt)
+// with halves away from zero; a negative length fails the run (undefined).
+// One length for the population: the case assumes that the first element
+// rounds to k, and the prover must show that the others do
+// (SpikingStep::same_length), as the rule's conditions may say (zero ?d).
+Result delay(Ctx& c) {
+  SpikingStep* st = c.d.step;
+  if (st == nullptr) return fail_sem(c, "a stateful op: its rules are proved over time");
+  auto k_it = st->delay_steps.find(c.n.name);
+  auto regs = st->before.find(c.n.name);
+  if (k_it == st->delay_steps.end() || regs == st->before.end())
+    return fail_sem(c, fmt::format("no length or state for the delay '{}'", c.n.name));
+  const SymTensor& len = c.x(1);
+  SymDomain& d = c.d;
+  const int64_t k = k_it->second;
+  const auto half = [&](double v) { return d.num(v) * st->dt; };
+  const auto rounds_to_k = [&](const z3::expr& length) {
+    return k == 0 ? half(-0.5) < length && length < half(0.5)
+                  : half(static_cast<double>(k) - 0.5) <= length && length < half(static_cast<double>(k) + 0.5);
+  };
+  for (size_t e = 0; e < len.elems.size(); ++e) {
+    (e == 0 ? d.facts : st->same_length).push_back(rounds_to_k(len.elems[e]));
+    d.defined.push_back(half(-0.5) < len.elems[e]);
+  }
+  const std::vector<SymTensor>& before = regs->second;
+  if (static_cast<int64_t>(before.size()) != k) return fail_sem(c, "delay state of the wrong length");
+  std::vector<SymTensor> after;
+  if (k > 0) {
+    after.push_back(c.x(0));
+    after.insert(after.end(), before.begin(), before.end() - 1);
+  }
+  st->after[c.n.name] = std::move(after);
+  return one(k == 0 ? c.x(0) : before.back());
+}
+
 }  // namespace
 
 void fill_spiking(Table& t) {
@@ -160,6 +198,7 @@ void fill_spiking(Table& t) {
   define(t, Op::NirConv2d, window);
   define(t, Op::SumPool2d, window);
   define(t, Op::AvgPool2d, window);
+  define(t, Op::Delay, delay);
   for (Op op : {Op::Integrator, Op::IF, Op::LI, Op::LIF, Op::CubaLI, Op::CubaLIF}) define(t, op, neuron);
 }
 

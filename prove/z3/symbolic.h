@@ -38,6 +38,12 @@ struct SpikingStep {
   z3::expr dt;
   std::map<std::string, std::vector<SymTensor>> before, after;
   std::map<std::string, SymTensor> thresholds;  // of the spiking neurons, as evaluated
+  // The length in steps of each delay node, fixed by the prover for a case
+  // (prove/induction.cpp): its state is that many registers.
+  std::map<std::string, int64_t> delay_steps;
+  // What the case assumes of a delay's first element that the prover must
+  // show of the others (one length for the population).
+  std::vector<z3::expr> same_length;
 };
 
 // The number domain: reals, or binary32 with round-to-nearest-even.

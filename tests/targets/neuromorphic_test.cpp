@@ -244,6 +244,13 @@ TEST(NeuromorphicMap, WeightsFitWhenExactlyAScaleTimesSmallIntegers) {
   ASSERT_TRUE(wide.has_value());
   EXPECT_FALSE(wide->weights[0].fits());
   EXPECT_GT(wide->weights[0].bits_needed, 20);
+  // 0.75 x {1, -2, 4} = 2^-2 x {3, -6, 12}: the scale is a power of two
+  // (the chip's shared exponent), and 3 is the integers' common odd factor
+  auto odd = map_to_cores(affine_lif(3, 1, {0.75, -1.5, 3.0}), spec("loihi2"), {});
+  ASSERT_TRUE(odd.has_value());
+  EXPECT_EQ(odd->weights[0].bits_needed, 5);
+  EXPECT_DOUBLE_EQ(odd->weights[0].scale, 0.25);
+  EXPECT_EQ(odd->weights[0].odd_factor, 3u);
 }
 
 TEST(NeuromorphicModel, PricesAStepByNeuronsAndDenseSynapses) {
