@@ -44,11 +44,19 @@ ordered_json core_map_json(const targets::CoreMap& m, int64_t steps) {
 }
 
 ordered_json neuromorphic_json(const NeuromorphicRecord& n) {
+  ordered_json rescaled = ordered_json::array();
+  for (const Rescaled& x : n.rescaled)
+    rescaled.push_back({{"layer", x.layer},
+                        {"neuron", x.neuron},
+                        {"factor", x.factor},
+                        {"bits_before", x.bits_before},
+                        {"bits_after", x.bits_after}});
   return {{"steps", n.steps},
           {"samples", n.samples},
           {"input_rate", n.input_rate},
           {"before", core_map_json(n.before, n.steps)},
           {"after", core_map_json(n.after, n.steps)},
+          {"rescaled", rescaled},
           {"secondary_figures", n.secondary}};
 }
 

@@ -92,7 +92,7 @@ struct NeuromorphicRecord {
 };
 
 struct Report {
-  static constexpr int kVersion = 6;
+  static constexpr int kVersion = 7;
   std::string model, output, target;
   std::string command;  // the command line that wrote the report, when a CLI ran it (report/command.h)
   Outcome outcome = Outcome::KeptOriginal;

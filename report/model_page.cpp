@@ -175,6 +175,17 @@ std::string chip_section(const json& r) {
     }
     out += "</tbody></table>\n";
   }
+  const json rescaled = n.value("rescaled", json::array());
+  if (!rescaled.empty()) {
+    out += "<h3>Rescaled into the chip's format</h3>\n<table id=\"chip-rescaled\"><thead><tr><th>synapse layer</th>"
+           "<th>neuron</th><th class=\"num\">weights divided by</th><th>bits</th></tr></thead><tbody>\n";
+    for (const json& x : rescaled)
+      out += fmt::format("<tr><td><code>{}</code></td><td><code>{}</code> (input gain × the same)</td><td "
+                         "class=\"num\">{}</td><td>{} → {}</td></tr>\n",
+                         escape(str(x, "layer")), escape(str(x, "neuron")), number_text(num(x, {"factor"})),
+                         number_text(num(x, {"bits_before"})), number_text(num(x, {"bits_after"})));
+    out += "</tbody></table>\n";
+  }
   const json secondary = n.value("secondary_figures", json());
   if (secondary.is_object() && !secondary.empty()) {
     out += "<p class=\"muted\">Figures of this chip's spec from secondary sources:</p>\n<ul class=\"muted\">\n";

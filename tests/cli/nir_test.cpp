@@ -311,7 +311,7 @@ TEST(NirCli, OptimizeForLoihi2MergesSynapsesOntoFewerCoresAndValidatesSpikes) {
   EXPECT_NE(r.out.find("affine-affine (1)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("spike trains identical in 1 of 1 layers: pass (exact)"), std::string::npos) << r.out;
   auto j = nlohmann::json::parse(slurp(report));
-  EXPECT_EQ(j["refinery_report"], 6);
+  EXPECT_EQ(j["refinery_report"], 7);
   EXPECT_EQ(j["cost"]["unit"], "joules per time step");
   const auto& n = j["neuromorphic"];
   EXPECT_EQ(n["before"]["cores"], 2);
@@ -373,7 +373,8 @@ TEST(NirCli, OptimizeForLoihi2MovesADelaySoThatAScaleIsAbsorbed) {
 // times 3, they fit Loihi 2's 8 bits: optimize writes that form, spike for
 // spike the same, though no rule made it cheaper.
 TEST(NirCli, OptimizeForLoihi2RescalesWeightsIntoTheChipsFormat) {
-  fs::path nir = nir_scratch("odd_scale.nir"), out = nir_scratch("odd_scale.loihi2.nir");
+  fs::path nir = nir_scratch("odd_scale.nir"), out = nir_scratch("odd_scale.loihi2.nir"),
+           report = nir_scratch("odd_scale.loihi2.json");
   std::vector<std::string> w, b;
   for (int i = 0; i < 8 * 16; ++i) w.push_back(fmt::format("{}", 0.375 * ((i * 37) % 201 - 100)));
   for (int i = 0; i < 8; ++i) b.push_back(fmt::format("{}", 0.375 * (i % 5 - 2)));
@@ -391,13 +392,18 @@ TEST(NirCli, OptimizeForLoihi2RescalesWeightsIntoTheChipsFormat) {
 }})",
                         fmt::join(w, ", "), fmt::join(b, ", ")),
             nir);
-  CliResult r = run_cli("optimize " + nir.string() + " -o " + out.string() + " --target loihi2");
+  CliResult r = run_cli("optimize " + nir.string() + " -o " + out.string() + " --target loihi2 --report " +
+                        report.string());
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("result:     optimized"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("weights:    1 of 1 synapse layers are exactly 8-bit integers"), std::string::npos) << r.out;
+  auto j = nlohmann::json::parse(slurp(report));
+  ASSERT_EQ(j["neuromorphic"]["rescaled"].size(), 1u) << j["neuromorphic"];
+  EXPECT_EQ(j["neuromorphic"]["rescaled"][0],
+            nlohmann::json::parse(R"({"layer": "h", "neuron": "o", "factor": 3, "bits_before": 10, "bits_after": 8})"));
   EXPECT_NE(r.out.find("rescaled:   'h' weights / 3 and 'o' input gain x 3 (10 -> 8 bits)"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("): pass"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" layers: pass ("), std::string::npos) << r.out;
   auto written = frontends::import_nir(out);
   ASSERT_TRUE(written.has_value()) << written.error().str();
   for (const ir::Node& n : written->nodes())

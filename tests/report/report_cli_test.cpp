@@ -28,7 +28,7 @@ TEST(ReportCli, OptimizeWritesThePageThatReportHtmlDrawsFromTheJson) {
                         (d / "r.json").string() + " --html " + (d / "r.html").string());
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   nlohmann::json j = nlohmann::json::parse(slurp(d / "r.json"));
-  EXPECT_EQ(j.at("refinery_report"), 6);
+  EXPECT_EQ(j.at("refinery_report"), 7);
   EXPECT_TRUE(j.at("neuromorphic").is_null()) << "a cpu target has no chip mapping";
   EXPECT_NE(j.at("command").get<std::string>().find("optimize " + kTiny.string()), std::string::npos);
   EXPECT_GT(j.at("cost").at("flops_before").get<double>(), 0);
