@@ -121,6 +121,34 @@ bool all_proved(const std::vector<prove::RuleReport>& reports) {
   return std::all_of(reports.begin(), reports.end(), [](const prove::RuleReport& r) { return prove::is_proved(r.verdict); });
 }
 
+// The ops of a pattern, and how many.
+void pattern_ops(const rules::Pat& p, std::set<ir::Op>& ops, int& count) {
+  if (p.kind != rules::Pat::Kind::Op) return;
+  ops.insert(p.op);
+  ++count;
+  for (const rules::Pat& k : p.kids) pattern_ops(k, ops, count);
+}
+
+// The verifier's axioms (`:axioms`, docs/rules.md) that state laws of each
+// op it leaves uninterpreted: a candidate over these ops that is unknown
+// without them is tried once more with them (sigmoid(-x) = 1 - sigmoid(x)
+// needs sigmoid-def).
+std::vector<std::string> axioms_for(const rules::Rule& rule) {
+  static const std::map<ir::Op, std::vector<std::string>> kAxioms{
+      {ir::Op::Exp, {"exp-add", "exp-pos", "exp-sum"}},
+      {ir::Op::Sqrt, {"sqrt-sq", "sqrt-pos"}},
+      {ir::Op::Sigmoid, {"sigmoid-def"}},
+      {ir::Op::Tanh, {"tanh-def"}}};
+  std::set<ir::Op> ops;
+  int count = 0;
+  for (const auto* side : {&rule.body->lhs, &rule.body->rhs})
+    for (const auto& [root, pat] : *side) pattern_ops(pat, ops, count);
+  std::vector<std::string> out;
+  for (ir::Op op : ops)
+    if (auto it = kAxioms.find(op); it != kAxioms.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  return out;
+}
+
 // Proves each rule of the candidate's text (both ways: both). The verdict
 // is the first unproved one's, else the weakest proved.
 void prove_candidate(Candidate& c, const DiscoverOptions& options) {
@@ -239,6 +267,7 @@ std::string Candidate::text() const {
     for (std::size_t i = 1; i < vars.size(); ++i) conds += fmt::format("{}(same-shape {} {})", i > 1 ? " " : "", vars[0], vars[i]);
     if (!conds.empty()) s += " :when (" + conds + ")";
   }
+  if (!axioms.empty()) s += fmt::format(" :axioms ({})", fmt::join(axioms, " "));
   return s + ")";
 }
 
@@ -352,6 +381,16 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
       }
       auto proof_start = Clock::now();
       prove_candidate(c, options);
+      // Unknown, not refuted: perhaps a law of sigmoid, tanh, exp or sqrt is
+      // needed, which the verifier uses only when a rule asks.
+      if (c.verdict == prove::Verdict::Unknown && !out_of_time())
+        if (auto axioms = axioms_for(parsed->rules().front()); !axioms.empty()) {
+          Candidate with = c;
+          with.axioms = std::move(axioms);
+          prove_candidate(with, options);
+          with.proof_seconds += c.proof_seconds;
+          c = std::move(with);
+        }
       // Equal on the sampled inputs, where every variable has one shape:
       // perhaps only then (a transpose distributed over a broadcasting add).
       if (!prove::is_proved(c.verdict) && c.variables >= 2 && !out_of_time()) {
@@ -425,18 +464,6 @@ std::string DiscoverResult::table() const {
                    kept.size(), seconds, time_limit_hit ? ", time limit reached" : "");
   return s;
 }
-
-namespace {
-
-// The ops of a pattern, and how many.
-void pattern_ops(const rules::Pat& p, std::set<ir::Op>& ops, int& count) {
-  if (p.kind != rules::Pat::Kind::Op) return;
-  ops.insert(p.op);
-  ++count;
-  for (const rules::Pat& k : p.kids) pattern_ops(k, ops, count);
-}
-
-}  // namespace
 
 std::vector<Coverage> coverage(const DiscoverOptions& options, const rules::RuleSet& rules,
                                const rules::RuleSet& family) {

@@ -63,6 +63,17 @@ TEST(Discover, AttributeAtItsDefaultIsEnumerated) {
   EXPECT_TRUE(found(*r, o, "(transpose (transpose ?a)) => ?a")) << r->rules_text("");
 }
 
+// tanh is uninterpreted in the verifier unless a rule asks for tanh-def: the
+// candidate is unknown without it and proved with it, and is written with it.
+TEST(Discover, AsksForTheAxiomsOfItsFunctions) {
+  auto o = tiny({"tanh", "neg"}, 1, 2);
+  o.constants = {};
+  auto r = discover(o);
+  ASSERT_TRUE(r) << r.error().str();
+  EXPECT_TRUE(found(*r, o, "(tanh (neg ?a)) => (neg (tanh ?a))")) << r->rules_text("");
+  EXPECT_NE(r->rules_text("").find(":axioms (tanh-def)"), std::string::npos) << r->rules_text("");
+}
+
 // On positive inputs only, relu(x) and x agree: the fingerprint groups them,
 // the prover refutes the candidate, and it is reported, never written.
 TEST(Discover, PlantedCollisionIsRefutedAndNotWritten) {
