@@ -149,6 +149,34 @@ std::vector<std::string> axioms_for(const rules::Rule& rule) {
   return out;
 }
 
+// The known rules that can ever fire in an e-graph of terms over the
+// vocabulary: a rule whose left side names an op that neither the
+// vocabulary nor the right side of a rule that can fire makes never
+// matches there. Dropping the others changes no derivation and saves the
+// matching of each (most of the library, for a small vocabulary).
+rules::RuleSet relevant_rules(const rules::RuleSet& against, const std::vector<OpSpec>& vocabulary) {
+  std::set<ir::Op> made;
+  for (const OpSpec& s : vocabulary) made.insert(s.op);
+  std::vector<bool> fires(against.rules().size(), false);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (std::size_t i = 0; i < against.rules().size(); ++i) {
+      if (fires[i]) continue;
+      const rules::Rule& r = against.rules()[i];
+      std::set<ir::Op> needs;
+      int count = 0;
+      for (const auto& [root, pat] : r.body->lhs) pattern_ops(pat, needs, count);
+      if (!std::includes(made.begin(), made.end(), needs.begin(), needs.end())) continue;
+      fires[i] = grew = true;
+      for (ir::Op op : rules::ops_made(r)) made.insert(op);
+    }
+  }
+  rules::RuleSet out;
+  for (std::size_t i = 0; i < against.rules().size(); ++i)
+    if (fires[i]) out.add(against.rules()[i]);
+  return out;
+}
+
 // Proves each rule of the candidate's text (both ways: both). The verdict
 // is the first unproved one's, else the weakest proved.
 void prove_candidate(Candidate& c, const DiscoverOptions& options) {
@@ -281,6 +309,12 @@ bool derives(const std::vector<rules::TensorRewrite>& rules, const rules::Rule& 
   return derives_terms(rules, *l, *r, static_cast<int>(vars.size()), options);
 }
 
+namespace {
+// Candidates checked one by one between two saturations of the enumeration
+// e-graph with the rules proved meanwhile.
+constexpr std::size_t kResaturateEvery = 32;
+}  // namespace
+
 Expected<DiscoverResult> discover(const DiscoverOptions& options) {
   if (options.ops.empty()) return std::unexpected(bad("discover: no --ops"));
   if (options.max_size < 1) return std::unexpected(bad("discover: --max-size must be at least 1"));
@@ -296,7 +330,11 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
   auto out_of_time = [&] { return seconds_since(start) > options.time_limit_s; };
   DiscoverResult result;
   std::vector<Candidate> kept;
-  Rules known = compile(options.against, kept);
+  const rules::RuleSet against = relevant_rules(options.against, options.ops);
+  Rules known = compile(against, kept);
+  if (options.progress)
+    options.progress(fmt::format("{} of {} known rules can fire over the vocabulary", against.rules().size(),
+                                 options.against.rules().size()));
   std::set<std::string> names, seen;
   for (const rules::Rule& r : options.against.rules()) names.insert(r.name);
 
@@ -318,6 +356,7 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
     // Each class of a group against the smallest earlier one whose
     // variables it has: larger => smaller (both ways when of one size).
     std::vector<Candidate> cands;
+    std::map<std::string, std::pair<Id, Id>> classes_of;  // candidate name -> its two sides' classes
     for (const auto& group : groups) {
       std::vector<Term> terms;
       for (Id c : group) terms.push_back(*en.term(c));
@@ -342,6 +381,7 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
           for (int k = 2; names.contains(name); ++k) name = fmt::format("{}-{}", base_name(terms[i]), k);
           names.insert(name);
           c.name = name;
+          classes_of.emplace(name, std::pair(group[i], group[j]));
           cands.push_back(std::move(c));
           break;
         }
@@ -354,15 +394,41 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
     });
     st.candidates = cands.size();
     result.candidates += cands.size();
-    if (options.progress)
-      options.progress(fmt::format("size {}: {} new terms, {} classes, {} groups, {} candidates ({:.0f} s)", size,
-                                   st.new_terms, st.classes, st.groups, st.candidates, seconds_since(start)));
+    if (options.progress) {
+      // How many candidates of each total size (both sides' ops), the order
+      // they are checked in.
+      std::map<int, int> by_size;
+      for (const Candidate& c : cands) ++by_size[c.size];
+      std::string sizes;
+      for (auto [n, count] : by_size) sizes += fmt::format("{}{}: {}", sizes.empty() ? "" : ", ", n, count);
+      options.progress(fmt::format("size {}: {} new terms, {} classes, {} groups, {} candidates ({:.0f} s){}", size,
+                                   st.new_terms, st.classes, st.groups, st.candidates, seconds_since(start),
+                                   sizes.empty() ? "" : "; by total size " + sizes));
+    }
 
+    // Ruler's loop: once some rules were proved, they run over the
+    // enumeration e-graph again, and a candidate whose two classes they
+    // merged is derivable, found without a check of its own (most of a
+    // layer's candidates are instances of its first few rules).
+    std::size_t proved_since = 0, checked_since = 0;
     for (Candidate& c : cands) {
       if (out_of_time()) {
         result.time_limit_hit = true;
         break;
       }
+      if (proved_since > 0 && checked_since >= kResaturateEvery) {
+        auto sat_start = Clock::now();
+        en.saturate(known.rewrites, options.saturate);
+        result.derive_seconds += seconds_since(sat_start);
+        proved_since = checked_since = 0;
+      }
+      auto [cl, cr] = classes_of.at(c.name);
+      if (en.egraph().find(cl) == en.egraph().find(cr)) {
+        ++st.derived;
+        ++result.skipped_derivable;
+        continue;
+      }
+      ++checked_since;
       auto parsed = rules::parse_rules(c.text(), "discovered");
       if (!parsed) {
         c.verdict = prove::Verdict::Error;
@@ -405,8 +471,9 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
       result.proof_seconds += seconds_since(proof_start);
       if (prove::is_proved(c.verdict)) {
         ++st.proved;
+        ++proved_since;
         kept.push_back(std::move(c));
-        known = compile(options.against, kept);
+        known = compile(against, kept);
       } else {
         if (c.verdict == prove::Verdict::Refuted)
           ++st.refuted;
@@ -426,7 +493,7 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
   // Minimise: the largest first, drop a rule the others derive.
   const auto minimise_start = Clock::now();
   for (std::size_t i = kept.size(); i-- > 0;) {
-    Rules others = compile(options.against, kept, i);
+    Rules others = compile(against, kept, i);
     auto parsed = rules::parse_rules(kept[i].text(), "discovered");
     if (parsed && derives(others.rewrites, parsed->rules().front(), options)) {
       result.derived.push_back(kept[i]);
