@@ -86,8 +86,15 @@ bool derives_terms(const std::vector<rules::TensorRewrite>& rules, const Term& l
   auto li = g.add(l), ri = g.add(r);
   if (!li || !ri) return false;
   egraph::Runner<egraph::tensor::TensorNode, egraph::tensor::TensorAnalysis> runner(options.derive, g.release());
+  // Stop as soon as the two sides are one class (a derivable candidate
+  // then costs the iterations its derivation needs, not the limits).
+  const Id lid = *li, rid = *ri;
+  runner.add_hook([lid, rid](auto& r) -> std::optional<std::string> {
+    if (r.egraph.find(lid) == r.egraph.find(rid)) return "derived";
+    return std::nullopt;
+  });
   runner.run(rules);
-  return runner.egraph.find(*li) == runner.egraph.find(*ri);
+  return runner.egraph.find(lid) == runner.egraph.find(rid);
 }
 
 // "disc-neg-neg": the left side's ops in order.
