@@ -339,7 +339,7 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
   std::vector<Candidate> kept;
   const rules::RuleSet against = relevant_rules(options.against, options.ops);
   Rules known = compile(against, kept);
-  if (options.progress)
+  if (options.progress && !options.against.rules().empty())
     options.progress(fmt::format("{} of {} known rules can fire over the vocabulary", against.rules().size(),
                                  options.against.rules().size()));
   std::set<std::string> names, seen;
