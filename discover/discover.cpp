@@ -86,8 +86,15 @@ bool derives_terms(const std::vector<rules::TensorRewrite>& rules, const Term& l
   auto li = g.add(l), ri = g.add(r);
   if (!li || !ri) return false;
   egraph::Runner<egraph::tensor::TensorNode, egraph::tensor::TensorAnalysis> runner(options.derive, g.release());
+  // Stop as soon as the two sides are one class (a derivable candidate
+  // then costs the iterations its derivation needs, not the limits).
+  const Id lid = *li, rid = *ri;
+  runner.add_hook([lid, rid](auto& r) -> std::optional<std::string> {
+    if (r.egraph.find(lid) == r.egraph.find(rid)) return "derived";
+    return std::nullopt;
+  });
   runner.run(rules);
-  return runner.egraph.find(*li) == runner.egraph.find(*ri);
+  return runner.egraph.find(lid) == runner.egraph.find(rid);
 }
 
 // "disc-neg-neg": the left side's ops in order.
@@ -119,6 +126,62 @@ Rules compile(const rules::RuleSet& against, const std::vector<Candidate>& kept,
 
 bool all_proved(const std::vector<prove::RuleReport>& reports) {
   return std::all_of(reports.begin(), reports.end(), [](const prove::RuleReport& r) { return prove::is_proved(r.verdict); });
+}
+
+// The ops of a pattern, and how many.
+void pattern_ops(const rules::Pat& p, std::set<ir::Op>& ops, int& count) {
+  if (p.kind != rules::Pat::Kind::Op) return;
+  ops.insert(p.op);
+  ++count;
+  for (const rules::Pat& k : p.kids) pattern_ops(k, ops, count);
+}
+
+// The verifier's axioms (`:axioms`, docs/rules.md) that state laws of each
+// op it leaves uninterpreted: a candidate over these ops that is unknown
+// without them is tried once more with them (sigmoid(-x) = 1 - sigmoid(x)
+// needs sigmoid-def).
+std::vector<std::string> axioms_for(const rules::Rule& rule) {
+  static const std::map<ir::Op, std::vector<std::string>> kAxioms{
+      {ir::Op::Exp, {"exp-add", "exp-pos", "exp-sum"}},
+      {ir::Op::Sqrt, {"sqrt-sq", "sqrt-pos"}},
+      {ir::Op::Sigmoid, {"sigmoid-def"}},
+      {ir::Op::Tanh, {"tanh-def"}}};
+  std::set<ir::Op> ops;
+  int count = 0;
+  for (const auto* side : {&rule.body->lhs, &rule.body->rhs})
+    for (const auto& [root, pat] : *side) pattern_ops(pat, ops, count);
+  std::vector<std::string> out;
+  for (ir::Op op : ops)
+    if (auto it = kAxioms.find(op); it != kAxioms.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  return out;
+}
+
+// The known rules that can ever fire in an e-graph of terms over the
+// vocabulary: a rule whose left side names an op that neither the
+// vocabulary nor the right side of a rule that can fire makes never
+// matches there. Dropping the others changes no derivation and saves the
+// matching of each (most of the library, for a small vocabulary).
+rules::RuleSet relevant_rules(const rules::RuleSet& against, const std::vector<OpSpec>& vocabulary) {
+  std::set<ir::Op> made;
+  for (const OpSpec& s : vocabulary) made.insert(s.op);
+  std::vector<bool> fires(against.rules().size(), false);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (std::size_t i = 0; i < against.rules().size(); ++i) {
+      if (fires[i]) continue;
+      const rules::Rule& r = against.rules()[i];
+      std::set<ir::Op> needs;
+      int count = 0;
+      for (const auto& [root, pat] : r.body->lhs) pattern_ops(pat, needs, count);
+      if (!std::includes(made.begin(), made.end(), needs.begin(), needs.end())) continue;
+      fires[i] = grew = true;
+      for (ir::Op op : rules::ops_made(r)) made.insert(op);
+    }
+  }
+  rules::RuleSet out;
+  for (std::size_t i = 0; i < against.rules().size(); ++i)
+    if (fires[i]) out.add(against.rules()[i]);
+  return out;
 }
 
 // Proves each rule of the candidate's text (both ways: both). The verdict
@@ -239,6 +302,7 @@ std::string Candidate::text() const {
     for (std::size_t i = 1; i < vars.size(); ++i) conds += fmt::format("{}(same-shape {} {})", i > 1 ? " " : "", vars[0], vars[i]);
     if (!conds.empty()) s += " :when (" + conds + ")";
   }
+  if (!axioms.empty()) s += fmt::format(" :axioms ({})", fmt::join(axioms, " "));
   return s + ")";
 }
 
@@ -251,6 +315,12 @@ bool derives(const std::vector<rules::TensorRewrite>& rules, const rules::Rule& 
   if (!l || !r) return false;
   return derives_terms(rules, *l, *r, static_cast<int>(vars.size()), options);
 }
+
+namespace {
+// Candidates checked one by one between two saturations of the enumeration
+// e-graph with the rules proved meanwhile.
+constexpr std::size_t kResaturateEvery = 32;
+}  // namespace
 
 Expected<DiscoverResult> discover(const DiscoverOptions& options) {
   if (options.ops.empty()) return std::unexpected(bad("discover: no --ops"));
@@ -267,7 +337,11 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
   auto out_of_time = [&] { return seconds_since(start) > options.time_limit_s; };
   DiscoverResult result;
   std::vector<Candidate> kept;
-  Rules known = compile(options.against, kept);
+  const rules::RuleSet against = relevant_rules(options.against, options.ops);
+  Rules known = compile(against, kept);
+  if (options.progress && !options.against.rules().empty())
+    options.progress(fmt::format("{} of {} known rules can fire over the vocabulary", against.rules().size(),
+                                 options.against.rules().size()));
   std::set<std::string> names, seen;
   for (const rules::Rule& r : options.against.rules()) names.insert(r.name);
 
@@ -289,6 +363,7 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
     // Each class of a group against the smallest earlier one whose
     // variables it has: larger => smaller (both ways when of one size).
     std::vector<Candidate> cands;
+    std::map<std::string, std::pair<Id, Id>> classes_of;  // candidate name -> its two sides' classes
     for (const auto& group : groups) {
       std::vector<Term> terms;
       for (Id c : group) terms.push_back(*en.term(c));
@@ -313,6 +388,7 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
           for (int k = 2; names.contains(name); ++k) name = fmt::format("{}-{}", base_name(terms[i]), k);
           names.insert(name);
           c.name = name;
+          classes_of.emplace(name, std::pair(group[i], group[j]));
           cands.push_back(std::move(c));
           break;
         }
@@ -325,15 +401,41 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
     });
     st.candidates = cands.size();
     result.candidates += cands.size();
-    if (options.progress)
-      options.progress(fmt::format("size {}: {} new terms, {} classes, {} groups, {} candidates ({:.0f} s)", size,
-                                   st.new_terms, st.classes, st.groups, st.candidates, seconds_since(start)));
+    if (options.progress) {
+      // How many candidates of each total size (both sides' ops), the order
+      // they are checked in.
+      std::map<int, int> by_size;
+      for (const Candidate& c : cands) ++by_size[c.size];
+      std::string sizes;
+      for (auto [n, count] : by_size) sizes += fmt::format("{}{}: {}", sizes.empty() ? "" : ", ", n, count);
+      options.progress(fmt::format("size {}: {} new terms, {} classes, {} groups, {} candidates ({:.0f} s){}", size,
+                                   st.new_terms, st.classes, st.groups, st.candidates, seconds_since(start),
+                                   sizes.empty() ? "" : "; by total size " + sizes));
+    }
 
+    // Ruler's loop: once some rules were proved, they run over the
+    // enumeration e-graph again, and a candidate whose two classes they
+    // merged is derivable, found without a check of its own (most of a
+    // layer's candidates are instances of its first few rules).
+    std::size_t proved_since = 0, checked_since = 0;
     for (Candidate& c : cands) {
       if (out_of_time()) {
         result.time_limit_hit = true;
         break;
       }
+      if (proved_since > 0 && checked_since >= kResaturateEvery) {
+        auto sat_start = Clock::now();
+        en.saturate(known.rewrites, options.saturate);
+        result.derive_seconds += seconds_since(sat_start);
+        proved_since = checked_since = 0;
+      }
+      auto [cl, cr] = classes_of.at(c.name);
+      if (en.egraph().find(cl) == en.egraph().find(cr)) {
+        ++st.derived;
+        ++result.skipped_derivable;
+        continue;
+      }
+      ++checked_since;
       auto parsed = rules::parse_rules(c.text(), "discovered");
       if (!parsed) {
         c.verdict = prove::Verdict::Error;
@@ -352,6 +454,16 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
       }
       auto proof_start = Clock::now();
       prove_candidate(c, options);
+      // Unknown, not refuted: perhaps a law of sigmoid, tanh, exp or sqrt is
+      // needed, which the verifier uses only when a rule asks.
+      if (c.verdict == prove::Verdict::Unknown && !out_of_time())
+        if (auto axioms = axioms_for(parsed->rules().front()); !axioms.empty()) {
+          Candidate with = c;
+          with.axioms = std::move(axioms);
+          prove_candidate(with, options);
+          with.proof_seconds += c.proof_seconds;
+          c = std::move(with);
+        }
       // Equal on the sampled inputs, where every variable has one shape:
       // perhaps only then (a transpose distributed over a broadcasting add).
       if (!prove::is_proved(c.verdict) && c.variables >= 2 && !out_of_time()) {
@@ -366,8 +478,9 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
       result.proof_seconds += seconds_since(proof_start);
       if (prove::is_proved(c.verdict)) {
         ++st.proved;
+        ++proved_since;
         kept.push_back(std::move(c));
-        known = compile(options.against, kept);
+        known = compile(against, kept);
       } else {
         if (c.verdict == prove::Verdict::Refuted)
           ++st.refuted;
@@ -387,7 +500,7 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
   // Minimise: the largest first, drop a rule the others derive.
   const auto minimise_start = Clock::now();
   for (std::size_t i = kept.size(); i-- > 0;) {
-    Rules others = compile(options.against, kept, i);
+    Rules others = compile(against, kept, i);
     auto parsed = rules::parse_rules(kept[i].text(), "discovered");
     if (parsed && derives(others.rewrites, parsed->rules().front(), options)) {
       result.derived.push_back(kept[i]);
@@ -425,18 +538,6 @@ std::string DiscoverResult::table() const {
                    kept.size(), seconds, time_limit_hit ? ", time limit reached" : "");
   return s;
 }
-
-namespace {
-
-// The ops of a pattern, and how many.
-void pattern_ops(const rules::Pat& p, std::set<ir::Op>& ops, int& count) {
-  if (p.kind != rules::Pat::Kind::Op) return;
-  ops.insert(p.op);
-  ++count;
-  for (const rules::Pat& k : p.kids) pattern_ops(k, ops, count);
-}
-
-}  // namespace
 
 std::vector<Coverage> coverage(const DiscoverOptions& options, const rules::RuleSet& rules,
                                const rules::RuleSet& family) {

@@ -70,6 +70,7 @@ struct Candidate {
   std::string lhs, rhs;  // DSL patterns
   bool both_ways = false;     // written `<=>` (sides of one size)
   bool same_shape = false;    // holds only when the variables share a shape (:when same-shape)
+  std::vector<std::string> axioms;  // the prover's laws of its functions it needed (:axioms)
   std::uint64_t group = 0;    // the fingerprint the two sides shared
   int group_classes = 0;      // classes in that group
   int size = 0;               // ops on both sides

@@ -129,8 +129,12 @@ void Enumerator::refresh() {
       return t->dims().empty() && t->dtype() == ir::DType::f32 ? 0 : extract::kInfiniteCost;
     }
     if (n.op >= ir::kNumOps || !in_vocab[n.op]) return extract::kInfiniteCost;
+    // The entry's attributes as the e-node holds them (a value at its
+    // default omitted: `:perm [1 0]` at rank 2 is no attribute at all).
+    int64_t rank = n.kids.empty() ? -1 : g[n.kids[0]].data.type.shape.rank();
     for (const OpSpec& s : options_.ops)
-      if (static_cast<std::uint32_t>(s.op) == n.op && s.attrs == g.analysis().context().attrs(n.payload).attrs)
+      if (static_cast<std::uint32_t>(s.op) == n.op &&
+          TermGraph::node_attrs(s.op, s.attrs, rank) == g.analysis().context().attrs(n.payload).attrs)
         return 1;
     return extract::kInfiniteCost;
   });

@@ -85,15 +85,19 @@ Id TermGraph::constant(float value) {
   return id;
 }
 
-std::optional<TensorNode> TermGraph::make_node(ir::Op op, const ir::Attributes& attrs, const std::vector<Id>& kids) const {
-  NodeAttrs na;
-  // As the rules' right-hand sides build them: a value equal to its default
-  // is omitted, so one node has one form.
-  int64_t rank = kids.empty() ? -1 : egraph_->operator[](kids[0]).data.type.shape.rank();
+ir::Attributes TermGraph::node_attrs(ir::Op op, const ir::Attributes& attrs, int64_t rank) {
+  ir::Attributes out;
   for (const auto& [name, value] : attrs.entries()) {
     auto def = ir::attr_default(op, name, rank, &attrs);
-    if (!def || !ir::attr_equal(*def, value)) na.attrs.set(name, value);
+    if (!def || !ir::attr_equal(*def, value)) out.set(name, value);
   }
+  return out;
+}
+
+std::optional<TensorNode> TermGraph::make_node(ir::Op op, const ir::Attributes& attrs, const std::vector<Id>& kids) const {
+  NodeAttrs na;
+  int64_t rank = kids.empty() ? -1 : egraph_->operator[](kids[0]).data.type.shape.rank();
+  na.attrs = node_attrs(op, attrs, rank);
   TensorNode node{static_cast<std::uint32_t>(op), ctx_->intern(std::move(na)), {}};
   for (Id k : kids) node.kids.push_back(egraph_->find(k));
   if (!egraph_->analysis().infer(*egraph_, node)) return std::nullopt;

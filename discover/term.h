@@ -52,6 +52,11 @@ class TermGraph {
   int variables() const { return static_cast<int>(vars_.size()); }
   egraph::Id constant(float value);
 
+  // The attributes as an e-node over children of this rank holds them (and
+  // as the rules' right-hand sides build them): a value equal to its default
+  // is omitted, so one node has one form. make_node uses it; so does every
+  // comparison of a vocabulary entry with an e-node.
+  static ir::Attributes node_attrs(ir::Op op, const ir::Attributes& attrs, int64_t rank);
   // The e-node op(children) with these attributes, if it type-checks.
   std::optional<egraph::tensor::TensorNode> make_node(ir::Op op, const ir::Attributes& attrs,
                                                       const std::vector<egraph::Id>& kids) const;

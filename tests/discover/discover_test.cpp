@@ -51,6 +51,29 @@ TEST(Discover, FindsReluIdempotence) {
   EXPECT_TRUE(found(*r, o, "(relu (relu ?a)) => (relu ?a)")) << r->rules_text("");
 }
 
+// A vocabulary attribute at its default (`:perm [1 0]` at rank 2) is
+// omitted from the e-node; the entry still names that e-node, so transpose
+// terms are enumerated and transpose commutes with relu.
+TEST(Discover, AttributeAtItsDefaultIsEnumerated) {
+  auto o = tiny({"(transpose :perm [1 0])", "relu"}, 1, 2);
+  auto r = discover(o);
+  ASSERT_TRUE(r) << r.error().str();
+  EXPECT_TRUE(found(*r, o, "(transpose :perm [1 0] (relu ?a)) => (relu (transpose :perm [1 0] ?a))"))
+      << r->rules_text("");
+  EXPECT_TRUE(found(*r, o, "(transpose (transpose ?a)) => ?a")) << r->rules_text("");
+}
+
+// tanh is uninterpreted in the verifier unless a rule asks for tanh-def: the
+// candidate is unknown without it and proved with it, and is written with it.
+TEST(Discover, AsksForTheAxiomsOfItsFunctions) {
+  auto o = tiny({"tanh", "neg"}, 1, 2);
+  o.constants = {};
+  auto r = discover(o);
+  ASSERT_TRUE(r) << r.error().str();
+  EXPECT_TRUE(found(*r, o, "(tanh (neg ?a)) => (neg (tanh ?a))")) << r->rules_text("");
+  EXPECT_NE(r->rules_text("").find(":axioms (tanh-def)"), std::string::npos) << r->rules_text("");
+}
+
 // On positive inputs only, relu(x) and x agree: the fingerprint groups them,
 // the prover refutes the candidate, and it is reported, never written.
 TEST(Discover, PlantedCollisionIsRefutedAndNotWritten) {
