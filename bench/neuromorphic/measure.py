@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Figures of the neuromorphic target (docs/measurements.md, "Neuromorphic
-targets"): `refinery optimize FILE --target TARGET` on every NIR file of
-../shared/nir that loads and on the networks this script makes, each row
-the chip mapping before and after (cores, synapses, synaptic events per
-step, energy per inference) and the time optimize took.
+targets"): one `refinery batch --target TARGET --jobs 1` over every NIR
+file of ../shared/nir and the networks this script makes, each row the chip
+mapping before and after (cores, synapses, synaptic events per step, energy
+per inference), the weights that fit the chip's format, and the job's wall
+time (process start included). The batch's pages are in OUT_DIR/batch.
 
 The made networks (written to OUT_DIR):
   - mlp_dense.nir / mlp_pruned.nir: a torch nn.Sequential of Linear layers
@@ -145,29 +146,34 @@ def main(exe, out, target):
     os.makedirs(out, exist_ok=True)
     files = [os.path.join(SHARED, f) for f in sorted(os.listdir(SHARED)) if f.endswith(".nir")]
     files += [os.path.join(out, f) for f in make(out)]
+    manifest = os.path.join(out, "models.txt")
+    open(manifest, "w").write("".join(os.path.abspath(f) + "\n" for f in files))
     print(f"target {target}; load average {os.getloadavg()[0]:.1f}")
+    # One `refinery batch` over them all, one model at a time (docs/batch.md):
+    # each job's optimize time as on its own. Exit 1 is a failed job (the
+    # malformed shared files), shown in the table.
+    batch = os.path.join(out, "batch")
+    p = subprocess.run([exe, "batch", manifest, "-o", batch, "--target", target, "--jobs", "1", "--quiet"],
+                       capture_output=True, text=True)
+    if p.returncode not in (0, 1):
+        sys.exit(f"refinery batch failed (exit {p.returncode}): {p.stderr.strip()}")
     print("| file | result | cores | synapses | synaptic events / step | energy / inference (nJ) | weights fit | "
           "optimize (s) |")
     print("|---|---|---|---|---|---|---|---|")
-    for f in files:
-        name = os.path.basename(f)
-        rep = os.path.join(out, name + f".{target}.json")
-        t0 = time.time()
-        p = subprocess.run([exe, "optimize", f, "-o", os.path.join(out, name + f".{target}.nir"), "--target", target,
-                            "--report", rep], capture_output=True, text=True)
-        seconds = time.time() - t0
-        if p.returncode != 0:
-            why = (p.stderr.strip().splitlines() or ["?"])[-1].replace("|", "/")
-            print(f"| {name} | exit {p.returncode}: {why} | | | | | | {seconds:.2f} |")
+    for job in json.load(open(os.path.join(batch, "summary.json")))["jobs"]:
+        name = os.path.basename(job["model"])
+        if job["status"] != "written":
+            why = (job["reason"] or "?").replace("|", "/")
+            print(f"| {name} | exit {job['exit_code']}: {why} | | | | | | {job['wall_seconds']:.2f} |")
             continue
-        j = json.load(open(rep))
+        j = json.load(open(job["report"]))
         n = j["neuromorphic"]
         b, a = n["before"], n["after"]
         fit = lambda m: f"{sum(w['fits'] for w in m['weights'])}/{len(m['weights'])}"
         print(f"| {name} | {j['result']} | {b['cores']} -> {a['cores']} | {b['synapses']} -> {a['synapses']} | "
               f"{b['synaptic_events_per_step']:.4g} -> {a['synaptic_events_per_step']:.4g} | "
               f"{b['energy_per_inference_j'] * 1e9:.4g} -> {a['energy_per_inference_j'] * 1e9:.4g} | "
-              f"{fit(b)} -> {fit(a)} | {seconds:.2f} |")
+              f"{fit(b)} -> {fit(a)} | {job['wall_seconds']:.2f} |")
 
 
 if __name__ == "__main__":
