@@ -264,10 +264,6 @@ TEST(NirCli, RunWithAnInputThatDoesNotFitFailsNamingIt) {
 
 namespace neuromorphic {
 
-// x[8] -> affine [16x8] -> affine [4x16] -> lif[4], weights multiples of
-// 1/4 (so every sum is exact in double): on a chip the first affine's
-// result is a relay population of 16 neurons; merged (affine-affine), the
-// synapses go straight into the lif.
 // The .ir text written as a NIR file, in this process (a CLI call less).
 void write_nir(const std::string& text, const fs::path& file) {
   auto g = ir::parse_graph(text);
@@ -276,27 +272,9 @@ void write_nir(const std::string& text, const fs::path& file) {
   ASSERT_TRUE(ok.has_value()) << ok.error().str();
 }
 
-std::string two_affines_ir() {
-  std::vector<std::string> w1, w2;
-  for (int i = 0; i < 16 * 8; ++i) w1.push_back(fmt::format("{}", ((i * 7) % 9 - 4) * 0.25));
-  for (int i = 0; i < 4 * 16; ++i) w2.push_back(fmt::format("{}", ((i * 5) % 7 - 3) * 0.25));
-  return fmt::format(R"(graph @main(%x: tensor<8xf32>) attributes {{ir_version = 8, opsets = {{}}}} {{
-  %w1 = const dense<[{}]> : tensor<16x8xf32>
-  %b1 = const dense<[{}]> : tensor<16xf32>
-  %w2 = const dense<[{}]> : tensor<4x16xf32>
-  %b2 = const dense<[0.5, 0.0, -0.25, 0.0]> : tensor<4xf32>
-  %tau = const dense<[0.01]> : tensor<f32>
-  %r = const dense<[1.0]> : tensor<f32>
-  %leak = const dense<[0.0]> : tensor<f32>
-  %thr = const dense<[1.0]> : tensor<f32>
-  %reset = const dense<[0.0]> : tensor<f32>
-  %h = affine(%x, %w1, %b1) : tensor<16xf32>
-  %y = affine(%h, %w2, %b2) : tensor<4xf32>
-  %s = lif(%y, %tau, %r, %leak, %thr, %reset) : tensor<4xf32>
-  return %s
-}})",
-                     fmt::join(w1, ", "), fmt::join(std::vector<std::string>(16, "0.25"), ", "), fmt::join(w2, ", "));
-}
+// tests/nir/data/two_affines.ir: x[8] -> affine [16x8] -> affine [4x16] ->
+// lif[4] (its comment says why), shared with tests/report/pages_test.sh.
+std::string two_affines_ir() { return slurp(source_path("tests/nir/data/two_affines.ir")); }
 
 TEST(NirCli, OptimizeForLoihi2MergesSynapsesOntoFewerCoresAndValidatesSpikes) {
   fs::path nir = nir_scratch("two_affines.nir"), out = nir_scratch("two_affines.loihi2.nir"),

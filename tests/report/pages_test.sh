@@ -45,40 +45,17 @@ echo "not a model" >"$TMP/models/broken.onnx"
 rc=$?
 [ "$rc" -eq 1 ] && ok "batch exits 1 (broken.onnx)" || ko "batch exit" "exit $rc; $(tail -5 "$TMP/batch.log")"
 
-# A spiking network for a neuromorphic chip: x[8] -> affine [16x8] -> affine
-# [4x16] -> lif[4] (a projection people leave unfolded at export), weights
-# multiples of 1/4 so every sum is exact; affine-affine merges the two
-# synapse layers, validation compares spike trains.
+# A spiking network for a neuromorphic chip (tests/nir/data/two_affines.ir:
+# two synapse layers that affine-affine merges, then a LIF; validation
+# compares spike trains).
 mkdir -p "$TMP/nir"
-$PY - "$TMP/nir/two_affines.ir" <<'PY'
-import sys
-w1 = ", ".join(str(((i * 7) % 9 - 4) * 0.25) for i in range(16 * 8))
-w2 = ", ".join(str(((i * 5) % 7 - 3) * 0.25) for i in range(4 * 16))
-b1 = ", ".join(["0.25"] * 16)
-open(sys.argv[1], "w").write(f'''graph @main(%x: tensor<8xf32>) attributes {{ir_version = 8, opsets = {{}}}} {{
-  %w1 = const dense<[{w1}]> : tensor<16x8xf32>
-  %b1 = const dense<[{b1}]> : tensor<16xf32>
-  %w2 = const dense<[{w2}]> : tensor<4x16xf32>
-  %b2 = const dense<[0.5, 0.0, -0.25, 0.0]> : tensor<4xf32>
-  %tau = const dense<[0.01]> : tensor<f32>
-  %r = const dense<[1.0]> : tensor<f32>
-  %leak = const dense<[0.0]> : tensor<f32>
-  %thr = const dense<[1.0]> : tensor<f32>
-  %reset = const dense<[0.0]> : tensor<f32>
-  %h = affine(%x, %w1, %b1) : tensor<16xf32>
-  %y = affine(%h, %w2, %b2) : tensor<4xf32>
-  %s = lif(%y, %tau, %r, %leak, %thr, %reset) : tensor<4xf32>
-  return %s
-}}
-''')
-PY
 # The README's NIR batch command as written (two files of ../shared/nir),
 # with this network added.
 readme_batch=$(grep -m1 '^    build/cli/refinery batch ../shared/nir/' "$ROOT/README.md" | sed 's/^ *build\/cli\/refinery //')
 [ -n "$readme_batch" ] || ko "README's NIR batch command" "not found in README.md"
 readme_batch=${readme_batch//..\/shared\/nir/$ROOT\/..\/shared\/nir}
 readme_batch=${readme_batch//\/tmp\/nir.out/$TMP\/nir_out}
-"$EXE" convert "$TMP/nir/two_affines.ir" "$TMP/nir/two_affines.nir" >"$TMP/convert.log" 2>&1 && rm "$TMP/nir/two_affines.ir" &&
+"$EXE" convert "$ROOT/tests/nir/data/two_affines.ir" "$TMP/nir/two_affines.nir" >"$TMP/convert.log" 2>&1 &&
   "$EXE" $readme_batch "$TMP/nir" --jobs 2 >"$TMP/nir_batch.log" 2>&1 &&
   ok "the README's NIR batch, and a NIR model for loihi2" ||
   ko "the README's NIR batch, and a NIR model for loihi2" "$(tail -5 "$TMP/convert.log" "$TMP/nir_batch.log")"
