@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "ir/io.h"
 #include "ir/text.h"
 #include "optimize/fold.h"
 #include "optimize/optimize.h"
@@ -124,18 +125,11 @@ TEST(Pipeline, TheRefinedGraphKeepsEveryOutputsName) {
 // On a chip target, an extraction that gives back the original graph keeps
 // the original's mapping: its spike rates are not simulated a second time.
 TEST(Pipeline, AnUnchangedSpikingGraphIsMappedOnce) {
-  auto g = ir::parse_graph(R"(graph @main(%x: tensor<4xf32>) attributes {ir_version = 8, opsets = {}} {
-  %w = const dense<[0.5, -0.25, 1.0, 0.75, 0.5, 0.5, -1.0, 0.25]> : tensor<2x4xf32>
-  %b = const dense<[0.25, 0.5]> : tensor<2xf32>
-  %tau = const dense<[0.01]> : tensor<f32>
-  %r = const dense<[1.0]> : tensor<f32>
-  %leak = const dense<[0.0]> : tensor<f32>
-  %thr = const dense<[1.0]> : tensor<f32>
-  %reset = const dense<[0.0]> : tensor<f32>
-  %y = affine(%x, %w, %b) : tensor<2xf32>
-  %s = lif(%y, %tau, %r, %leak, %thr, %reset) : tensor<2xf32>
-  return %s
-})");
+  // Two synapse layers and a LIF (tests/nir/data/two_affines.ir); with
+  // relu-relu alone, nothing rewrites it.
+  auto text = ir::read_file(std::string(REFINERY_SOURCE_DIR) + "/tests/nir/data/two_affines.ir");
+  ASSERT_TRUE(text.has_value()) << text.error().str();
+  auto g = ir::parse_graph(*text);
   ASSERT_TRUE(g.has_value()) << g.error().str();
   OptimizeResult r = run(*g, kReluRelu, "loihi2");
   EXPECT_EQ(r.report.outcome, Outcome::KeptOriginal) << r.report.reason;
