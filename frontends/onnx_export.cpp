@@ -185,8 +185,10 @@ Expected<void> export_onnx(const ir::Graph& graph, const std::filesystem::path& 
     }
   } cleanup{{data_temp, model_temp}};
 
+  auto lowered = lower_for_opset(graph, name);
+  if (!lowered) return std::unexpected(lowered.error());
   onnx::ModelProto model;
-  if (auto ok = build_model(graph, model, external ? &writer : nullptr, name); !ok) return ok;
+  if (auto ok = build_model(*lowered ? **lowered : graph, model, external ? &writer : nullptr, name); !ok) return ok;
   if (auto ok = writer.close(); !ok) return fail(ok.error(), {}, name);
 
   // Check with the external data where it is now (the temp file), then point

@@ -142,6 +142,11 @@ inline constexpr int kParseRecursionLimit = 3 * kMaxGraphDepth + 64;
 // kMaxGraphDepth. For a model protobuf refused to parse.
 int graph_nesting(const std::string& bytes);
 
+// The graph with every op newer than its model's default-domain opset
+// written as that opset's ops (onnx_lower.cpp); nullopt when there is none.
+// An op it cannot write so is a limitation (Diag::limitation).
+Expected<std::optional<ir::Graph>> lower_for_opset(const ir::Graph& g, const std::string& file);
+
 // "subgraphs ... nest more than 64 deep": a limitation (Diag::limitation), not bad input.
 Diag nesting_limit(std::string where, const std::string& file);
 

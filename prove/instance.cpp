@@ -27,6 +27,16 @@ class Generator {
   // `empty`: dims may be 0 (empty tensors), where ONNX defines the ops on them.
   Generator(const RuleBody& body, uint64_t seed, bool empty) : body_(body), rng_(seed), empty_(empty) {
     for (const auto& [root, p] : body.lhs) find_int_vars(p);
+    // A :let function that reads values (rules::LetDef::reads_values) needs
+    // its tensor arguments as constants; their value conditions choose the draws.
+    for (const Let& let : body.lets)
+      if (find_let(let.fn)->reads_values)
+        for (const Arg& a : let.args)
+          if (a.is_var) value_vars_[a.var] = ValueCond::None;
+    for (const Cond& c : body.conds)
+      if (const CondDef* def = find_condition(c.name); def->value != ValueCond::None && !c.args.empty() &&
+                                                       c.args[0].is_var && value_vars_.contains(c.args[0].var))
+        value_vars_[c.args[0].var] = value_vars_[c.args[0].var] | def->value;
     // The rule's own shape facts: `(rank ?x N)` fixes a variable's rank.
     for (const Cond& c : body.conds)
       if (c.name == "rank" && c.args.size() == 2 && c.args[0].is_var && !c.args[1].is_var)
@@ -60,7 +70,7 @@ class Generator {
     }
     Instance inst;
     for (const auto& name : order_)
-      if (!int_vars_.count(name) && !is_root(name)) inst.inputs.push_back(name);
+      if (!int_vars_.count(name) && !value_vars_.count(name) && !is_root(name)) inst.inputs.push_back(name);
     for (const auto& name : inst.inputs) {
       ValueCond vc = ValueCond::None;
       for (const Cond& c : body_.conds) {
@@ -144,6 +154,28 @@ class Generator {
       s = random_shape(static_cast<int>(r->second));
     order_.push_back(var);
     facts_[var] = Info{ir::TensorType{ir::DType::f32, ir::Shape::of(s)}, std::nullopt, nullptr};
+    if (auto v = value_vars_.find(var); v != value_vars_.end()) facts_[var].constant = draw_constant(s, v->second);
+  }
+  // A constant for a variable whose value a :let reads: elements from a
+  // small set that spans magnitudes (an epsilon's 1e-12 and 1e-5 among
+  // them), within the variable's value conditions.
+  const ir::Tensor* draw_constant(const Sizes& s, ValueCond c) {
+    std::vector<float> pool{1e-12f, 1e-5f, 0.5f, 1.0f, 3.0f};
+    if (!has(c, ValueCond::Positive)) {
+      pool.push_back(-2.5f);
+      if (!has(c, ValueCond::Nonzero)) pool.push_back(0.0f);
+    }
+    if (has(c, ValueCond::NonNegative) && !has(c, ValueCond::Nonzero) && !has(c, ValueCond::Positive))
+      pool = {0.0f, 1e-5f, 1.0f};
+    if (has(c, ValueCond::Zero)) pool = {0.0f};
+    int64_t n = 1;
+    for (int64_t d : s) n *= d;
+    std::vector<float> v(static_cast<size_t>(n));
+    float first = pool[static_cast<size_t>(pick(static_cast<int>(pool.size())))];
+    for (float& x : v) x = has(c, ValueCond::Uniform) ? first : pool[static_cast<size_t>(pick(static_cast<int>(pool.size())))];
+    auto t = std::make_shared<ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, s, v));
+    tensors_.push_back(t);
+    return t.get();
   }
   void assign_ints(const std::string& var, std::vector<int64_t> v) {
     order_.push_back(var);
@@ -754,6 +786,7 @@ class Generator {
   std::map<std::string, ir::Attributes> rests_;
   std::map<std::string, Literal> computed_;
   std::vector<std::shared_ptr<ir::Tensor>> tensors_;
+  std::map<std::string, ValueCond> value_vars_;  // variables drawn as constants, with their value conditions
   bool empty_ = false;
   std::optional<int64_t> slice_axis_;
   int64_t slice_start_ = 0, slice_end_ = 1;

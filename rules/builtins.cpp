@@ -325,11 +325,17 @@ const CondDef kConditions[] = {
     {"last-axis",
      "VT",
      [](const Env&, std::span<const ArgVal> a) {
-       auto ax = axis_of(a[0], a[1]);
+       // an axis, or a list of one axis (a reduction's `axes`)
+       ArgVal axis = a[0];
+       if (auto list = as_ints(a[0]); list && !a[0].tensor) {
+         if (list->size() != 1) return false;
+         axis.value = Literal((*list)[0]);
+       }
+       auto ax = axis_of(axis, a[1]);
        return ax && *ax == shape(a[1])->rank() - 1;
      },
      {},
-     "the axis is the last axis of the tensor"},
+     "the axis (or the one axis of a list) is the last axis of the tensor"},
     {"axis-not-in",
      "VV",
      [](const Env&, std::span<const ArgVal> a) {
@@ -591,6 +597,18 @@ const LetDef kLets[] = {
     {"constant-channels", "T",
      [](std::span<const ArgVal> a) { return channel_indices(*a[0].tensor, true); },
      "the indices of the constant channels (axis 1) that live-channels leaves (in verification: the odd ones)"},
+    {"scalar-value", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // a constant of one element, as a float attribute value (an epsilon read into an attribute)
+       auto v = values(a[0]);
+       if (!v || v->size() != 1 || !std::isfinite((*v)[0])) return std::nullopt;
+       float f = static_cast<float>((*v)[0]);
+       if (static_cast<double>(f) != (*v)[0]) return std::nullopt;  // not exact as an f32 attribute
+       return Literal(f);
+     },
+     "the value of a constant of one element, as a float (declines unless it is exact in binary32; verification draws "
+     "the variable as a constant)",
+     true},
     {"length", "T",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
        const ir::Shape& s = *shape(a[0]);

@@ -82,6 +82,10 @@ struct LetDef {
   std::string_view args;
   std::optional<Literal> (*compute)(std::span<const ArgVal> args);  // nullopt: the rule does not apply
   std::string_view doc;
+  // The function reads its tensor arguments' elements (not only their
+  // types): verification draws those variables as concrete constants, so
+  // that both sides see the same value (prove/instance.cpp).
+  bool reads_values = false;
 };
 
 const CondDef* find_condition(std::string_view name);

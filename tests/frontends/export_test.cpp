@@ -156,6 +156,63 @@ TEST_F(Export, ContribAttentionRoundTrips) {
   EXPECT_EQ(testing::graph_differences(*g, *again), std::vector<std::string>{});
 }
 
+// A LayerNormalization in a graph whose model is below opset 17 (the
+// optimizer's rule layer-norm-decomposed makes one) is written as the nine
+// ops torch exports at opset 13; ONNX Runtime fuses them back into its
+// LayerNormalization kernel (an 'extended' optimization), so at 'all' its
+// output is bit for bit the opset-17 node's, and at 'basic', unfused, it is
+// not. The output keeps its name.
+TEST_F(Export, LayerNormBelowOpset17IsWrittenAsTheFormOrtFuses) {
+  ModelBuilder b(17);
+  b.input("x", TP::FLOAT, {std::string("batch"), int64_t{5}, int64_t{8}});
+  b.output("y", TP::FLOAT, {std::string("batch"), int64_t{5}, int64_t{8}});
+  std::vector<float> gamma(8), beta(8);
+  for (size_t i = 0; i < 8; ++i) {
+    gamma[i] = 0.75f + 0.125f * static_cast<float>(i);
+    beta[i] = 0.0625f * static_cast<float>(i) - 0.25f;
+  }
+  b.initializer_f32("gamma", {8}, gamma);
+  b.initializer_f32("beta", {8}, beta);
+  testing::add_attr(b.node("LayerNormalization", {"x", "gamma", "beta"}, {"y"}, "ln"), "epsilon", 1e-5f);
+  auto g = import_onnx(b.write(dir, "in.onnx"));
+  ASSERT_TRUE(g) << g.error().str();
+  g->info.opsets[""] = 13;
+  ASSERT_TRUE(export_onnx(*g, dir / "out.onnx"));
+  onnx::ModelProto m = testing::read_model_proto(dir / "out.onnx");
+  ASSERT_EQ(m.opset_import_size(), 1);
+  EXPECT_EQ(m.opset_import(0).version(), 13);
+  std::vector<std::string> ops;
+  for (const auto& n : m.graph().node()) ops.push_back(n.op_type());
+  EXPECT_EQ(ops, (std::vector<std::string>{"ReduceMean", "Sub", "Pow", "ReduceMean", "Add", "Sqrt", "Div", "Mul",
+                                           "Add"}));
+  EXPECT_EQ(m.graph().node(8).output(0), "y");
+  auto fused = testing::ort_compare_exact(dir / "in.onnx", dir / "out.onnx", "all");
+  EXPECT_EQ(fused.status, 0) << fused.output;
+  auto unfused = testing::ort_compare_exact(dir / "in.onnx", dir / "out.onnx", "basic");
+  EXPECT_EQ(unfused.status, 1) << unfused.output;
+}
+
+// Its mean and inverse-deviation outputs have no older form: a limitation
+// (exit 3 in the CLI), and nothing is written.
+TEST_F(Export, LayerNormStatisticsBelowOpset17AreALimitation) {
+  ModelBuilder b(17);
+  b.input("x", TP::FLOAT, {int64_t{2}, int64_t{4}});
+  b.output("y", TP::FLOAT, {int64_t{2}, int64_t{4}});
+  b.output("mean", TP::FLOAT, {int64_t{2}, int64_t{1}});
+  b.initializer_f32("gamma", {4}, {1, 2, 3, 4});
+  b.node("LayerNormalization", {"x", "gamma"}, {"y", "mean"}, "ln");
+  auto g = import_onnx(b.write(dir, "in.onnx"));
+  ASSERT_TRUE(g) << g.error().str();
+  g->info.opsets[""] = 13;
+  auto ok = export_onnx(*g, dir / "out.onnx");
+  ASSERT_FALSE(ok);
+  EXPECT_TRUE(ok.error().limitation);
+  EXPECT_EQ(ok.error().str(), (dir / "out.onnx").string() +
+                                  ":node 'ln': LayerNormalization at opset 13: its mean and inverse deviation outputs "
+                                  "are used");
+  EXPECT_EQ(files_in_dir(), std::vector<std::string>{"in.onnx"});
+}
+
 TEST_F(Export, ForceExternalWritesDataBesideTheModel) {
   auto g = import_onnx(gemm_model("in.onnx"));
   ASSERT_TRUE(g) << g.error().str();

@@ -246,13 +246,13 @@ std::vector<std::string> graph_differences(const ir::Graph& a, const ir::Graph& 
   return diffs;
 }
 
-OrtResult ort_compare_exact(const std::filesystem::path& a, const std::filesystem::path& b) {
+OrtResult ort_compare_exact(const std::filesystem::path& a, const std::filesystem::path& b, const std::string& opt) {
   const std::filesystem::path tools = std::filesystem::path(REFINERY_SOURCE_DIR) / "tools" / "ort";
   if (!std::filesystem::exists(tools / "node_modules" / "onnxruntime-node"))
     return {-1, "tools/ort/node_modules/onnxruntime-node is missing: run scripts/setup.sh"};
   if (std::system("node --version > /dev/null 2>&1") != 0) return {-1, "node is missing: run scripts/setup.sh"};
   std::string cmd =
-      fmt::format("node '{}' '{}' '{}' --exact 2>&1", (tools / "compare.mjs").string(), a.string(), b.string());
+      fmt::format("node '{}' '{}' '{}' --exact --opt {} 2>&1", (tools / "compare.mjs").string(), a.string(), b.string(), opt);
   std::FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return {-1, fmt::format("cannot run '{}'", cmd)};
   std::string output;

@@ -61,13 +61,15 @@ std::filesystem::path fresh_dir(const std::string& name);
 // inputs/outputs and their types); empty when they match.
 std::vector<std::string> graph_differences(const ir::Graph& a, const ir::Graph& b);
 
-// Runs `node tools/ort/compare.mjs a b --exact`: its exit status and output.
+// Runs `node tools/ort/compare.mjs a b --exact --opt OPT` (ONNX Runtime's
+// graph optimizations: disable, basic, extended or all): its exit status and output.
 // ONNX Runtime is part of the set-up (scripts/setup.sh installs it), so its
 // absence is a failure with a message that says so, never a skip.
 struct OrtResult {
   int status;
   std::string output;
 };
-OrtResult ort_compare_exact(const std::filesystem::path& a, const std::filesystem::path& b);
+OrtResult ort_compare_exact(const std::filesystem::path& a, const std::filesystem::path& b,
+                            const std::string& opt = "disable");
 
 }  // namespace refinery::frontends::testing

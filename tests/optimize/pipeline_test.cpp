@@ -122,6 +122,42 @@ TEST(Pipeline, TheRefinedGraphKeepsEveryOutputsName) {
   EXPECT_TRUE(r.graph.verify().has_value());
 }
 
+// LayerNorm as torch exports it at opset 13 becomes one layer_norm with the
+// library's rule (rules/lib/norm.rules, layer-norm-decomposed): its epsilon
+// read from the constant into the attribute. Nine kernels cost more than one
+// on every target; the original's ONNX Runtime fuses them (docs/onnx.md).
+TEST(Pipeline, DecomposedLayerNormBecomesOneLayerNorm) {
+  auto g = ir::parse_graph(R"(graph @main(%x: tensor<2x5x8xf32>) attributes {ir_version = 8, opsets = {"" = 13}} {
+  %g = const dense<[0.75, 0.875, 1.0, 1.125, 1.25, 1.375, 1.5, 1.625]> : tensor<8xf32>
+  %b = const dense<[-0.25, -0.1875, -0.125, -0.0625, 0.0, 0.0625, 0.125, 0.1875]> : tensor<8xf32>
+  %two = const dense<[2.0]> : tensor<f32>
+  %eps = const dense<[1e-12]> : tensor<f32>
+  %m = reduce_mean(%x) {axes = [-1]} : tensor<2x5x1xf32>
+  %d = sub(%x, %m) : tensor<2x5x8xf32>
+  %p = pow(%d, %two) : tensor<2x5x8xf32>
+  %v = reduce_mean(%p) {axes = [-1]} : tensor<2x5x1xf32>
+  %ve = add(%v, %eps) : tensor<2x5x1xf32>
+  %s = sqrt(%ve) : tensor<2x5x1xf32>
+  %n = div(%d, %s) : tensor<2x5x8xf32>
+  %sc = mul(%n, %g) : tensor<2x5x8xf32>
+  %y = add(%sc, %b) : tensor<2x5x8xf32>
+  return %y
+})");
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  auto text = ir::read_file(std::string(REFINERY_SOURCE_DIR) + "/rules/lib/norm.rules");
+  ASSERT_TRUE(text.has_value()) << text.error().str();
+  for (const char* t : {"cpu", "gpu"}) {
+    OptimizeResult r = run(*g, text->c_str(), t);
+    ASSERT_TRUE(r.changed() && r.valid()) << t << ": " << r.report.reason;
+    EXPECT_EQ(r.report.extraction.rules_used.count("layer-norm-decomposed"), 1u) << t;
+    EXPECT_EQ(r.report.ops_after.at("LayerNormalization"), 1) << t;
+    EXPECT_EQ(r.report.ops_after.count("ReduceMean"), 0u) << t;
+    ASSERT_EQ(r.graph.num_nodes(), 1u) << t;
+    EXPECT_FLOAT_EQ(ir::OpAttrs(ir::Op::LayerNormalization, r.graph.nodes()[0].attrs, 3).get_float("epsilon"), 1e-12f);
+    EXPECT_EQ(r.graph.value(r.graph.outputs()[0]).name, "y");
+  }
+}
+
 // On a chip target, an extraction that gives back the original graph keeps
 // the original's mapping: its spike rates are not simulated a second time.
 TEST(Pipeline, AnUnchangedSpikingGraphIsMappedOnce) {
