@@ -30,6 +30,11 @@ struct OnnxImportOptions {
 // defined value, a cycle, a checker failure, a shape inference failure.
 Expected<ir::Graph> import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options = {});
 
+// Whether export can write `op` in a model of this default-domain opset:
+// the opset defines it, or export writes it as older ops (docs/onnx.md,
+// "Ops newer than the model's opset").
+bool onnx_can_write(ir::Op op, int64_t opset);
+
 struct OnnxExportOptions {
   // Tensors of at least this many bytes go to an external data file beside
   // the model when the model would otherwise pass protobuf's 2 GB limit.

@@ -1,13 +1,17 @@
 // Ops newer than the model's opset, written in that opset's terms. The
 // optimizer may make an op the model's opset lacks (a rule's right side:
 // LayerNormalization, opset 17, from the decomposed form exporters write
-// below 17); export keeps the model's opset and writes such an op as the
-// older ops that compute it, in the form ONNX Runtime fuses back into one
-// kernel (docs/onnx.md, "Export").
+// below 17; Gelu, opset 20, from torch's erf form); export keeps the model's
+// opset and writes such an op as the older ops that compute it, in the form
+// ONNX Runtime fuses back into one kernel (docs/onnx.md, "Export").
 #include <fmt/format.h>
 
+#include <cmath>
 #include <numeric>
 
+#include <onnx/defs/schema.h>
+
+#include "frontends/onnx.h"
 #include "frontends/onnx_internal.h"
 
 namespace refinery::frontends::detail {
@@ -19,12 +23,158 @@ int64_t default_opset(const ir::ModelInfo& info) {
   return 17;
 }
 
-ir::TensorRef scalar_like(ir::DType dtype, double v) {
-  if (dtype == ir::DType::f64) return std::make_shared<const ir::Tensor>(ir::Tensor::from_values<double>(dtype, {}, {v}));
-  return std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(dtype, {}, {static_cast<float>(v)}));
+// Builds the older ops into `out`, reading the original node's inputs
+// through `in`; the node computing the original's output 0 gets its name.
+struct Writer {
+  const ir::Graph& g;
+  const ir::Node& node;
+  ir::Graph& out;
+  std::vector<ir::ValueId>& map;
+
+  ir::ValueId in(size_t i) const {
+    ir::ValueId v = node.inputs[i];
+    return v == ir::kNoValue ? v : map[ir::index(v)];
+  }
+  const ir::TensorType& type(size_t i) const { return g.value(node.inputs[i]).type; }
+  const ir::Value& result() const { return g.value(node.outputs[0]); }
+  std::string base() const { return result().name.empty() ? fmt::format("_lowered{}", out.num_nodes()) : result().name; }
+
+  // A part: named after the result, `<y>/<suffix>`; the last part (`last`)
+  // is the result itself.
+  ir::ValueId op(ir::Op o, std::vector<ir::ValueId> inputs, const std::string& suffix, const ir::TensorType& t,
+                 ir::Attributes a = {}, bool last = false) {
+    ir::Node n;
+    n.op = o;
+    if (!node.name.empty()) n.name = last ? node.name : node.name + "/" + suffix;
+    n.inputs = std::move(inputs);
+    n.attrs = std::move(a);
+    std::string name = last ? result().name : base() + "/" + suffix;
+    return out.node(out.add_node(std::move(n), {name}, {t})).outputs[0];
+  }
+  ir::ValueId scalar(const std::string& suffix, double v) {
+    ir::DType dt = type(0).dtype;
+    ir::TensorRef t = dt == ir::DType::f64
+                          ? std::make_shared<const ir::Tensor>(ir::Tensor::from_values<double>(dt, {}, {v}))
+                          : std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(dt, {}, {static_cast<float>(v)}));
+    return out.add_constant(base() + "/" + suffix, t);
+  }
+};
+
+// Why the node cannot be written in older ops (a limitation), or nothing.
+using Check = std::optional<std::string> (*)(const ir::Graph& g, const ir::Node& node,
+                                             const std::vector<uint32_t>& uses);
+using Lower = ir::ValueId (*)(Writer& w);
+
+std::optional<std::string> float_or_double(const ir::Graph& g, const ir::Node& node) {
+  ir::DType dt = g.value(node.inputs[0]).type.dtype;
+  if (dt != ir::DType::f32 && dt != ir::DType::f64) return "written as older ops only for float and double inputs";
+  return std::nullopt;
+}
+
+// Y = (X - mean) / sqrt(mean((X - mean)^2) + epsilon) * Scale + B over the
+// axes from `axis` on: torch's opset-13 export of nn.LayerNorm, which ONNX
+// Runtime's LayerNormFusion matches.
+std::optional<std::string> layer_norm_check(const ir::Graph& g, const ir::Node& node,
+                                            const std::vector<uint32_t>& uses) {
+  if (auto bad = float_or_double(g, node)) return bad;
+  for (size_t i = 1; i < node.outputs.size(); ++i)
+    if (uses[ir::index(node.outputs[i])] > 0) return "its mean and inverse deviation outputs are used";
+  if (!g.value(node.inputs[0]).type.shape.ranked()) return "its input's rank is unknown";
+  return std::nullopt;
+}
+
+ir::ValueId layer_norm_lower(Writer& w) {
+  const ir::TensorType& xt = w.type(0);
+  const int64_t rank = xt.shape.rank();
+  ir::OpAttrs attrs(w.node.op, w.node.attrs, rank);
+  const int64_t axis = ir::normalize_axis(attrs.get_int("axis"), rank).value_or(rank - 1);
+  std::vector<int64_t> axes(static_cast<size_t>(rank - axis));
+  std::iota(axes.begin(), axes.end(), axis);
+  std::vector<ir::Dim> reduced_dims = xt.shape.dims();
+  for (int64_t a : axes) reduced_dims[static_cast<size_t>(a)] = ir::Dim(1);
+  const ir::TensorType reduced{xt.dtype, ir::Shape(reduced_dims)};
+  ir::Attributes over;
+  over.set("axes", axes);
+  ir::ValueId mean = w.op(ir::Op::ReduceMean, {w.in(0)}, "mean", reduced, over);
+  ir::ValueId d = w.op(ir::Op::Sub, {w.in(0), mean}, "centered", xt);
+  ir::ValueId sq = w.op(ir::Op::Pow, {d, w.scalar("two", 2.0)}, "squared", xt);
+  ir::ValueId var = w.op(ir::Op::ReduceMean, {sq}, "variance", reduced, over);
+  ir::ValueId ve = w.op(ir::Op::Add, {var, w.scalar("epsilon", attrs.get_float("epsilon"))}, "variance_eps", reduced);
+  ir::ValueId sd = w.op(ir::Op::Sqrt, {ve}, "deviation", reduced);
+  ir::ValueId normed = w.op(ir::Op::Div, {d, sd}, "normalized", xt);
+  const bool has_bias = w.node.inputs.size() > 2 && w.node.inputs[2] != ir::kNoValue;
+  ir::ValueId scaled = w.op(ir::Op::Mul, {normed, w.in(1)}, "scaled", w.result().type, {}, !has_bias);
+  if (!has_bias) return scaled;
+  return w.op(ir::Op::Add, {scaled, w.in(2)}, "biased", w.result().type, {}, true);
+}
+
+// x * HardSigmoid(x; 1/6, 0.5): torch's export of nn.Hardswish below opset 14.
+std::optional<std::string> hard_swish_check(const ir::Graph&, const ir::Node&, const std::vector<uint32_t>&) {
+  return std::nullopt;
+}
+
+ir::ValueId hard_swish_lower(Writer& w) {
+  ir::Attributes a;
+  a.set("alpha", 1.0f / 6.0f);
+  a.set("beta", 0.5f);
+  ir::ValueId hs = w.op(ir::Op::HardSigmoid, {w.in(0)}, "hard_sigmoid", w.type(0), a);
+  return w.op(ir::Op::Mul, {w.in(0), hs}, "product", w.result().type, {}, true);
+}
+
+// x * (erf(x / sqrt 2) + 1) * 0.5: torch's export of nn.GELU below opset
+// 20, which ONNX Runtime's GeluFusion matches.
+std::optional<std::string> gelu_check(const ir::Graph& g, const ir::Node& node, const std::vector<uint32_t>&) {
+  if (auto bad = float_or_double(g, node)) return bad;
+  if (ir::OpAttrs(node.op, node.attrs).get_string("approximate") != "none")
+    return "the tanh approximation has no older form here";
+  return std::nullopt;
+}
+
+ir::ValueId gelu_lower(Writer& w) {
+  const ir::TensorType& t = w.type(0);
+  ir::ValueId scaled = w.op(ir::Op::Div, {w.in(0), w.scalar("sqrt2", static_cast<double>(static_cast<float>(std::sqrt(2.0))))}, "scaled", t);
+  ir::ValueId e = w.op(ir::Op::Erf, {scaled}, "erf", t);
+  ir::ValueId one = w.op(ir::Op::Add, {e, w.scalar("one", 1.0)}, "one_plus", t);
+  ir::ValueId prod = w.op(ir::Op::Mul, {w.in(0), one}, "product", t);
+  return w.op(ir::Op::Mul, {prod, w.scalar("half", 0.5)}, "half", w.result().type, {}, true);
+}
+
+struct Lowering {
+  ir::Op op;
+  int64_t since;  // the default-domain opset that defines the op
+  Check check;
+  Lower lower;
+};
+
+constexpr Lowering kLowerings[] = {
+    {ir::Op::HardSwish, 14, hard_swish_check, hard_swish_lower},
+    {ir::Op::LayerNormalization, 17, layer_norm_check, layer_norm_lower},
+    {ir::Op::Gelu, 20, gelu_check, gelu_lower},
+};
+
+const Lowering* lowering_for(const ir::Node& node, int64_t opset) {
+  for (const Lowering& l : kLowerings)
+    if (l.op == node.op && opset < l.since) return &l;
+  return nullptr;
 }
 
 }  // namespace
+
+}  // namespace refinery::frontends::detail
+
+namespace refinery::frontends {
+
+bool onnx_can_write(ir::Op op, int64_t opset) {
+  const ir::OpInfo& info = ir::op_info(op);
+  for (const detail::Lowering& l : detail::kLowerings)
+    if (l.op == op && opset < l.since) return true;
+  return onnx::OpSchemaRegistry::Schema(std::string(info.onnx_name), static_cast<int>(opset),
+                                        std::string(info.onnx_domain)) != nullptr;
+}
+
+}  // namespace refinery::frontends
+
+namespace refinery::frontends::detail {
 
 Expected<std::optional<ir::Graph>> lower_for_opset(const ir::Graph& g, const std::string& file) {
   const int64_t opset = default_opset(g.info);
@@ -32,18 +182,12 @@ Expected<std::optional<ir::Graph>> lower_for_opset(const ir::Graph& g, const std
   bool any = false;
   for (size_t n = 0; n < g.num_nodes(); ++n) {
     const ir::Node& node = g.nodes()[n];
-    if (node.op != ir::Op::LayerNormalization || opset >= 17) continue;
+    const Lowering* l = lowering_for(node, opset);
+    if (!l) continue;
     any = true;
-    const ir::TensorType& x = g.value(node.inputs[0]).type;
-    auto where = fmt::format("node '{}'", g.node_label(ir::NodeId{static_cast<uint32_t>(n)}));
-    auto limit = [&](std::string why) {
-      return std::unexpected(Diag{file, where, fmt::format("LayerNormalization at opset {}: {}", opset, why), true});
-    };
-    if (x.dtype != ir::DType::f32 && x.dtype != ir::DType::f64)
-      return limit("written as older ops only for float and double inputs");
-    for (size_t i = 1; i < node.outputs.size(); ++i)
-      if (uses[ir::index(node.outputs[i])] > 0) return limit("its mean and inverse deviation outputs are used");
-    if (!x.shape.ranked()) return limit("its input's rank is unknown");
+    if (auto why = l->check(g, node, uses))
+      return std::unexpected(Diag{file, fmt::format("node '{}'", g.node_label(ir::NodeId{static_cast<uint32_t>(n)})),
+                                  fmt::format("{} at opset {}: {}", ir::op_info(node.op).onnx_name, opset, *why), true});
   }
   if (!any) return std::optional<ir::Graph>{};
 
@@ -52,75 +196,26 @@ Expected<std::optional<ir::Graph>> lower_for_opset(const ir::Graph& g, const std
   std::vector<ir::ValueId> map(g.num_values(), ir::kNoValue);
   for (ir::ValueId v : g.inputs()) map[ir::index(v)] = out.add_input(g.value(v).name, g.value(v).type);
   for (ir::ValueId v : g.constants()) map[ir::index(v)] = out.add_constant(g.value(v).name, g.value(v).constant);
-  auto in = [&](ir::ValueId v) { return v == ir::kNoValue ? v : map[ir::index(v)]; };
   for (const ir::Node& node : g.nodes()) {
-    if (node.op != ir::Op::LayerNormalization || opset >= 17) {
-      ir::Node copy = node;
-      copy.outputs.clear();
-      for (auto& v : copy.inputs) v = in(v);
-      std::vector<std::string> names;
-      std::vector<ir::TensorType> types;
-      for (ir::ValueId v : node.outputs) {
-        names.push_back(g.value(v).name);
-        types.push_back(g.value(v).type);
-      }
-      ir::NodeId id = out.add_node(std::move(copy), names, types);
-      for (size_t i = 0; i < node.outputs.size(); ++i) map[ir::index(node.outputs[i])] = out.node(id).outputs[i];
+    if (const Lowering* l = lowering_for(node, opset)) {
+      Writer w{g, node, out, map};
+      map[ir::index(node.outputs[0])] = l->lower(w);
       continue;
     }
-    // Y = (X - mean) / sqrt(mean((X - mean)^2) + epsilon) * Scale + B over
-    // the axes from `axis` on: torch's opset-13 export of nn.LayerNorm.
-    const ir::Value& y = g.value(node.outputs[0]);
-    const ir::TensorType& xt = g.value(node.inputs[0]).type;
-    const int64_t rank = xt.shape.rank();
-    ir::OpAttrs attrs(node.op, node.attrs, rank);
-    const int64_t axis = ir::normalize_axis(attrs.get_int("axis"), rank).value_or(rank - 1);
-    std::vector<int64_t> axes(static_cast<size_t>(rank - axis));
-    std::iota(axes.begin(), axes.end(), axis);
-    std::vector<ir::Dim> reduced_dims = xt.shape.dims();
-    for (int64_t a : axes) reduced_dims[static_cast<size_t>(a)] = ir::Dim(1);
-    const ir::TensorType reduced{xt.dtype, ir::Shape(reduced_dims)};
-    const std::string base = y.name.empty() ? fmt::format("layer_norm{}", out.num_nodes()) : y.name;
-    auto add = [&](ir::Op op, std::vector<ir::ValueId> inputs, const std::string& suffix, const ir::TensorType& t,
-                   ir::Attributes a = {}) {
-      ir::Node n;
-      n.op = op;
-      if (!node.name.empty()) n.name = node.name + "/" + suffix;
-      n.inputs = std::move(inputs);
-      n.attrs = std::move(a);
-      return out.node(out.add_node(std::move(n), {base + "/" + suffix}, {t})).outputs[0];
-    };
-    ir::Attributes over;
-    over.set("axes", axes);
-    ir::ValueId X = in(node.inputs[0]);
-    ir::ValueId mean = add(ir::Op::ReduceMean, {X}, "mean", reduced, over);
-    ir::ValueId d = add(ir::Op::Sub, {X, mean}, "centered", xt);
-    ir::ValueId two = out.add_constant(base + "/two", scalar_like(xt.dtype, 2.0));
-    ir::ValueId sq = add(ir::Op::Pow, {d, two}, "squared", xt);
-    ir::ValueId var = add(ir::Op::ReduceMean, {sq}, "variance", reduced, over);
-    ir::ValueId eps = out.add_constant(base + "/epsilon", scalar_like(xt.dtype, attrs.get_float("epsilon")));
-    ir::ValueId ve = add(ir::Op::Add, {var, eps}, "variance_eps", reduced);
-    ir::ValueId sd = add(ir::Op::Sqrt, {ve}, "deviation", reduced);
-    ir::ValueId normed = add(ir::Op::Div, {d, sd}, "normalized", xt);
-    const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue;
-    ir::Node mul;
-    mul.op = ir::Op::Mul;
-    mul.name = node.name;
-    mul.inputs = {normed, in(node.inputs[1])};
-    ir::ValueId scaled = has_bias ? add(ir::Op::Mul, mul.inputs, "scaled", y.type)
-                                  : out.node(out.add_node(std::move(mul), {y.name}, {y.type})).outputs[0];
-    ir::ValueId result = scaled;
-    if (has_bias) {
-      ir::Node addb;
-      addb.op = ir::Op::Add;
-      addb.name = node.name;
-      addb.inputs = {scaled, in(node.inputs[2])};
-      result = out.node(out.add_node(std::move(addb), {y.name}, {y.type})).outputs[0];
+    ir::Node copy = node;
+    copy.outputs.clear();
+    for (auto& v : copy.inputs) v = v == ir::kNoValue ? v : map[ir::index(v)];
+    std::vector<std::string> names;
+    std::vector<ir::TensorType> types;
+    for (ir::ValueId v : node.outputs) {
+      names.push_back(g.value(v).name);
+      types.push_back(g.value(v).type);
     }
-    map[ir::index(node.outputs[0])] = result;
+    ir::NodeId id = out.add_node(std::move(copy), names, types);
+    for (size_t i = 0; i < node.outputs.size(); ++i) map[ir::index(node.outputs[i])] = out.node(id).outputs[i];
   }
   std::vector<ir::ValueId> outputs;
-  for (ir::ValueId v : g.outputs()) outputs.push_back(in(v));
+  for (ir::ValueId v : g.outputs()) outputs.push_back(map[ir::index(v)]);
   out.set_outputs(std::move(outputs));
   return std::optional<ir::Graph>{std::move(out)};
 }

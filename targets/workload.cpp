@@ -98,6 +98,7 @@ double element_cost(ir::Op op) {
     case ir::Op::Exp:
     case ir::Op::Log:
     case ir::Op::Erf:
+    case ir::Op::Gelu:
     case ir::Op::Tanh:
     case ir::Op::Sigmoid:
     case ir::Op::Pow:

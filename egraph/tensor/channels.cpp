@@ -53,7 +53,7 @@ bool is_channelwise_unary(Op op) {
   switch (op) {
     case Op::Relu: case Op::Sigmoid: case Op::Tanh: case Op::LeakyRelu: case Op::HardSigmoid:
     case Op::HardSwish: case Op::ThresholdedRelu: case Op::Clip: case Op::Identity: case Op::Neg:
-    case Op::Abs: case Op::Exp: case Op::Erf: case Op::Softplus: case Op::Softsign: case Op::Elu:
+    case Op::Abs: case Op::Exp: case Op::Erf: case Op::Gelu: case Op::Softplus: case Op::Softsign: case Op::Elu:
     case Op::Selu: case Op::Celu: case Op::Dropout:
       return true;
     default:

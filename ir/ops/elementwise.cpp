@@ -165,6 +165,7 @@ void register_elementwise(Table& t) {
   unary(Op::Selu, unary_float,
         {float_attr("alpha", 1.67326319217681884765625f), float_attr("gamma", 1.05070102214813232421875f)});
   unary(Op::HardSigmoid, unary_float, {float_attr("alpha", 0.2f), float_attr("beta", 0.5f)});
+  unary(Op::Gelu, unary_float, {string_attr("approximate", "none")});
   unary(Op::Cast, cast, {{"to", AttrKind::Int, AttrUse::Required}});
   define(t, OpInfo{.op = Op::CastLike, .min_inputs = 2, .max_inputs = 2, .shape_rule = cast_like, .elementwise = true});
   define(t, OpInfo{.op = Op::Clip, .min_inputs = 1, .max_inputs = 3, .shape_rule = clip, .elementwise = true});

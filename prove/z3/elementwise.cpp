@@ -85,6 +85,27 @@ Result hard_swish(Ctx& c) {
   });
 }
 
+// ONNX Gelu: x/2 (1 + erf(x / sqrt 2)), the square root of 2 being the
+// f32 constant (1.41421353816986083984375) that every f32 implementation
+// and exporter divides by; "tanh": x/2 (1 + tanh(c (x + 0.044715 x^3))) with
+// c the f32 sqrt(2/pi).
+Result gelu(Ctx& c) {
+  auto& d = c.d;
+  std::string approximate = c.attrs().get_string("approximate");
+  if (approximate == "none")
+    return map_unary(c, [&](const Expr& x) {
+      return d.mul(d.mul(x, d.num(0.5)),
+                   d.add(d.num(1), d.fn(kErf, d.div(x, d.num(static_cast<double>(static_cast<float>(std::sqrt(2.0))))))));
+    });
+  if (approximate == "tanh")
+    return map_unary(c, [&](const Expr& x) {
+      Expr inner = d.add(x, d.mul(d.num(static_cast<double>(0.044715f)), d.mul(x, d.mul(x, x))));
+      return d.mul(d.mul(x, d.num(0.5)),
+                   d.add(d.num(1), d.fn(kTanh, d.mul(d.num(static_cast<double>(static_cast<float>(std::sqrt(2.0 / M_PI)))), inner))));
+    });
+  return fail_sem(c, fmt::format("gelu with approximate \"{}\"", approximate));
+}
+
 Result clip(Ctx& c) {
   auto& d = c.d;
   std::optional<Expr> lo, hi;
@@ -166,6 +187,7 @@ void fill_elementwise(Table& t) {
   define(t, Op::Elu, elu);
   define(t, Op::HardSigmoid, hard_sigmoid);
   define(t, Op::HardSwish, hard_swish);
+  define(t, Op::Gelu, gelu);
   define(t, Op::Clip, clip);
   define(t, Op::PRelu, prelu);
   define(t, Op::Add, add);

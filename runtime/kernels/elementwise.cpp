@@ -54,6 +54,16 @@ KernelResult hard_sigmoid(const KernelCall& c) {
   return one(restore(at::clamp(x * attr(c, "alpha") + attr(c, "beta"), 0, 1), c.in(0)));
 }
 
+// ONNX Gelu (opset 20): x/2 (1 + erf(x / sqrt 2)), or with `approximate`
+// "tanh", x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+KernelResult gelu(const KernelCall& c) {
+  at::Tensor x = upcast(c.in(0));
+  std::string approximate = c.op_attrs().get_string("approximate");
+  if (approximate != "none" && approximate != "tanh")
+    return std::unexpected(fmt::format("gelu: approximate \"{}\" is neither \"none\" nor \"tanh\"", approximate));
+  return one(restore(at::gelu(x, approximate), c.in(0)));
+}
+
 KernelResult thresholded_relu(const KernelCall& c) {
   at::Tensor x = upcast(c.in(0));
   return one(restore(at::where(x > attr(c, "alpha"), x, at::zeros({}, x.options())), c.in(0)));
@@ -215,6 +225,7 @@ void register_elementwise_kernels(KernelTable& t) {
   set(Op::Celu, celu);
   set(Op::HardSigmoid, hard_sigmoid);
   set(Op::HardSwish, float_unary<hardswish>);
+  set(Op::Gelu, gelu);
   set(Op::ThresholdedRelu, thresholded_relu);
   set(Op::Clip, clip);
   set(Op::PRelu, prelu);

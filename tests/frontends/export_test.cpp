@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "frontends/onnx.h"
+#include "ir/text.h"
 #include "tests/frontends/model_builder.h"
 
 namespace refinery::frontends {
@@ -211,6 +212,33 @@ TEST_F(Export, LayerNormStatisticsBelowOpset17AreALimitation) {
                                   ":node 'ln': LayerNormalization at opset 13: its mean and inverse deviation outputs "
                                   "are used");
   EXPECT_EQ(files_in_dir(), std::vector<std::string>{"in.onnx"});
+}
+
+// Gelu (opset 20, past what the reader takes) is written as torch's five
+// ops; ONNX Runtime fuses them into its com.microsoft Gelu kernel at 'all'
+// (bit for bit that node's output) and not at 'basic'.
+TEST_F(Export, GeluIsWrittenAsTheFormOrtFuses) {
+  ModelBuilder b(13);
+  b.import_domain("com.microsoft", 1);
+  b.input("x", TP::FLOAT, {std::string("batch"), int64_t{64}});
+  b.output("y", TP::FLOAT, {std::string("batch"), int64_t{64}});
+  b.node("Gelu", {"x"}, {"y"}, "gelu", "com.microsoft");
+  b.write(dir, "contrib.onnx");
+  auto g = ir::parse_graph(R"(graph @main(%x: tensor<"batch"x64xf32>) attributes {ir_version = 8, opsets = {"" = 13}} {
+  %y = gelu(%x) : tensor<"batch"x64xf32>
+  return %y
+})");
+  ASSERT_TRUE(g) << g.error().str();
+  ASSERT_TRUE(export_onnx(*g, dir / "out.onnx"));
+  onnx::ModelProto m = testing::read_model_proto(dir / "out.onnx");
+  std::vector<std::string> ops;
+  for (const auto& n : m.graph().node()) ops.push_back(n.op_type());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Div", "Erf", "Add", "Mul", "Mul"}));
+  EXPECT_EQ(m.graph().node(4).output(0), "y");
+  auto fused = testing::ort_compare_exact(dir / "contrib.onnx", dir / "out.onnx", "all");
+  EXPECT_EQ(fused.status, 0) << fused.output;
+  auto unfused = testing::ort_compare_exact(dir / "contrib.onnx", dir / "out.onnx", "basic");
+  EXPECT_EQ(unfused.status, 1) << unfused.output;
 }
 
 TEST_F(Export, ForceExternalWritesDataBesideTheModel) {

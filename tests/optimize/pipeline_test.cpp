@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "frontends/onnx.h"
 #include "ir/io.h"
 #include "ir/text.h"
 #include "optimize/fold.h"
@@ -156,6 +157,50 @@ TEST(Pipeline, DecomposedLayerNormBecomesOneLayerNorm) {
     EXPECT_FLOAT_EQ(ir::OpAttrs(ir::Op::LayerNormalization, r.graph.nodes()[0].attrs, 3).get_float("epsilon"), 1e-12f);
     EXPECT_EQ(r.graph.value(r.graph.outputs()[0]).name, "y");
   }
+}
+
+// A model read at opset 13 (the lowest the reader takes) is written at 13:
+// every op a library rule makes is then defined at 13 or written as older
+// ops by export. HardSwish (14) was not: x * hard_sigmoid(x), torch's
+// opset-13 Hardswish, became a HardSwish that the checker refused.
+TEST(Pipeline, EveryOpTheLibraryMakesCanBeWrittenAtOpset13) {
+  auto lib = rules::load_library();
+  ASSERT_TRUE(lib.has_value()) << lib.error().str();
+  std::set<std::string> unwritable;
+  for (const rules::Rule& r : lib->rules())
+    for (ir::Op op : rules::ops_made(r))
+      if (ir::op_info(op).onnx_domain.empty() && !ir::op_info(op).onnx_name.starts_with("nir.") &&  // NIR: never in ONNX
+          !frontends::onnx_can_write(op, 13))
+        unwritable.insert(fmt::format("{} ({})", ir::op_name(op), r.name));
+  EXPECT_EQ(unwritable, std::set<std::string>{});
+  EXPECT_FALSE(frontends::onnx_can_write(ir::Op::Trilu, 13));  // the check can fail
+  EXPECT_TRUE(frontends::onnx_can_write(ir::Op::Trilu, 14));
+}
+
+// GELU as torch exports it (nn.GELU below opset 20) becomes one gelu with
+// the library's rule (rules/lib/activations.rules, gelu-erf).
+TEST(Pipeline, TorchGeluBecomesOneGelu) {
+  auto g = ir::parse_graph(R"(graph @main(%x: tensor<4x32xf32>) attributes {ir_version = 8, opsets = {"" = 17}} {
+  %s = const dense<[1.4142135381698608]> : tensor<f32>
+  %one = const dense<[1.0]> : tensor<f32>
+  %half = const dense<[0.5]> : tensor<f32>
+  %a = div(%x, %s) : tensor<4x32xf32>
+  %e = erf(%a) : tensor<4x32xf32>
+  %p = add(%e, %one) : tensor<4x32xf32>
+  %q = mul(%x, %p) : tensor<4x32xf32>
+  %y = mul(%q, %half) : tensor<4x32xf32>
+  return %y
+})");
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  auto text = ir::read_file(std::string(REFINERY_SOURCE_DIR) + "/rules/lib/activations.rules");
+  ASSERT_TRUE(text.has_value()) << text.error().str();
+  OptimizeResult r = run(*g, text->c_str());
+  ASSERT_TRUE(r.changed() && r.valid()) << r.report.reason;
+  EXPECT_EQ(r.report.extraction.rules_used.count("gelu-erf"), 1u);
+  ASSERT_EQ(r.graph.num_nodes(), 1u);
+  EXPECT_EQ(r.graph.nodes()[0].op, ir::Op::Gelu);
+  ASSERT_TRUE(r.report.validation.has_value());
+  EXPECT_LT(r.report.validation->max_abs_error, 1e-6);
 }
 
 // On a chip target, an extraction that gives back the original graph keeps

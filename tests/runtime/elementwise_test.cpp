@@ -90,6 +90,13 @@ TEST(Elementwise, Activations) {
   expect_near(run1(Op::ThresholdedRelu, {x}, attrs({{"alpha", 1.5f}})), {0, 0, 2});
   expect_near(run1(Op::HardSigmoid, {f32({3}, {-3, 0, 3})}), {0, 0.5, 1});
   expect_near(run1(Op::HardSwish, {f32({3}, {-3, 0, 3})}), {0, 0, 3});
+  auto gelu = [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); };
+  expect_near(run1(Op::Gelu, {x}), {gelu(-1), 0, gelu(2)});
+  auto gelu_tanh = [](double v) {
+    return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+  };
+  expect_near(run1(Op::Gelu, {x}, attrs({{"approximate", std::string("tanh")}})), {gelu_tanh(-1), 0, gelu_tanh(2)});
+  EXPECT_NE(gelu(2), gelu_tanh(2));
   expect_near(run1(Op::Softsign, {x}), {-0.5, 0, 2.0 / 3});
   expect_near(run1(Op::Selu, {x}, attrs({{"alpha", 2.0f}, {"gamma", 3.0f}})), {3 * (2 * std::exp(-1.0) - 2), 0, 6});
   expect_near(run1(Op::Celu, {x}, attrs({{"alpha", 2.0f}})), {2 * (std::exp(-0.5) - 1), 0, 2});
