@@ -251,6 +251,10 @@ const CondDef kConditions[] = {
      [](const Env& env, std::span<const ArgVal> a) { return env.symbolic_values || a[0].tensor->constant != nullptr; },
      ValueCond::NonNegativePruned,
      "a constant (a threshold) that is >= 0 at the neurons kept-neurons prunes (as pruned-zero)"},
+    {"pruned-nonpos", "T", [](const Env& env, std::span<const ArgVal>) { return env.symbolic_values; },
+     ValueCond::NonPositivePruned,
+     "<= 0 at the neurons kept-neurons prunes: assumed in verification, never true in the optimizer (kept-neurons "
+     "does not check it), for rules that tests/prove refutes"},
     {"some-constant-channels",
      "T",
      [](const Env& env, std::span<const ArgVal> a) {

@@ -54,8 +54,8 @@ enum class ArgKind : char { Tensor = 'T', Value = 'V' };
 // Step: every element equals the run's time step dt, a fact of a run and
 // not of the graph (verification assumes it; the optimizer never knows it).
 // Uniform: every element equals the first.
-// ZeroPruned, NonNegativePruned: 0 (>= 0) at the neurons a dead-neuron rule
-// prunes (rows of a matrix, elements of a vector; `kept-neurons`), which
+// ZeroPruned, NonNegativePruned, NonPositivePruned: 0 (>= 0, <= 0) at the
+// neurons a dead-neuron rule prunes (rows of a matrix, elements of a vector; `kept-neurons`), which
 // verification takes to be those from verification_kept_neurons(n) on.
 enum class ValueCond : unsigned {
   None = 0,
@@ -66,7 +66,8 @@ enum class ValueCond : unsigned {
   Step = 16,
   Uniform = 32,
   ZeroPruned = 64,
-  NonNegativePruned = 128
+  NonNegativePruned = 128,
+  NonPositivePruned = 256
 };
 constexpr ValueCond operator|(ValueCond a, ValueCond b) {
   return static_cast<ValueCond>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
