@@ -574,9 +574,9 @@ class RuleBuilder {
           for (size_t i = 0; i < l.args.size(); ++i)
             read = read || ((c.name == "pruned-zero") == (i < 3) && l.args[i].is_var && l.args[i].var == c.args[0].var);
       if (!read)
-        return Error{c.pos, fmt::format("{} {}: no kept-neurons of this rule checks it ({})", c.name, c.args[0].var,
-                                        c.name == "pruned-zero" ? "one of its first three arguments"
-                                                                : "its fourth argument")};
+        return Error{c.pos,
+                     fmt::format("{} {}: no kept-neurons of this rule checks it ({})", c.name, c.args[0].var,
+                                 c.name == "pruned-zero" ? "one of its first three arguments" : "its fourth argument")};
     }
     return std::nullopt;
   }
