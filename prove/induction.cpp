@@ -98,12 +98,16 @@ std::expected<Step, std::string> step(const ir::Graph& g, const std::vector<SymT
 }
 
 // A candidate relation between the left side's states and the right side's,
-// paired in node order (a pair of different neurons relates v only).
+// paired in node order (a pair of different neurons relates v only). Where
+// a population is smaller on one side (a dead-neuron rule keeps its first
+// neurons), the neurons past the other side's are unpaired: free, or with
+// `rest`, at rest (every state 0).
 struct Relation {
   std::string name;
   std::function<z3::expr(SymDomain&, const z3::expr& l, const z3::expr& r, const z3::expr& th_l,
                          const z3::expr& th_r)>
       elem;
+  bool rest = false;
 };
 
 const std::vector<Relation>& relations() {
@@ -114,6 +118,9 @@ const std::vector<Relation>& relations() {
        [](SymDomain& d, const z3::expr& l, const z3::expr& r, const z3::expr& tl, const z3::expr& tr) {
          return d.mul(r, tl) == d.mul(l, tr);
        }},
+      {"equal states, the unpaired neurons at rest",
+       [](SymDomain&, const z3::expr& l, const z3::expr& r, const z3::expr&, const z3::expr&) { return l == r; },
+       true},
   };
   return kRelations;
 }
@@ -135,6 +142,11 @@ z3::expr relate(SymDomain& d, const Relation& rel, const std::vector<StatefulNod
         const z3::expr& tr = rt != rstep.threshold.end() ? rt->second.elems[e] : one;
         all = all && rel.elem(d, lc[c].elems[e], rc[c].elems[e], tl, tr);
       }
+    if (rel.rest)
+      for (const auto* side : {&lc, &rc})
+        for (const SymTensor& t : *side)
+          for (size_t e = std::min(lc.front().elems.size(), rc.front().elems.size()); e < t.elems.size(); ++e)
+            all = all && t.elems[e] == d.num(0);
   }
   return all;
 }
@@ -159,9 +171,21 @@ std::vector<SymTensor> inputs(const Instance& inst, SymDomain& d, const std::str
   for (size_t i = 0; i < inst.inputs.size(); ++i) {
     const ir::Value& v = inst.lhs.value(inst.lhs.inputs()[i]);
     SymTensor t{v.type.shape.sizes(), {}, nullptr};
-    for (int64_t k = 0; k < v.type.shape.num_elements().value_or(0); ++k) {
+    const int64_t numel = v.type.shape.num_elements().value_or(0);
+    for (int64_t k = 0; k < numel; ++k) {
       z3::expr e = d.var(fmt::format("{}{}#{}", tag, inst.inputs[i], k));
       rules::ValueCond c = inst.input_conds[i];
+      if (has(c, rules::ValueCond::ZeroPruned) || has(c, rules::ValueCond::NonNegativePruned) ||
+          has(c, rules::ValueCond::NonPositivePruned)) {
+        // element k belongs to neuron k / (elements per neuron) (axis 0)
+        int64_t n = v.type.shape.rank() >= 1 ? v.type.shape[0].size() : 1;
+        int64_t neuron = n > 0 ? k / (numel / n) : 0;
+        if (neuron >= rules::verification_kept_neurons(n)) {
+          if (has(c, rules::ValueCond::ZeroPruned)) constraints.push_back(e == d.num(0));
+          if (has(c, rules::ValueCond::NonNegativePruned)) constraints.push_back(d.num(0) <= e);
+          if (has(c, rules::ValueCond::NonPositivePruned)) constraints.push_back(e <= d.num(0));
+        }
+      }
       if (has(c, rules::ValueCond::Positive)) constraints.push_back(d.num(0) < e);
       if (has(c, rules::ValueCond::NonNegative)) constraints.push_back(d.num(0) <= e);
       if (has(c, rules::ValueCond::Nonzero)) constraints.push_back(e != d.num(0));
@@ -363,12 +387,21 @@ bool same_thresholds(const Instance& inst) {
     auto lt = l->threshold.find(ln[p].name), rt = r->threshold.find(rn[p].name);
     if ((lt == l->threshold.end()) != (rt == r->threshold.end())) return false;
     if (lt == l->threshold.end()) continue;
-    for (size_t e = 0; e < lt->second.elems.size(); ++e)
+    for (size_t e = 0; e < std::min(lt->second.elems.size(), rt->second.elems.size()); ++e)
       if (!z3::eq(lt->second.elems[e].simplify(), rt->second.elems[e].simplify())) return false;
   }
   return true;
 }
 
+// Whether some neuron population has fewer neurons on one side (paired in
+// node order): a rule that prunes neurons.
+bool unequal_populations(const Instance& inst) {
+  auto ln = stateful_nodes(inst.lhs), rn = stateful_nodes(inst.rhs);
+  if (ln.size() != rn.size()) return false;
+  for (size_t p = 0; p < ln.size(); ++p)
+    if (ln[p].shape != rn[p].shape) return true;
+  return false;
+}
 
 // Rules whose only state is delays: such a graph has finite memory. With
 // each delay's length fixed at k steps (a case: the delay rounds to k), an
@@ -550,8 +583,14 @@ void prove_by_induction(const rules::RuleBody& body, const std::vector<Instance>
   }
   std::vector<std::string> how;
   std::vector<const Relation*> order;
-  for (const Relation& rel : relations()) order.push_back(&rel);
-  if (!insts.empty() && !same_thresholds(insts.front())) std::reverse(order.begin(), order.end());
+  // Equal states first, or scaled ones where the thresholds differ; a
+  // population pruned on one side first at rest (with populations of one
+  // size, that relation is equal states again).
+  const bool pruned = !insts.empty() && unequal_populations(insts.front());
+  for (const Relation& rel : relations())
+    if (!rel.rest || pruned) order.push_back(&rel);
+  if (!insts.empty() && !same_thresholds(insts.front())) std::swap(order[0], order[1]);
+  if (pruned) std::rotate(order.begin(), order.end() - 1, order.end());
   for (const Mode& mode : claimed_modes(body)) {
     std::string used;
     for (const Instance& inst : insts) {

@@ -242,6 +242,19 @@ const CondDef kConditions[] = {
     {"run-step", "T", [](const Env& env, std::span<const ArgVal>) { return env.symbolic_values; }, ValueCond::Step,
      "every element equals the run's time step dt: a fact of a run, not of the graph, so only verification (which "
      "takes dt as a variable) assumes it and the optimizer never applies a rule that needs it"},
+    {"pruned-zero", "T",
+     [](const Env& env, std::span<const ArgVal> a) { return env.symbolic_values || a[0].tensor->constant != nullptr; },
+     ValueCond::ZeroPruned,
+     "a constant (weights, bias, leak) that is 0 at the neurons kept-neurons prunes (which kept-neurons reads from "
+     "the values; verification assumes it of the pruned ones)"},
+    {"pruned-nonneg", "T",
+     [](const Env& env, std::span<const ArgVal> a) { return env.symbolic_values || a[0].tensor->constant != nullptr; },
+     ValueCond::NonNegativePruned,
+     "a constant (a threshold) that is >= 0 at the neurons kept-neurons prunes (as pruned-zero)"},
+    {"pruned-nonpos", "T", [](const Env& env, std::span<const ArgVal>) { return env.symbolic_values; },
+     ValueCond::NonPositivePruned,
+     "<= 0 at the neurons kept-neurons prunes: assumed in verification, never true in the optimizer (kept-neurons "
+     "does not check it), for rules that tests/prove refutes"},
     {"some-constant-channels",
      "T",
      [](const Env& env, std::span<const ArgVal> a) {
@@ -375,6 +388,50 @@ const CondDef kConditions[] = {
 };
 
 std::optional<Literal> ints(std::vector<int64_t> v) { return Literal(std::move(v)); }
+
+// The neurons of a population that a dead-neuron rule keeps
+// (docs/spiking.md, "Pruning"). A neuron is pruned when its entries of the
+// first three tensors are all 0 (a row of a matrix, an element of a vector:
+// its input weights, its bias, its leak potential) and its entry of the
+// fourth (its threshold) is >= 0, every one finite: from zero state its
+// input is 0, so its membrane stays at 0 and never exceeds the threshold.
+// The rule's conditions (`pruned-zero`, `pruned-nonneg`) say the same of
+// the pruned neurons, so verification (no values: id -1) prunes the last
+// ones (verification_kept_neurons) and assumes that of them. Declines when
+// nothing is pruned; keeps one neuron when every one is dead (a population
+// is never empty).
+std::optional<Literal> kept_neurons(std::span<const ArgVal> a) {
+  const ir::Shape& s0 = *shape(a[0]);
+  if (s0.rank() < 1 || !s0[0].is_static()) return std::nullopt;
+  int64_t n = s0[0].size();
+  for (const ArgVal& x : a)
+    if (shape(x)->rank() < 1 || shape(x)->rank() > 2 || !((*shape(x))[0] == ir::Dim(n))) return std::nullopt;
+  std::vector<int64_t> keep;
+  if (a[0].tensor->id == -1) {
+    for (int64_t i = 0; i < verification_kept_neurons(n); ++i) keep.push_back(i);
+  } else {
+    for (const ArgVal& x : a)
+      if (!x.tensor->constant) return std::nullopt;
+    // whether every element of neuron i's slice satisfies `pred`
+    auto slice = [&](const ArgVal& x, int64_t i, auto pred) {
+      const ir::Tensor& t = *x.tensor->constant;
+      int64_t per = t.dims().size() == 2 ? t.dims()[1] : 1;
+      for (int64_t k = i * per; k < (i + 1) * per; ++k) {
+        double v = t.as_double(k);
+        if (!std::isfinite(v) || !pred(v)) return false;
+      }
+      return true;
+    };
+    for (int64_t i = 0; i < n; ++i) {
+      bool dead = slice(a[3], i, [](double v) { return v >= 0; });
+      for (size_t z = 0; z < 3 && dead; ++z) dead = slice(a[z], i, [](double v) { return v == 0; });
+      if (!dead) keep.push_back(i);
+    }
+    if (keep.empty()) keep.push_back(0);
+  }
+  if (static_cast<int64_t>(keep.size()) == n) return std::nullopt;
+  return ints(std::move(keep));
+}
 
 // The channels (axis 1) of a tensor that are constant (`constant`) or not,
 // from the tensor analysis' facts. A rule that splits on them holds for every
@@ -609,6 +666,10 @@ const LetDef kLets[] = {
      "the value of a constant of one element, as a float (declines unless it is exact in binary32; verification draws "
      "the variable as a constant)",
      true},
+    {"kept-neurons", "TTTT", kept_neurons,
+     "the neurons a dead-neuron rule keeps: all but those whose entries of the first three tensors (rows of a "
+     "matrix, elements of a vector) are 0 and of the fourth >= 0 (in verification: the first ceil(n/2)); declines "
+     "when none is pruned"},
     {"length", "T",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
        const ir::Shape& s = *shape(a[0]);

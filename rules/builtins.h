@@ -54,6 +54,9 @@ enum class ArgKind : char { Tensor = 'T', Value = 'V' };
 // Step: every element equals the run's time step dt, a fact of a run and
 // not of the graph (verification assumes it; the optimizer never knows it).
 // Uniform: every element equals the first.
+// ZeroPruned, NonNegativePruned, NonPositivePruned: 0 (>= 0, <= 0) at the
+// neurons a dead-neuron rule prunes (rows of a matrix, elements of a vector; `kept-neurons`), which
+// verification takes to be those from verification_kept_neurons(n) on.
 enum class ValueCond : unsigned {
   None = 0,
   Positive = 1,
@@ -61,7 +64,10 @@ enum class ValueCond : unsigned {
   NonNegative = 4,
   Zero = 8,
   Step = 16,
-  Uniform = 32
+  Uniform = 32,
+  ZeroPruned = 64,
+  NonNegativePruned = 128,
+  NonPositivePruned = 256
 };
 constexpr ValueCond operator|(ValueCond a, ValueCond b) {
   return static_cast<ValueCond>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
@@ -87,6 +93,10 @@ struct LetDef {
   // that both sides see the same value (prove/instance.cpp).
   bool reads_values = false;
 };
+
+// How many of a population of n neurons `kept-neurons` keeps in
+// verification (the first ones; the rest are the pruned ones).
+constexpr int64_t verification_kept_neurons(int64_t n) { return (n + 1) / 2; }
 
 const CondDef* find_condition(std::string_view name);
 const LetDef* find_let(std::string_view name);

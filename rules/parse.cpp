@@ -193,6 +193,7 @@ class RuleBuilder {
       if (root.empty() && pat.kind != Pat::Kind::Op)
         return std::unexpected(Error{pat.pos, "the left side must be an operation, not a variable or a literal"});
 
+    if (auto e = check_pruned_conditions()) return std::unexpected(*e);
     body_.lhs = std::move(*lhs);
     body_.rhs = std::move(*rhs);
     body_.vars = vars_;
@@ -555,6 +556,27 @@ class RuleBuilder {
       if (a.kind != Sx::Kind::Atom || !known.count(a.text))
         return Error{a.pos, fmt::format("unknown mode '{}' (known: euler, exact, zero, subtract)", a.text)};
       body_.dynamics.push_back(a.text);
+    }
+    return std::nullopt;
+  }
+
+  // Verification assumes `pruned-zero` and `pruned-nonneg` of the neurons
+  // that `kept-neurons` prunes, while the optimizer learns which those are
+  // from the values kept-neurons reads: so each tensor the conditions name
+  // must be one kept-neurons checks (zero: its first three arguments, >= 0:
+  // its fourth), or a proved rule could prune where its assumption fails.
+  std::optional<Error> check_pruned_conditions() const {
+    for (const Cond& c : body_.conds) {
+      if (c.name != "pruned-zero" && c.name != "pruned-nonneg") continue;
+      bool read = false;
+      for (const Let& l : body_.lets)
+        if (l.fn == "kept-neurons")
+          for (size_t i = 0; i < l.args.size(); ++i)
+            read = read || ((c.name == "pruned-zero") == (i < 3) && l.args[i].is_var && l.args[i].var == c.args[0].var);
+      if (!read)
+        return Error{c.pos,
+                     fmt::format("{} {}: no kept-neurons of this rule checks it ({})", c.name, c.args[0].var,
+                                 c.name == "pruned-zero" ? "one of its first three arguments" : "its fourth argument")};
     }
     return std::nullopt;
   }

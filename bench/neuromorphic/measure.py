@@ -12,6 +12,11 @@ The made networks (written to OUT_DIR):
     torch.nn.utils.prune.l1_unstructured (amount 0.8) with prune.remove, as
     people prune; written in NIR's HDF5 layout (the NIR package is not
     installed here) like tools/make_nir_examples.py.
+  - mlp_neurons_pruned.nir: the dense MLP with whole neurons pruned, as
+    structured pruning does: prune.ln_structured (L2, dim 0, 50%) on the
+    first two layers' weights and prune.custom_from_mask on the same rows
+    of their biases, made permanent; 128 of 256 and 64 of 128 neurons get
+    no input (the dead-neuron rules' case). The output layer is not pruned.
   - mlp_merge.nir: Linear(64, 256) then Linear(256, 32) with no neuron in
     between (a projection people fold at export), then LIF: the
     affine-affine rule's case.
@@ -94,6 +99,17 @@ def make(out):
         prune.l1_unstructured(lin, name="weight", amount=0.8)
         prune.remove(lin, "weight")
     write_nir(os.path.join(out, "mlp_pruned.nir"), *mlp_nodes(list(net)))
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.Linear(256, 128), torch.nn.Linear(128, 10))
+    with torch.no_grad():
+        for lin in net:
+            lin.weight.mul_(4.0)
+    for lin in list(net)[:2]:
+        prune.ln_structured(lin, name="weight", amount=0.5, n=2, dim=0)
+        prune.custom_from_mask(lin, name="bias", mask=lin.weight_mask.any(dim=1))
+        prune.remove(lin, "weight")
+        prune.remove(lin, "bias")
+    write_nir(os.path.join(out, "mlp_neurons_pruned.nir"), *mlp_nodes(list(net)))
     a, b = torch.nn.Linear(64, 256), torch.nn.Linear(256, 32)
     nodes = {"input": {"type": "Input", "shape": np.array([64])},
              "proj": {"type": "Affine", "weight": a.weight.detach().numpy() * 4, "bias": a.bias.detach().numpy()},
@@ -139,7 +155,7 @@ def make(out):
              "lif": dict(lif(32), v_threshold=np.full(32, 40.0)), "output": {"type": "Output", "shape": np.array([32])}}
     chain = ["input", "fc", "lif", "output"]
     write_nir(os.path.join(out, "mlp_quant.nir"), nodes, list(zip(chain, chain[1:])))
-    return ["mlp_dense.nir", "mlp_pruned.nir", "mlp_merge.nir", "cnn_sumpool.nir", "scale_delay.nir", "mlp_quant.nir"]
+    return ["mlp_dense.nir", "mlp_pruned.nir", "mlp_neurons_pruned.nir", "mlp_merge.nir", "cnn_sumpool.nir", "scale_delay.nir", "mlp_quant.nir"]
 
 
 def main(exe, out, target):

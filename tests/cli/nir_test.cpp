@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "frontends/nir.h"
@@ -387,6 +388,44 @@ TEST(NirCli, OptimizeForLoihi2RescalesWeightsIntoTheChipsFormat) {
   for (const ir::Node& n : written->nodes())
     if (n.op == ir::Op::Affine) {
       EXPECT_DOUBLE_EQ(written->value(n.inputs[1]).constant->as_double(0), 0.125 * -100);
+    }
+}
+
+// tests/nir/data/pruned_mlp.nir (make_pruned_mlp.py: a torch MLP 20-16-12-4
+// with half the neurons of its first two layers pruned by
+// prune.ln_structured, biases too): the dead neurons go with their fan-out
+// (the *-dead-neurons-* rules), the written file reads back with the
+// smaller layers, and its spikes are the original's.
+TEST(NirCli, OptimizeForLoihi2PrunesDeadNeuronsWithTheirFanOut) {
+  fs::path out = nir_scratch("pruned_mlp.loihi2.nir"), report = nir_scratch("pruned_mlp.loihi2.json");
+  CliResult r = run_cli("optimize " + source_path("tests/nir/data/pruned_mlp.nir") + " -o " + out.string() +
+                        " --target loihi2 --report " + report.string());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("result:     optimized"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lif-dead-neurons-affine-affine"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pass (exact)"), std::string::npos) << r.out;
+  auto j = nlohmann::json::parse(slurp(report));
+  // Per population in graph order: neurons, and the synapses into it (the
+  // pruned neurons' outgoing weights go with them: 6 x 8 and 4 x 6 left).
+  auto layers = [&](const char* side) {
+    std::vector<std::pair<int64_t, int64_t>> v;
+    for (const auto& p : j["neuromorphic"][side]["populations"])
+      v.emplace_back(p["neurons"].get<int64_t>(), p["synapses"].get<int64_t>());
+    return v;
+  };
+  using L = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(layers("before"), (L{{16, 160}, {12, 96}, {4, 48}}));
+  EXPECT_EQ(layers("after"), (L{{8, 160}, {6, 48}, {4, 24}}));
+  EXPECT_NE(r.out.find("32 -> 18 neurons, 304 -> 232 synapses"), std::string::npos) << r.out;
+  for (const auto& t : j["validation"]["spike_trains"]) EXPECT_TRUE(t["identical"].get<bool>()) << t;
+  auto written = frontends::import_nir(out);
+  ASSERT_TRUE(written.has_value()) << written.error().str();
+  for (const ir::Node& n : written->nodes())
+    if (n.op == ir::Op::Affine) {
+      const auto& dims = written->value(n.inputs[1]).type.shape.sizes();
+      EXPECT_TRUE(dims == std::vector<int64_t>({8, 20}) || dims == std::vector<int64_t>({6, 8}) ||
+                  dims == std::vector<int64_t>({4, 6}))
+          << fmt::format("{}", fmt::join(dims, "x"));
     }
 }
 

@@ -42,7 +42,7 @@ TEST(Induction, WrongSpikingRulesAreRefutedAndModeClaimsHonoured) {
       ++proved;
     }
   }
-  EXPECT_EQ(refuted, 8);
+  EXPECT_EQ(refuted, 12);
   EXPECT_EQ(proved, 2);
 }
 
