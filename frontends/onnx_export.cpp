@@ -142,10 +142,13 @@ Expected<void> build_model(const ir::Graph& g, onnx::ModelProto& m, ExternalWrit
   }
   std::set<ir::ValueId> is_output(g.outputs().begin(), g.outputs().end());
   for (ir::ValueId v : g.outputs()) add_value_info(graph->mutable_output(), v);
-  // Types of intermediate values help runtimes; only ranked ones are certain.
+  // Intermediate types: those the source model gave (ModelInfo::typed_values)
+  // and an opaque node's results, which ONNX may not infer again; only ranked
+  // ones are certain.
   for (const auto& node : g.nodes())
     for (ir::ValueId v : node.outputs)
-      if (!is_output.contains(v) && !name_of(v).empty() && g.value(v).type.shape.ranked())
+      if (!is_output.contains(v) && !name_of(v).empty() && g.value(v).type.shape.ranked() &&
+          (node.op == ir::Op::Opaque || g.info.typed_values.contains(name_of(v))))
         add_value_info(graph->mutable_value_info(), v);
   return {};
 }

@@ -92,6 +92,8 @@ void copy_info(const onnx::ModelProto& m, ir::ModelInfo& info) {
   for (const auto& p : m.metadata_props()) info.metadata.emplace_back(p.key(), p.value());
   info.onnx_functions.clear();
   for (const auto& f : m.functions()) info.onnx_functions.push_back(f.SerializeAsString());
+  info.typed_values.clear();
+  for (const auto& vi : m.graph().value_info()) info.typed_values.insert(vi.name());
 }
 
 // Whether a node with a known op fits the op table: arity, attribute names,

@@ -88,10 +88,12 @@ ir::ValueId layer_norm_lower(Writer& w) {
   const int64_t rank = xt.shape.rank();
   ir::OpAttrs attrs(w.node.op, w.node.attrs, rank);
   const int64_t axis = ir::normalize_axis(attrs.get_int("axis"), rank).value_or(rank - 1);
+  // Counted from the end (-k .. -1), as torch writes them: ONNX Runtime's
+  // fusion needs no rank to see they are the last axes.
   std::vector<int64_t> axes(static_cast<size_t>(rank - axis));
-  std::iota(axes.begin(), axes.end(), axis);
+  std::iota(axes.begin(), axes.end(), axis - rank);
   std::vector<ir::Dim> reduced_dims = xt.shape.dims();
-  for (int64_t a : axes) reduced_dims[static_cast<size_t>(a)] = ir::Dim(1);
+  for (int64_t a : axes) reduced_dims[static_cast<size_t>(a + rank)] = ir::Dim(1);
   const ir::TensorType reduced{xt.dtype, ir::Shape(reduced_dims)};
   ir::Attributes over;
   over.set("axes", axes);

@@ -343,7 +343,12 @@ class Generator {
     if (name == "perm") {
       Sizes p(static_cast<size_t>(std::max<int64_t>(rank, 0)));
       std::iota(p.begin(), p.end(), 0);
-      std::shuffle(p.begin(), p.end(), rng_);
+      // half the time a rotation, which is not its own inverse from rank 3
+      // on (a rule that holds only for involutions must not pass)
+      if (rank >= 3 && coin(0.5))
+        std::rotate(p.begin(), p.begin() + 1, p.end());
+      else
+        std::shuffle(p.begin(), p.end(), rng_);
       return Literal(p);
     }
     if (name == "axis") {
@@ -390,7 +395,11 @@ class Generator {
     for (const auto& spec : ir::op_info(op).attrs) {
       if (spec.name != name) continue;
       if (spec.kind == ir::AttrKind::Int) return Literal(static_cast<int64_t>(pick(2)));
-      if (spec.kind == ir::AttrKind::Float) return Literal(coin(0.5) ? 0.5f : 2.0f);
+      if (spec.kind == ir::AttrKind::Float) {
+        // both signs: a rule that holds for one (relu after leaky_relu) must not pass for all
+        static const float floats[] = {0.5f, 2.0f, -0.5f, -2.0f};
+        return Literal(floats[pick(4)]);
+      }
     }
     return std::nullopt;
   }
@@ -416,6 +425,16 @@ class Generator {
         case 2: a.set("pads", Sizes(2 * sp, 1)); break;
         default: a.set("dilations", Sizes(sp, 2)); break;
       }
+      return a;
+    }
+    if (op == ir::Op::MaxPool || op == ir::Op::AveragePool) return a;
+    // Any other op: each attribute the pattern leaves to its rest is drawn
+    // half the time (else at its default), so that a rule is not proved only
+    // at the defaults (a transpose's reversed axes are their own inverse).
+    for (const auto& spec : ir::op_info(op).attrs) {
+      bool named_here = std::any_of(named.begin(), named.end(), [&](const AttrPat& p) { return p.name == spec.name; });
+      if (named_here || !coin(0.5)) continue;
+      if (auto v = gen_attr(op, std::string(spec.name), rank)) a.set(std::string(spec.name), *v);
     }
     return a;
   }
@@ -797,12 +816,16 @@ class Generator {
 }  // namespace
 
 std::vector<Instance> make_instances(const RuleBody& body, const std::string& name, int count, int empty,
-                                     std::string& why) {
+                                     std::string& why, std::vector<Instance>* others) {
   std::vector<Instance> out;
   std::set<std::string> seen;
   uint64_t seed = std::hash<std::string>()(name);
   std::map<std::string, int> reasons;
-  for (int attempt = 0; attempt < 3000 && static_cast<int>(out.size()) < count * 4; ++attempt) {
+  // The first 4 x count distinct draws are the candidates for Z3; the
+  // screen (`others`) takes the candidates not kept and as many draws again.
+  std::vector<Instance> more;
+  const int wanted = count * 4, screened = others ? count * 8 : 0;
+  for (int attempt = 0; attempt < 3000 && static_cast<int>(out.size() + more.size()) < wanted + screened; ++attempt) {
     Generator gen(body, seed + static_cast<uint64_t>(attempt) * 7919, false);
     auto inst = gen.draw();
     if (!inst) {
@@ -813,8 +836,10 @@ std::vector<Instance> make_instances(const RuleBody& body, const std::string& na
     // the instances with empty dims)
     if (has_empty(inst->lhs) || has_empty(inst->rhs)) continue;
     if (!seen.insert(inst->describe).second) continue;
-    out.push_back(std::move(*inst));
+    (static_cast<int>(out.size()) < wanted ? out : more).push_back(std::move(*inst));
   }
+  if (others)
+    for (auto& i : more) others->push_back(std::move(i));
   // Keep the smallest first, then a spread of the others; among them the
   // smallest instance where an elementwise op broadcasts (a law that fails
   // under broadcasting, [c] against [n, c] or a scalar, is refuted there),
@@ -835,7 +860,11 @@ std::vector<Instance> make_instances(const RuleBody& body, const std::string& na
     std::sort(chosen.begin(), chosen.end());
     chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
     std::vector<Instance> pick;
-    for (size_t i : chosen) pick.push_back(std::move(out[i]));
+    for (size_t i = 0; i < out.size(); ++i)
+      if (std::binary_search(chosen.begin(), chosen.end(), i))
+        pick.push_back(std::move(out[i]));
+      else if (others)
+        others->push_back(std::move(out[i]));
     out = std::move(pick);
   }
   if (out.empty()) {

@@ -30,7 +30,10 @@ struct Instance {
 // search finds fewer), then up to `empty` with empty dims where ONNX
 // defines the ops on them (none when the rule admits none); `why` says
 // what failed when no instance without empty dims is found.
+// `others`, when given, receives the draws not kept (up to 3 x count more):
+// verification runs them in the interpreter only, a screen for rules that
+// fail at attribute values or shapes the kept instances miss.
 std::vector<Instance> make_instances(const rules::RuleBody& body, const std::string& name, int count, int empty,
-                                     std::string& why);
+                                     std::string& why, std::vector<Instance>* others = nullptr);
 
 }  // namespace refinery::prove

@@ -98,7 +98,29 @@ RuleReport verify_rule(const Rule& rule, const VerifyOptions& opt) {
   auto t0 = Clock::now();
   RuleReport r{rule.name, rule.family, rule.file, rule.line};
   std::string why;
-  auto insts = make_instances(*rule.body, rule.name, opt.instances, opt.empty_instances, why);
+  std::vector<Instance> screen;
+  auto insts = make_instances(*rule.body, rule.name, opt.instances, opt.empty_instances, why, &screen);
+  // The draws not kept for Z3 run in the interpreter first: a disagreement
+  // that replays in f64 beyond f64 rounding refutes the rule (an attribute
+  // value or a shape the kept instances miss). Agreement proves nothing.
+  if (!insts.empty() && opt.numeric && !needs_induction(insts.front()))
+    for (size_t k = 0; k < screen.size(); ++k) {
+      bool skipped = false;
+      std::vector<std::vector<double>> drawn;
+      std::string bad = numeric_check(screen[k], std::hash<std::string>()(rule.name) + 101 + k, skipped, &drawn);
+      if (skipped || bad.empty()) continue;
+      Replay rep = replay(screen[k], drawn, true);
+      bool overflow = false;
+      if (!rep.ran() || !differs_over_reals(rep, overflow)) continue;
+      r.verdict = Verdict::Refuted;
+      r.domain = "reals";
+      r.numeric = "disagree: " + bad;
+      r.shapes.push_back(screen[k].describe);
+      r.counterexample = fmt::format("at {} (random inputs, a screening instance):\n{}", screen[k].describe,
+                                     rep.describe(screen[k]));
+      r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      return r;
+    }
   if (insts.empty()) {
     r.verdict = Verdict::Error;
     r.message = "no instance satisfies the rule's types and conditions: " + why;
