@@ -10,8 +10,10 @@
 #
 #   bench/discover/usefulness.sh BUILD_DIR DISCOVERED.rules[,MORE.rules] [MODEL...]
 #
-# Models default to every model built in BUILD_DIR/zoo (targets zoo_small,
-# zoo). MIN_GAIN=G passes --min-gain G to both optimizations (the gate that
+# Models default to every model built in the zoo folder: ZOO=DIR (default
+# BUILD_DIR/zoo, targets zoo_small, zoo; ZOO=BUILD_DIR/zoo_real for the
+# real-exports zoo, target zoo_real). TARGET=T optimizes for T (default cpu).
+# MIN_GAIN=G passes --min-gain G to both optimizations (the gate that
 # keeps the original when the extracted graph is less than G% cheaper);
 # RUNS=N (default 30) ORT repeats; KEEP=DIR keeps the optimized models there;
 # JOBS=N models optimized at once (default 1).
@@ -20,8 +22,9 @@ build=${1:?usage: usefulness.sh BUILD_DIR DISCOVERED.rules[,MORE.rules] [MODEL..
 IFS=, read -r -a found <<<"${2:?usage: usefulness.sh BUILD_DIR DISCOVERED.rules[,MORE.rules] [MODEL...]}"
 shift 2
 models=("$@")
+zoo=${ZOO:-$build/zoo}
 if [ ${#models[@]} -eq 0 ]; then
-  for f in "$build"/zoo/*.onnx; do models+=("$(basename "$f" .onnx)"); done
+  for f in "$zoo"/*.onnx; do models+=("$(basename "$f" .onnx)"); done
 fi
 here=$(cd "$(dirname "$0")/../.." && pwd)
 exe=$build/cli/refinery
@@ -31,15 +34,15 @@ gate=()
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for m in "${models[@]}"; do
-  src=$build/zoo/$m.onnx
-  if [ -f "$src" ]; then realpath "$src"; else echo "missing $src (build targets zoo_small, zoo)" >&2; fi
+  src=$zoo/$m.onnx
+  if [ -f "$src" ]; then realpath "$src"; else echo "missing $src (build targets zoo_small, zoo, zoo_real)" >&2; fi
 done >"$out/models.txt"
 # Each model optimized twice by `refinery batch` (docs/batch.md): with the
 # library, and with the library plus the discovered rules. Exit 1 (a job
 # failed) shows in the table; 2 is a bad invocation.
-"$exe" batch "$out/models.txt" -o "$out/lib" --target cpu "${gate[@]}" --rules "${lib[@]}" --jobs "${JOBS:-1}" \
+"$exe" batch "$out/models.txt" -o "$out/lib" --target "${TARGET:-cpu}" "${gate[@]}" --rules "${lib[@]}" --jobs "${JOBS:-1}" \
   --quiet >"$out/lib.txt" || [ $? -eq 1 ]
-"$exe" batch "$out/models.txt" -o "$out/disc" --target cpu "${gate[@]}" --rules "${lib[@]}" "${found[@]}" \
+"$exe" batch "$out/models.txt" -o "$out/disc" --target "${TARGET:-cpu}" "${gate[@]}" --rules "${lib[@]}" "${found[@]}" \
   --jobs "${JOBS:-1}" --quiet >"$out/disc.txt" || [ $? -eq 1 ]
 printf '| model | cost, library (before -> after) | cost, library + discovered (before -> after) | output | discovered rules used | discovered rules fired |\n|---|---|---|---|---|---|\n'
 /usr/bin/python3 - "$out" "${KEEP:-}" >"$out/table.txt" <<'PY'
