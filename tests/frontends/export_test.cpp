@@ -98,12 +98,15 @@ TEST_F(Export, TypesTheIntermediateValuesTheSourceTypedAndNoOthers) {
   }
   auto g = import_onnx(dir / "typed.onnx");
   ASSERT_TRUE(g) << g.error().str();
-  // a value the optimizer adds is not typed
+  // an intermediate value the optimizer adds is not typed
+  const ir::TensorType t = g->value(g->outputs()[0]).type;
   ir::Node relu;
   relu.op = ir::Op::Relu;
   relu.inputs = {g->outputs()[0]};
-  ir::ValueId extra = g->node(g->add_node(relu, {"extra"}, {g->value(g->outputs()[0]).type})).outputs[0];
-  g->set_outputs({g->outputs()[0], extra});
+  ir::ValueId extra = g->node(g->add_node(relu, {"extra"}, {t})).outputs[0];
+  relu.inputs = {extra};
+  ir::ValueId z = g->node(g->add_node(relu, {"z"}, {t})).outputs[0];
+  g->set_outputs({g->outputs()[0], z});
   ASSERT_TRUE(export_onnx(*g, dir / "out.onnx"));
   onnx::ModelProto m = testing::read_model_proto(dir / "out.onnx");
   ASSERT_EQ(m.graph().value_info_size(), 1);
@@ -210,6 +213,14 @@ TEST_F(Export, LayerNormBelowOpset17IsWrittenAsTheFormOrtFuses) {
   EXPECT_EQ(ops, (std::vector<std::string>{"ReduceMean", "Sub", "Pow", "ReduceMean", "Add", "Sqrt", "Div", "Mul",
                                            "Add"}));
   EXPECT_EQ(m.graph().node(8).output(0), "y");
+  // the axes counted from the end, as torch writes them: ONNX Runtime fuses
+  // them also where it does not know the input's rank
+  for (int i : {0, 3}) {
+    ASSERT_EQ(m.graph().node(i).attribute_size(), 1);
+    EXPECT_EQ(m.graph().node(i).attribute(0).name(), "axes");
+    EXPECT_EQ(std::vector<int64_t>(m.graph().node(i).attribute(0).ints().begin(), m.graph().node(i).attribute(0).ints().end()),
+              std::vector<int64_t>{-1});
+  }
   auto fused = testing::ort_compare_exact(dir / "in.onnx", dir / "out.onnx", "all");
   EXPECT_EQ(fused.status, 0) << fused.output;
   auto unfused = testing::ort_compare_exact(dir / "in.onnx", dir / "out.onnx", "basic");
