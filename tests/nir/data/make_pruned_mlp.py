@@ -13,30 +13,16 @@ The last layer is the graph's output and is not pruned.
 
     /usr/bin/python3 tests/nir/data/make_pruned_mlp.py OUT.nir
 """
+import os
 import sys
 
-import h5py
 import numpy as np
 import torch
 import torch.nn.utils.prune as prune
 
-STR = h5py.string_dtype()
-
-
-def write_nir(path, nodes, edges):
-    with h5py.File(path, "w") as f:
-        f.create_dataset("version", data="1.0.1", dtype=STR)
-        g = f.create_group("node")
-        g.create_dataset("type", data="NIRGraph", dtype=STR)
-        ng = g.create_group("nodes")
-        for name, node in nodes.items():
-            n = ng.create_group(name)
-            for k, v in node.items():
-                if isinstance(v, str):
-                    n.create_dataset(k, data=v, dtype=STR)
-                else:
-                    n.create_dataset(k, data=np.asarray(v))
-        g.create_dataset("edges", data=np.array(edges, dtype=object).reshape(-1, 2), dtype=STR)
+# NIR's HDF5 layout, written once: bench/neuromorphic/measure.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "bench", "neuromorphic"))
+from measure import write_nir  # noqa: E402
 
 
 def main(out):
