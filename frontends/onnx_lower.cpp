@@ -204,17 +204,10 @@ Expected<std::optional<ir::Graph>> lower_for_opset(const ir::Graph& g, const std
       map[ir::index(node.outputs[0])] = l->lower(w);
       continue;
     }
-    ir::Node copy = node;
-    copy.outputs.clear();
-    for (auto& v : copy.inputs) v = v == ir::kNoValue ? v : map[ir::index(v)];
-    std::vector<std::string> names;
-    std::vector<ir::TensorType> types;
-    for (ir::ValueId v : node.outputs) {
-      names.push_back(g.value(v).name);
-      types.push_back(g.value(v).type);
-    }
-    ir::NodeId id = out.add_node(std::move(copy), names, types);
-    for (size_t i = 0; i < node.outputs.size(); ++i) map[ir::index(node.outputs[i])] = out.node(id).outputs[i];
+    std::vector<ir::ValueId> inputs = node.inputs;
+    for (auto& v : inputs) v = v == ir::kNoValue ? v : map[ir::index(v)];
+    std::vector<ir::ValueId> results = out.add_copy(g, node, std::move(inputs));
+    for (size_t i = 0; i < node.outputs.size(); ++i) map[ir::index(node.outputs[i])] = results[i];
   }
   std::vector<ir::ValueId> outputs;
   for (ir::ValueId v : g.outputs()) outputs.push_back(map[ir::index(v)]);

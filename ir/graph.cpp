@@ -22,6 +22,19 @@ ValueId Graph::add_constant(std::string name, TensorRef tensor) {
   return id;
 }
 
+std::vector<ValueId> Graph::add_copy(const Graph& from, const Node& node, std::vector<ValueId> inputs) {
+  Node copy = node;
+  copy.outputs.clear();
+  copy.inputs = std::move(inputs);
+  std::vector<std::string> names;
+  std::vector<TensorType> types;
+  for (ValueId v : node.outputs) {
+    names.push_back(from.value(v).name);
+    types.push_back(from.value(v).type);
+  }
+  return this->node(add_node(std::move(copy), names, types)).outputs;
+}
+
 NodeId Graph::add_node(Node node, const std::vector<std::string>& output_names,
                        const std::vector<TensorType>& output_types) {
   NodeId id{static_cast<uint32_t>(nodes_.size())};

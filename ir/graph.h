@@ -72,6 +72,10 @@ class Graph {
   // Adds a node whose output types are given (e.g. by the importer or parser).
   NodeId add_node(Node node_without_outputs, const std::vector<std::string>& output_names,
                   const std::vector<TensorType>& output_types);
+  // Adds a copy of `node`, a node of `from` (op, name, attributes, domain),
+  // reading `inputs` (values of this graph); its results take the names and
+  // types they have in `from`. Returns the copy's results, in order.
+  std::vector<ValueId> add_copy(const Graph& from, const Node& node, std::vector<ValueId> inputs);
   void set_outputs(std::vector<ValueId> outputs) { outputs_ = std::move(outputs); }
 
   const Value& value(ValueId v) const { return values_[index(v)]; }

@@ -70,18 +70,11 @@ Expected<ir::Graph> kernel_graph(const ir::Graph& g, const Kernel& kernel, const
   std::map<uint32_t, ir::ValueId> mapped;  // value index in g -> value in micro
   auto copy_node = [&](std::size_t i, auto& value_of) -> void {
     const ir::Node& n = g.nodes()[i];
-    ir::Node copy = n;
-    copy.outputs.clear();
+    std::vector<ir::ValueId> inputs = n.inputs;
     for (std::size_t j = 0; j < n.inputs.size(); ++j)
-      if (n.inputs[j] != ir::kNoValue) copy.inputs[j] = value_of(n.inputs[j], descs[i].input_constant[j], value_of);
-    std::vector<std::string> names;
-    std::vector<ir::TensorType> types;
-    for (ir::ValueId o : n.outputs) {
-      names.push_back(g.value(o).name);
-      types.push_back(g.value(o).type);
-    }
-    ir::NodeId id = micro.add_node(std::move(copy), names, types);
-    for (std::size_t k = 0; k < n.outputs.size(); ++k) mapped[ir::index(n.outputs[k])] = micro.node(id).outputs[k];
+      if (n.inputs[j] != ir::kNoValue) inputs[j] = value_of(n.inputs[j], descs[i].input_constant[j], value_of);
+    std::vector<ir::ValueId> results = micro.add_copy(g, n, std::move(inputs));
+    for (std::size_t k = 0; k < n.outputs.size(); ++k) mapped[ir::index(n.outputs[k])] = results[k];
   };
   // A value from outside the kernel: a constant stays one (a constant
   // expression with its producers: ONNX Runtime folds them when it loads
