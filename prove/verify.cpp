@@ -92,6 +92,20 @@ void classify_binary32(const Rule& rule, const std::vector<Instance>& insts, con
   }
 }
 
+// The interpreter's check of one instance: `bad` says where the sides
+// disagree (empty: they agree), `skipped` whether a side did not run. When
+// they disagree beyond f64 rounding, replayed in f64, returns that replay:
+// a refutation over the reals.
+std::optional<Replay> check_numerically(const Instance& inst, uint64_t seed, std::string& bad, bool& skipped) {
+  std::vector<std::vector<double>> drawn;
+  bad = numeric_check(inst, seed, skipped, &drawn);
+  if (skipped || bad.empty()) return std::nullopt;
+  Replay rep = replay(inst, drawn, true);
+  bool overflow = false;
+  if (!rep.ran() || !differs_over_reals(rep, overflow)) return std::nullopt;
+  return rep;
+}
+
 }  // namespace
 
 RuleReport verify_rule(const Rule& rule, const VerifyOptions& opt) {
@@ -106,18 +120,15 @@ RuleReport verify_rule(const Rule& rule, const VerifyOptions& opt) {
   if (!insts.empty() && opt.numeric && !needs_induction(insts.front()))
     for (size_t k = 0; k < screen.size(); ++k) {
       bool skipped = false;
-      std::vector<std::vector<double>> drawn;
-      std::string bad = numeric_check(screen[k], std::hash<std::string>()(rule.name) + 101 + k, skipped, &drawn);
-      if (skipped || bad.empty()) continue;
-      Replay rep = replay(screen[k], drawn, true);
-      bool overflow = false;
-      if (!rep.ran() || !differs_over_reals(rep, overflow)) continue;
+      std::string bad;
+      auto rep = check_numerically(screen[k], std::hash<std::string>()(rule.name) + 101 + k, bad, skipped);
+      if (!rep) continue;
       r.verdict = Verdict::Refuted;
       r.domain = "reals";
       r.numeric = "disagree: " + bad;
       r.shapes.push_back(screen[k].describe);
       r.counterexample = fmt::format("at {} (random inputs, a screening instance):\n{}", screen[k].describe,
-                                     rep.describe(screen[k]));
+                                     rep->describe(screen[k]));
       r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
       return r;
     }
@@ -188,25 +199,19 @@ RuleReport verify_rule(const Rule& rule, const VerifyOptions& opt) {
       std::string bad;
       bool skipped = false;
       size_t at = 0;
-      std::vector<std::vector<double>> drawn;
-      for (; at < insts.size() && bad.empty() && !skipped; ++at) {
-        drawn.clear();
-        bad = numeric_check(insts[at], std::hash<std::string>()(rule.name) + at, skipped, &drawn);
-      }
+      std::optional<Replay> refutes;
+      for (; at < insts.size() && bad.empty() && !skipped; ++at)
+        refutes = check_numerically(insts[at], std::hash<std::string>()(rule.name) + at, bad, skipped);
       r.numeric = skipped ? "skipped: " + bad : bad.empty() ? "agree" : "disagree: " + bad;
       // A concrete check settles what Z3 left unknown over the reals: the
       // numbers that disagree, replayed in f64, differ by more than f64
       // rounding.
-      if (!skipped && !bad.empty() && r.verdict == Verdict::Unknown && r.domain == "reals") {
+      if (refutes && r.verdict == Verdict::Unknown && r.domain == "reals") {
         const Instance& inst = insts[at - 1];
-        Replay rep = replay(inst, drawn, true);
-        bool overflow = false;
-        if (rep.ran() && differs_over_reals(rep, overflow)) {
-          r.verdict = Verdict::Refuted;
-          r.counterexample =
-              fmt::format("at {} (random inputs; Z3: {}):\n{}", inst.describe, r.message, rep.describe(inst));
-          r.message.clear();
-        }
+        r.verdict = Verdict::Refuted;
+        r.counterexample =
+            fmt::format("at {} (random inputs; Z3: {}):\n{}", inst.describe, r.message, refutes->describe(inst));
+        r.message.clear();
       }
     } else {
       r.numeric = "skipped";
