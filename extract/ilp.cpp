@@ -153,15 +153,16 @@ class Model {
     // during preprocessing (Debian 12 build); reduce() does the useful part.
     Cbc_setParameter(m, "preprocess", "off");
     for (std::size_t c = 0; c < n; ++c)
-      for (const Candidate& cand : q.classes[c]) Cbc_addCol(m, "", 0, 1, cand.cost * scale, 1, 0, nullptr, nullptr);
-    for (std::size_t c = 0; c < n; ++c) Cbc_addCol(m, "", required[c] ? 1 : 0, 1, 0, 0, 0, nullptr, nullptr);
+      for (const Candidate& cand : q.classes[c])
+        Cbc_addCol(m, col_name(), 0, 1, cand.cost * scale, 1, 0, nullptr, nullptr);
+    for (std::size_t c = 0; c < n; ++c) Cbc_addCol(m, col_name(), required[c] ? 1 : 0, 1, 0, 0, 0, nullptr, nullptr);
     int t = a0_ + static_cast<int>(n);
     t_.assign(n, -1);
     if (levels)
       for (std::size_t c = 0; c < n; ++c)
         if (comp_size[comp[c]] > 1) {
           t_[c] = t++;
-          Cbc_addCol(m, "", 0, comp_size[comp[c]] - 1.0, 0, 0, 0, nullptr, nullptr);
+          Cbc_addCol(m, col_name(), 0, comp_size[comp[c]] - 1.0, 0, 0, 0, nullptr, nullptr);
         }
     // A use variable per component of several classes (1 when any of its
     // classes is active); a one-class component's is its class's activity.
@@ -171,7 +172,7 @@ class Model {
     for (std::size_t s = 0; s < comp_size.size(); ++s)
       if (u_[s] < 0) {
         u_[s] = t++;
-        Cbc_addCol(m, "", 0, 1, 0, 0, 0, nullptr, nullptr);
+        Cbc_addCol(m, col_name(), 0, 1, 0, 0, 0, nullptr, nullptr);
       }
     num_cols_ = t;
     std::vector<int> cols;
@@ -213,6 +214,12 @@ class Model {
         }
       }
     }
+  }
+
+  // CBC reads a MIP start by column name: every column needs its own.
+  const char* col_name() {
+    name_ = "c" + std::to_string(next_col_++);
+    return name_.c_str();
   }
 
   int x(std::uint32_t c, std::size_t i) const { return static_cast<int>(first_x_[c] + i); }
@@ -393,7 +400,7 @@ class Model {
             coefs.push_back(-1);
           }
           Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
-            if (comp_size_[s] == 1) continue;
+          if (comp_size_[s] == 1) continue;
           cols = entering[s];
           coefs.assign(cols.size(), 1);
           for (int col : xs) {
@@ -401,7 +408,7 @@ class Model {
             coefs.push_back(-1);
           }
           Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
-          }
+        }
       }
     }
   }
@@ -468,13 +475,19 @@ class Model {
   std::vector<std::size_t> first_x_;
   std::vector<int> t_, u_;
   int a0_ = 0, num_cols_ = 0;
+  int next_col_ = 0;
+  std::string name_;
 };
+
+void set_parameters(Cbc_Model* m, const IlpOptions& options) {
+  for (const auto& [name, value] : options.cbc_parameters) Cbc_setParameter(m, name.c_str(), value.c_str());
+}
 
 // A lower bound on the optimum of q from its condensed relaxation
 // (reduce.h), solved by CBC within `seconds` of CPU time: CBC's best bound
 // on it (its optimum when proved). `upper_bound`: the cost of an answer of
 // q, which bounds the condensed optimum too.
-double condensed_bound(const Problem& q, double upper_bound, double scale, double seconds, bool requirement_cuts) {
+double condensed_bound(const Problem& q, double upper_bound, double scale, double seconds, const IlpOptions& options) {
   Reduced red = reduce(condensed(q), upper_bound);
   if (red.problem.classes.empty()) return red.fixed_cost;  // decided by the reduction alone
   const Problem& c = red.problem;
@@ -485,8 +498,9 @@ double condensed_bound(const Problem& q, double upper_bound, double scale, doubl
   // Reduction removes no cycle the condensation lacked, but it may leave
   // none: with no component of several classes the model has no cycle rows.
   model.add_use_cuts();
-  if (requirement_cuts) model.add_requirement_cuts();
+  if (options.requirement_cuts) model.add_requirement_cuts();
   Cbc_Model* m = model.get();
+  set_parameters(m, options);
   Solution start = extract_greedy_dag(c).solution;
   if (check_solution(c, start).empty()) model.warm_start(start);
   Cbc_setAllowableGap(m, 1e-6);
@@ -614,8 +628,8 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
   // answer in hand optimal before the main model is built.
   if (options.condensed_share > 0 && have_incumbent) {
     const double cost_q = dag_cost(q, incumbent);
-    best_bound_q = condensed_bound(q, cost_q, reduced_cost_scale, options.condensed_share * options.time_limit_s,
-                                   options.requirement_cuts);
+    best_bound_q =
+        condensed_bound(q, cost_q, reduced_cost_scale, options.condensed_share * options.time_limit_s, options);
     r.condensed_bound = red.fixed_cost + best_bound_q;
   }
   const bool closed = [&] {
@@ -631,6 +645,7 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
     if (options.requirement_cuts) model.add_requirement_cuts();
     if (have_incumbent) model.warm_start(incumbent);
     Cbc_Model* m = model.get();
+    set_parameters(m, options);
     // Absolute gap on the scaled objective (the greedy answer costs 1e6).
     Cbc_setAllowableGap(m, std::max(1e-6, options.relative_gap * 1e6));
     Cbc_setMaximumSeconds(m, remaining);

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "extract/problem.h"
@@ -43,6 +44,10 @@ struct IlpOptions {
   // integrality, no CBC cuts); `bound` is then its value and the answer is
   // the greedy one. Shows how much of a gap is the formulation's.
   bool relaxation_only = false;
+  // CBC's own parameters, by the names of its command line ("heuristics",
+  // "cuts", "maxNodes", "log", ...), each set after ours; for experiments
+  // (bench_extract run --cbc NAME=VALUE) and tests.
+  std::vector<std::pair<std::string, std::string>> cbc_parameters;
   // CycleCuts: components of the class graph up to this many classes get
   // the entry cuts of all their subsets up front.
   std::size_t max_enumerated_component = 8;
@@ -64,10 +69,10 @@ std::string_view to_string(IlpStatus status);  // "optimal", "feasible", "greedy
 struct IlpResult {
   Solution solution;
   IlpStatus status = IlpStatus::GreedyKept;
-  std::string detail;      // why greedy was kept, when it was
-  double cost = 0;         // dag_cost of solution
-  double greedy_cost = 0;  // the greedy DAG answer's cost
-  double bound = 0;        // a lower bound on the optimum (same unit)
+  std::string detail;          // why greedy was kept, when it was
+  double cost = 0;             // dag_cost of solution
+  double greedy_cost = 0;      // the greedy DAG answer's cost
+  double bound = 0;            // a lower bound on the optimum (same unit)
   double condensed_bound = 0;  // the condensed relaxation's part of it (0: not run)
   double gap() const { return cost > 0 ? std::max(0.0, (cost - bound) / cost) : 0.0; }
   std::vector<ReductionStep> reduction;  // sizes: "input", each step, and what CBC got last

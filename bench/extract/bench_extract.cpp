@@ -1,7 +1,7 @@
 // Extractors compared on real e-graphs.
 //
 //   bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts]
-//                     [--condensed-share F] [--relaxation-only] FILE.json...
+//                     [--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]... FILE.json...
 //       reads each file back as a flat problem and runs tree greedy, DAG
 //       greedy and the ILP, one line each: sizes before and after the
 //       reduction, the costs (ms), the ILP's status, gap, rounds and CPU time.
@@ -31,7 +31,7 @@ using namespace refinery;
 int usage() {
   fmt::print(stderr,
              "usage: bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts] "
-             "[--condensed-share F] [--relaxation-only] FILE.json...\n");
+             "[--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]... FILE.json...\n");
   return 2;
 }
 
@@ -64,8 +64,7 @@ double cpu_now() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-int run(const std::vector<std::string>& files, double time_limit, const std::string& acyclicity,
-        bool requirement_cuts, double condensed_share, bool relaxation_only) {
+int run(const std::vector<std::string>& files, const std::string& acyclicity, const extract::IlpOptions& base) {
   fmt::print("{:<28} {:>6} {:>6} {:>6} {:>6} {:>10} {:>10} {:>10} {:>7} {:>11} {:>8} {:>7} {:>6} {:>7}\n", "file",
              "cls", "cands", "r.cls", "r.cand", "tree ms", "greedy ms", "ilp ms", "ilp-%", "status", "gap %", "rounds",
              "cuts", "cpu s");
@@ -79,9 +78,9 @@ int run(const std::vector<std::string>& files, double time_limit, const std::str
     if (acyclicity != "levels") modes.push_back(extract::Acyclicity::CycleCuts);
     if (acyclicity != "cuts") modes.push_back(extract::Acyclicity::Levels);
     for (auto mode : modes) {
-      extract::IlpResult r = extract::extract_ilp(
-          p, {.time_limit_s = time_limit, .acyclicity = mode, .requirement_cuts = requirement_cuts,
-                 .condensed_share = condensed_share, .relaxation_only = relaxation_only});
+      extract::IlpOptions options = base;
+      options.acyclicity = mode;
+      extract::IlpResult r = extract::extract_ilp(p, options);
       std::string name = file.substr(file.find_last_of('/') + 1);
       if (modes.size() > 1) name += mode == extract::Acyclicity::Levels ? " [levels]" : " [cuts]";
       bool valid = extract::check_solution(p, r.solution).empty();
@@ -107,25 +106,25 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return usage();
   std::string acyclicity = "cuts";
-  double time_limit = 10;
-  bool requirement_cuts = true;
-  double condensed_share = extract::IlpOptions{}.condensed_share;
-  bool relaxation_only = false;
+  extract::IlpOptions options;
   std::vector<std::string> rest;
   for (std::size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--time-limit" && i + 1 < args.size())
-      time_limit = std::atof(args[++i].c_str());
+      options.time_limit_s = std::atof(args[++i].c_str());
     else if (args[i] == "--acyclicity" && i + 1 < args.size())
       acyclicity = args[++i];
     else if (args[i] == "--no-requirement-cuts")
-      requirement_cuts = false;
+      options.requirement_cuts = false;
     else if (args[i] == "--condensed-share" && i + 1 < args.size())
-      condensed_share = std::atof(args[++i].c_str());
+      options.condensed_share = std::atof(args[++i].c_str());
     else if (args[i] == "--relaxation-only")
-      relaxation_only = true;
-    else
+      options.relaxation_only = true;
+    else if (args[i] == "--cbc" && i + 1 < args.size() && args[i + 1].find('=') != std::string::npos) {
+      const std::string& kv = args[++i];
+      options.cbc_parameters.emplace_back(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
+    } else
       rest.push_back(args[i]);
   }
-  if (args[0] == "run" && !rest.empty()) return run(rest, time_limit, acyclicity, requirement_cuts, condensed_share, relaxation_only);
+  if (args[0] == "run" && !rest.empty()) return run(rest, acyclicity, options);
   return usage();
 }

@@ -80,6 +80,51 @@ TEST(Ilp, StopsAtItsTimeLimitWithTheWarmStartOrBetter) {
   EXPECT_LE(r.cost, r.greedy_cost + 1e-9);
 }
 
+// A layered problem shaped like a tensor e-graph: each value has a few
+// ways to be computed from values of the layer before (shared between
+// values) and a free layout twin that it and its twin reach each other by.
+Problem layered_problem(std::mt19937& rng, std::uint32_t layers, std::uint32_t width) {
+  std::uniform_real_distribution<double> cost(1, 10);
+  std::uniform_int_distribution<std::uint32_t> pick(0, width - 1), count(1, 3), arity(1, 2);
+  Problem p;
+  auto id = [&](std::uint32_t l, std::uint32_t w, std::uint32_t twin) { return (l * width + w) * 2 + twin; };
+  p.classes.resize(std::size_t{layers} * width * 2);
+  for (std::uint32_t l = 0; l < layers; ++l)
+    for (std::uint32_t w = 0; w < width; ++w) {
+      auto& value = p.classes[id(l, w, 0)];
+      if (l == 0) value.push_back(leaf(cost(rng)));
+      for (std::uint32_t i = l == 0 ? 0 : count(rng); i > 0; --i) {
+        Candidate n{cost(rng), {}};
+        for (std::uint32_t a = arity(rng); a > 0; --a) n.kids.push_back(id(l - 1, pick(rng), rng() % 2));
+        std::sort(n.kids.begin(), n.kids.end());
+        n.kids.erase(std::unique(n.kids.begin(), n.kids.end()), n.kids.end());
+        value.push_back(std::move(n));
+      }
+      value.push_back(node(cost(rng) / 4, {id(l, w, 1)}));
+      p.classes[id(l, w, 1)].push_back(node(cost(rng) / 4, {id(l, w, 0)}));
+    }
+  for (std::uint32_t w = 0; w < width; ++w) p.roots.push_back(id(layers - 1, w, 0));
+  return p;
+}
+
+// CBC must take the greedy answer it is given as its start. CBC 2.10 reads
+// a start by column name, so unnamed columns, which all share the name "",
+// made every start a handful of values outside their bounds; CBC then
+// spent seconds "completing" it by a search of its own. CBC's own log says
+// which happened: the start taken whole, and no values it had to modify.
+TEST(Ilp, TheSolverTakesTheGreedyAnswerAsItsStart) {
+  std::mt19937 rng(11);
+  Problem p = layered_problem(rng, 6, 4);
+  ::testing::internal::CaptureStdout();
+  IlpResult r =
+      extract_ilp(p, {.time_limit_s = 1, .condensed_share = 0, .cbc_parameters = {{"log", "1"}, {"maxNodes", "0"}}});
+  std::string log = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(check_solution(p, r.solution), "");
+  EXPECT_NE(log.find("MIPStart provided solution with cost"), std::string::npos) << log;
+  EXPECT_EQ(log.find("outside bounds"), std::string::npos) << log;
+  EXPECT_EQ(log.find("still fractional"), std::string::npos) << log;
+}
+
 TEST(Ilp, TooLargeKeepsTheGreedyAnswer) {
   Problem p = greedy_trap();
   IlpResult r = extract_ilp(p, {.max_candidates = 3});
@@ -195,7 +240,8 @@ TEST(Ilp, LazyCycleCutsBreakLongFreeCycles) {
   p.roots = {0};
   // Without the reduction (its bound step alone would drop the costlier
   // leaves and leave no cycle to cut).
-  IlpResult r = extract_ilp(p, {.time_limit_s = 5, .reduce = false, .condensed_share = 0, .max_enumerated_component = 4});
+  IlpResult r =
+      extract_ilp(p, {.time_limit_s = 5, .reduce = false, .condensed_share = 0, .max_enumerated_component = 4});
   EXPECT_EQ(r.status, IlpStatus::Optimal);
   ASSERT_EQ(check_solution(p, r.solution), "");
   EXPECT_NEAR(r.cost, 5, 1e-9);  // class 0's own leaf: every other way out costs more
