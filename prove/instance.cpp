@@ -20,7 +20,8 @@ namespace {
 class Generator {
  public:
   // `empty`: dims may be 0 (empty tensors), where ONNX defines the ops on them.
-  Generator(const RuleBody& body, uint64_t seed, bool empty) : body_(body), dice_(seed, empty) {
+  Generator(const RuleBody& body, uint64_t seed, bool empty)
+      : body_(body), dice_(seed, empty), demands_(read_demands(body)) {
     for (const auto& [root, p] : body.lhs) find_int_vars(p);
     // A :let function that reads values (rules::LetDef::reads_values) needs
     // its tensor arguments as constants; their value conditions choose the draws.
@@ -128,8 +129,24 @@ class Generator {
   }
 
   void assign(const std::string& var, Sizes s) {
+    // `(vector-of ?b ?w k)` with ?w drawn: ?b is [dim k of ?w] (a bias of a projection)
+    for (const Cond& c : body_.conds)
+      if (c.name == "vector-of" && c.args.size() == 3 && c.args[0].is_var && c.args[0].var == var &&
+          c.args[1].is_var && facts_.count(c.args[1].var))
+        if (auto* k = std::get_if<int64_t>(&c.args[2].literal)) {
+          const ir::Shape& w = facts_[c.args[1].var].type.shape;
+          if (auto ax = ir::normalize_axis(*k, w.rank())) s = {w[*ax].size()};
+        }
     if (auto r = ranks_.find(var); r != ranks_.end() && static_cast<int64_t>(s.size()) != r->second)
       s = dice_.random_shape(static_cast<int>(r->second));
+    // a dim that a split into n parts reads: a multiple of n
+    if (auto m = demands_.multiple.find(var); m != demands_.multiple.end()) {
+      auto [from_end, n] = m->second;
+      if (from_end >= 1 && from_end <= static_cast<int64_t>(s.size())) {
+        int64_t& d = s[s.size() - static_cast<size_t>(from_end)];
+        if (d % n != 0) d = n * (1 + dice_.pick(2));
+      }
+    }
     order_.push_back(var);
     facts_[var] = Drawn{ir::TensorType{ir::DType::f32, ir::Shape::of(s)}, std::nullopt, nullptr};
     if (auto v = value_vars_.find(var); v != value_vars_.end()) facts_[var].constant = draw_constant(s, v->second);
@@ -413,6 +430,7 @@ class Generator {
 
   const RuleBody& body_;
   Dice dice_;
+  Demands demands_;
   std::set<std::string> int_vars_;
   std::map<std::string, int64_t> ranks_;
   std::vector<std::string> order_;
@@ -422,7 +440,7 @@ class Generator {
   std::map<std::string, Literal> computed_;
   std::vector<std::shared_ptr<ir::Tensor>> tensors_;
   std::map<std::string, ValueCond> value_vars_;  // variables drawn as constants, with their value conditions
-  OpProposals ops_{dice_, attrs_, rests_};
+  OpProposals ops_{dice_, demands_, attrs_, rests_};
   std::string why_, graph_error_;
 };
 

@@ -282,19 +282,34 @@ std::optional<std::vector<int64_t>> OpProposals::gen_ints(const Pat& p, size_t i
         }
         return s;
       }
+      // With a rank the pattern asks for (the literal perm of the transpose
+      // it feeds), a target of that rank; else, now and then, an exporter's
+      // reshape: one axis split in two (heads out of a hidden dim) or two
+      // adjacent ones merged, the merge of a pair this draw split first
+      // (the heads joined again); else any factorization.
+      auto want = demands_.rank.find(&p);
+      int64_t rank = want != demands_.rank.end() ? want->second : -1;
       Sizes s;
-      int64_t left = n;
-      int parts = 1 + dice_.pick(3);
-      for (int k = 0; k + 1 < parts; ++k) {
-        std::vector<int64_t> divs;
-        for (int64_t d = 1; d <= left; ++d)
-          if (left % d == 0) divs.push_back(d);
-        int64_t d = divs[static_cast<size_t>(dice_.pick(static_cast<int>(divs.size())))];
-        s.push_back(d);
-        left /= d;
+      if (rank < 0)
+        if (auto joined = rejoin(x); joined && dice_.coin(0.6)) s = *joined;
+      if (s.empty() && (rank == r + 1 || (rank < 0 && dice_.coin(0.3) && dice_.coin(0.5))))
+        s = split_axis(x);
+      else if (s.empty() && r >= 2 && (rank == r - 1 || (rank < 0 && dice_.coin(0.3))))
+        s = merge_axes(x);
+      if (s.empty()) {
+        int64_t left = n;
+        int parts = rank > 0 ? static_cast<int>(rank) : 1 + dice_.pick(3);
+        for (int k = 0; k + 1 < parts; ++k) {
+          std::vector<int64_t> divs;
+          for (int64_t d = 1; d <= left; ++d)
+            if (left % d == 0) divs.push_back(d);
+          int64_t d = divs[static_cast<size_t>(dice_.pick(static_cast<int>(divs.size())))];
+          s.push_back(d);
+          left /= d;
+        }
+        s.push_back(left);
+        std::shuffle(s.begin(), s.end(), dice_.rng());
       }
-      s.push_back(left);
-      std::shuffle(s.begin(), s.end(), dice_.rng());
       if (dice_.coin(0.25)) s[static_cast<size_t>(dice_.pick(static_cast<int>(s.size())))] = -1;
       return s;
     }
@@ -313,6 +328,8 @@ std::optional<std::vector<int64_t>> OpProposals::gen_ints(const Pat& p, size_t i
       int64_t d = x[static_cast<size_t>(ax)];
       int64_t parts = p.nout.value_or(2);
       if (d < parts) return std::nullopt;
+      // equal parts half the time where they can be (Q, K and V of a packed projection)
+      if (d % parts == 0 && dice_.coin(0.5)) return Sizes(static_cast<size_t>(parts), d / parts);
       Sizes s(static_cast<size_t>(parts), 1);
       for (int64_t k = parts; k < d; ++k) s[static_cast<size_t>(dice_.pick(static_cast<int>(parts)))]++;
       return s;
@@ -367,6 +384,85 @@ std::optional<std::vector<int64_t>> OpProposals::gen_ints(const Pat& p, size_t i
     }
     default: return std::nullopt;
   }
+}
+
+Sizes OpProposals::split_axis(const Sizes& x) {
+  if (x.empty()) return {1, 1};
+  // the last axis most of the time (a hidden dim into heads x head dim)
+  size_t ax = dice_.coin(0.6) ? x.size() - 1 : static_cast<size_t>(dice_.pick(static_cast<int>(x.size())));
+  int64_t m = x[ax];
+  // one draw splits a size one way (Q, K and V into the same heads)
+  auto [it, fresh] = splits_.try_emplace(m, 1, m);
+  if (fresh) {
+    std::vector<int64_t> divs;
+    for (int64_t d = 1; d <= m; ++d)
+      if (m % d == 0) divs.push_back(d);
+    int64_t a = divs[static_cast<size_t>(dice_.pick(static_cast<int>(divs.size())))];
+    it->second = {a, m / a};
+  }
+  Sizes s(x.begin(), x.begin() + static_cast<int64_t>(ax));
+  s.push_back(it->second.first);
+  s.push_back(it->second.second);
+  s.insert(s.end(), x.begin() + static_cast<int64_t>(ax) + 1, x.end());
+  return s;
+}
+
+Sizes OpProposals::merge_axes(const Sizes& x) {
+  // the last pair most of the time (heads x head dim into the hidden dim)
+  size_t k = dice_.coin(0.6) ? x.size() - 2 : static_cast<size_t>(dice_.pick(static_cast<int>(x.size()) - 1));
+  Sizes s(x.begin(), x.begin() + static_cast<int64_t>(k));
+  s.push_back(x[k] * x[k + 1]);
+  s.insert(s.end(), x.begin() + static_cast<int64_t>(k) + 2, x.end());
+  return s;
+}
+
+std::optional<Sizes> OpProposals::rejoin(const Sizes& x) const {
+  for (size_t k = x.size() >= 2 ? x.size() - 1 : 0; k-- > 0;)
+    for (const auto& [m, ab] : splits_)
+      if (x[k] == ab.first && x[k + 1] == ab.second && m > 1) {
+        Sizes s(x.begin(), x.begin() + static_cast<int64_t>(k));
+        s.push_back(m);
+        s.insert(s.end(), x.begin() + static_cast<int64_t>(k) + 2, x.end());
+        return s;
+      }
+  return std::nullopt;
+}
+
+namespace {
+
+// The demand that a split into `n` parts makes of its input's dim `from_end`
+// (1: the last), carried to the variable that sets that dim: through the
+// first operand of an elementwise op, through a matmul's second operand for
+// its last dim.
+void demand_multiple(const Pat& p, int64_t from_end, int64_t n, Demands& d) {
+  if (p.kind == Pat::Kind::Var) {
+    d.multiple.try_emplace(p.var, from_end, n);
+    return;
+  }
+  if (p.kind != Pat::Kind::Op || p.kids.empty()) return;
+  if (ir::op_info(p.op).elementwise) return demand_multiple(p.kids[0], from_end, n, d);
+  if (p.op == ir::Op::MatMul && from_end == 1 && p.kids.size() == 2) return demand_multiple(p.kids[1], 1, n, d);
+}
+
+void read_demands(const Pat& p, Demands& d) {
+  if (p.kind != Pat::Kind::Op) return;
+  for (const AttrPat& a : p.attrs) {
+    if (a.is_var) continue;
+    if (p.op == ir::Op::Transpose && a.name == "perm" && !p.kids.empty())
+      if (auto* perm = std::get_if<std::vector<int64_t>>(&a.literal))
+        d.rank[&p.kids[0]] = static_cast<int64_t>(perm->size());
+    if (p.op == ir::Op::Split && a.name == "axis" && p.nout && !p.kids.empty())
+      if (auto* ax = std::get_if<int64_t>(&a.literal); ax && *ax < 0) demand_multiple(p.kids[0], -*ax, *p.nout, d);
+  }
+  for (const Pat& k : p.kids) read_demands(k, d);
+}
+
+}  // namespace
+
+Demands read_demands(const RuleBody& body) {
+  Demands d;
+  for (const auto& [root, p] : body.lhs) read_demands(p, d);
+  return d;
 }
 
 }  // namespace refinery::prove

@@ -55,13 +55,24 @@ class Dice {
   bool empty_;
 };
 
+// What a rule's left side asks of its values beyond each op's shape rule,
+// read off the pattern before the draw (so that a draw fits more often than
+// by chance): the rank of an op's result that a transpose with a literal
+// perm reads, and the dim of a variable that a split along a negative axis
+// into n parts reads (a multiple of n, so that equal parts exist).
+struct Demands {
+  std::map<const rules::Pat*, int64_t> rank;
+  std::map<std::string, std::pair<int64_t, int64_t>> multiple;  // variable -> (dim counted from the end, n)
+};
+Demands read_demands(const rules::RuleBody& body);
+
 // The per-op proposals of one draw. `attrs` (the rule's attribute variables
 // bound so far) and `rests` (its attribute rests) belong to the draw.
 class OpProposals {
  public:
-  OpProposals(Dice& dice, std::map<std::string, std::optional<rules::Literal>>& attrs,
+  OpProposals(Dice& dice, const Demands& demands, std::map<std::string, std::optional<rules::Literal>>& attrs,
               std::map<std::string, ir::Attributes>& rests)
-      : dice_(dice), attrs_(attrs), rests_(rests) {}
+      : dice_(dice), demands_(demands), attrs_(attrs), rests_(rests) {}
 
   // A shape for an unassigned operand `i` of `p`, given the others.
   Sizes propose(const rules::Pat& p, size_t i, const std::vector<std::optional<Drawn>>& kids);
@@ -75,12 +86,20 @@ class OpProposals {
                                                const ir::Attributes& attrs);
 
  private:
+  // A reshape's target: `x` with one axis split in two, two adjacent axes
+  // merged, a pair this draw split merged again (nullopt: none).
+  Sizes split_axis(const Sizes& x);
+  Sizes merge_axes(const Sizes& x);
+  std::optional<Sizes> rejoin(const Sizes& x) const;
+
   Dice& dice_;
+  const Demands& demands_;
   std::map<std::string, std::optional<rules::Literal>>& attrs_;
   std::map<std::string, ir::Attributes>& rests_;
   std::optional<int64_t> slice_axis_;  // one Slice's bounds, drawn once for its integer inputs
   int64_t slice_start_ = 0, slice_end_ = 1;
   int64_t n_ = 2;  // a Gemm's output columns, drawn with its B for its C
+  std::map<int64_t, std::pair<int64_t, int64_t>> splits_;  // a size this draw split in two, and how
 };
 
 }  // namespace refinery::prove
