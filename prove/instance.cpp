@@ -137,8 +137,14 @@ class Generator {
           const ir::Shape& w = facts_[c.args[1].var].type.shape;
           if (auto ax = ir::normalize_axis(*k, w.rank())) s = {w[*ax].size()};
         }
-    if (auto r = ranks_.find(var); r != ranks_.end() && static_cast<int64_t>(s.size()) != r->second)
-      s = dice_.random_shape(static_cast<int>(r->second));
+    // `(rank ?x N)`: a proposal of more dims keeps its last N (a matmul's
+    // [k, n] of a batched proposal, a broadcasting suffix), else N random dims
+    if (auto r = ranks_.find(var); r != ranks_.end() && static_cast<int64_t>(s.size()) != r->second) {
+      if (static_cast<int64_t>(s.size()) > r->second)
+        s.erase(s.begin(), s.end() - r->second);
+      else
+        s = dice_.random_shape(static_cast<int>(r->second));
+    }
     // a dim that a split into n parts reads: a multiple of n
     if (auto m = demands_.multiple.find(var); m != demands_.multiple.end()) {
       auto [from_end, n] = m->second;
