@@ -121,7 +121,7 @@ double flops(Op op, const OpAttrs& a, std::span<const TensorType* const> in, con
     case Op::LRN: return 2 * r.elements(input(0));
     case Op::Einsum: return einsum_flops(a, in, r);
     case Op::MsAttention: {
-      // Its decomposition's count (rules/pending/fused.rules): the packed projection
+      // Its decomposition's count (rules/lib/fused.rules): the packed projection
       // and its bias, Q K^T, the scale, the attention bias, softmax (5 per
       // element, as Softmax) and the weighted sum of V.
       double tokens = r.dim(input(0), 0) * r.dim(input(0), 1);

@@ -1,5 +1,6 @@
 #include "prove/instance.h"
 
+#include "prove/instance_ops.h"
 #include "prove/instance_shapes.h"
 
 #include <algorithm>
@@ -16,16 +17,11 @@ using namespace rules;
 
 namespace {
 
-struct Info {
-  ir::TensorType type;
-  std::optional<std::vector<int64_t>> ints;
-  const ir::Tensor* constant = nullptr;
-};
-
 class Generator {
  public:
   // `empty`: dims may be 0 (empty tensors), where ONNX defines the ops on them.
-  Generator(const RuleBody& body, uint64_t seed, bool empty) : body_(body), rng_(seed), empty_(empty) {
+  Generator(const RuleBody& body, uint64_t seed, bool empty)
+      : body_(body), dice_(seed, empty), demands_(read_demands(body)) {
     for (const auto& [root, p] : body.lhs) find_int_vars(p);
     // A :let function that reads values (rules::LetDef::reads_values) needs
     // its tensor arguments as constants; their value conditions choose the draws.
@@ -94,7 +90,7 @@ class Generator {
     std::vector<std::string> parts;
     for (const auto& name : order_) {
       if (is_root(name)) continue;
-      const Info& f = facts_[name];
+      const Drawn& f = facts_[name];
       if (f.ints)
         parts.push_back(fmt::format("{}=[{}]", name, fmt::join(*f.ints, " ")));
       else
@@ -132,28 +128,33 @@ class Generator {
     }
   }
 
-  int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
-  bool coin(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
-  int64_t dim() {
-    if (empty_ && coin(0.3)) return 0;
-    static const int64_t dims[] = {1, 2, 2, 2, 3, 3, 3};
-    return dims[pick(7)];
-  }
-  Sizes random_shape(int rank = -1) {
-    if (rank < 0) {
-      static const int ranks[] = {1, 1, 2, 2, 2, 2, 3, 3, 3, 4, 4};
-      rank = ranks[pick(11)];
-    }
-    Sizes s;
-    for (int i = 0; i < rank; ++i) s.push_back(dim());
-    return s;
-  }
-
   void assign(const std::string& var, Sizes s) {
-    if (auto r = ranks_.find(var); r != ranks_.end() && static_cast<int64_t>(s.size()) != r->second)
-      s = random_shape(static_cast<int>(r->second));
+    // `(vector-of ?b ?w k)` with ?w drawn: ?b is [dim k of ?w] (a bias of a projection)
+    for (const Cond& c : body_.conds)
+      if (c.name == "vector-of" && c.args.size() == 3 && c.args[0].is_var && c.args[0].var == var &&
+          c.args[1].is_var && facts_.count(c.args[1].var))
+        if (auto* k = std::get_if<int64_t>(&c.args[2].literal)) {
+          const ir::Shape& w = facts_[c.args[1].var].type.shape;
+          if (auto ax = ir::normalize_axis(*k, w.rank())) s = {w[*ax].size()};
+        }
+    // `(rank ?x N)`: a proposal of more dims keeps its last N (a matmul's
+    // [k, n] of a batched proposal, a broadcasting suffix), else N random dims
+    if (auto r = ranks_.find(var); r != ranks_.end() && static_cast<int64_t>(s.size()) != r->second) {
+      if (static_cast<int64_t>(s.size()) > r->second)
+        s.erase(s.begin(), s.end() - r->second);
+      else
+        s = dice_.random_shape(static_cast<int>(r->second));
+    }
+    // a dim that a split into n parts reads: a multiple of n
+    if (auto m = demands_.multiple.find(var); m != demands_.multiple.end()) {
+      auto [from_end, n] = m->second;
+      if (from_end >= 1 && from_end <= static_cast<int64_t>(s.size())) {
+        int64_t& d = s[s.size() - static_cast<size_t>(from_end)];
+        if (d % n != 0) d = n * (1 + dice_.pick(2));
+      }
+    }
     order_.push_back(var);
-    facts_[var] = Info{ir::TensorType{ir::DType::f32, ir::Shape::of(s)}, std::nullopt, nullptr};
+    facts_[var] = Drawn{ir::TensorType{ir::DType::f32, ir::Shape::of(s)}, std::nullopt, nullptr};
     if (auto v = value_vars_.find(var); v != value_vars_.end()) facts_[var].constant = draw_constant(s, v->second);
   }
   // A constant for a variable whose value a :let reads: elements from a
@@ -171,8 +172,8 @@ class Generator {
     int64_t n = 1;
     for (int64_t d : s) n *= d;
     std::vector<float> v(static_cast<size_t>(n));
-    float first = pool[static_cast<size_t>(pick(static_cast<int>(pool.size())))];
-    for (float& x : v) x = has(c, ValueCond::Uniform) ? first : pool[static_cast<size_t>(pick(static_cast<int>(pool.size())))];
+    float first = pool[static_cast<size_t>(dice_.pick(static_cast<int>(pool.size())))];
+    for (float& x : v) x = has(c, ValueCond::Uniform) ? first : pool[static_cast<size_t>(dice_.pick(static_cast<int>(pool.size())))];
     auto t = std::make_shared<ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, s, v));
     tensors_.push_back(t);
     return t.get();
@@ -181,388 +182,26 @@ class Generator {
     order_.push_back(var);
     auto t = std::make_shared<ir::Tensor>(ir::Tensor::vector_i64(v));
     tensors_.push_back(t);
-    facts_[var] = Info{ir::TensorType{ir::DType::i64, ir::Shape::of({static_cast<int64_t>(v.size())})}, v, t.get()};
-  }
-
-  // A shape for an unassigned operand `i` of `p`, given the others.
-  Sizes propose(const Pat& p, size_t i, const std::vector<std::optional<Info>>& kids) {
-    using ir::Op;
-    auto known = [&](size_t k) -> const Sizes* {
-      static thread_local Sizes tmp;
-      if (k < kids.size() && kids[k]) {
-        tmp = kids[k]->type.shape.sizes();
-        return &tmp;
-      }
-      return nullptr;
-    };
-    const ir::OpInfo& info = ir::op_info(p.op);
-    Sizes ref;
-    bool have = false;
-    for (size_t k = 0; k < kids.size(); ++k)
-      if (k != i && kids[k] && !kids[k]->ints) {
-        ref = kids[k]->type.shape.sizes();
-        have = true;
-        break;
-      }
-    switch (p.op) {
-      case Op::MatMul: {
-        // (a scalar operand fails the shape rule: no dims to take from it)
-        if (i == 1 && known(0) && !known(0)->empty()) {
-          Sizes a = *known(0);
-          Sizes s;
-          if (a.size() > 2 && coin(0.5)) s.assign(a.begin(), a.end() - 2);
-          s.push_back(a.back());
-          s.push_back(dim());
-          return s;
-        }
-        if (i == 0 && known(1) && !known(1)->empty()) {
-          Sizes b = *known(1);
-          Sizes s;
-          if (b.size() > 2) s.assign(b.begin(), b.end() - 2);
-          s.push_back(dim());
-          s.push_back(b.size() >= 2 ? b[b.size() - 2] : b[0]);
-          return s;
-        }
-        return random_shape(coin(0.7) ? 2 : 3);
-      }
-      case Op::Gemm: {
-        if (i == 0) return random_shape(2);
-        Sizes a = known(0) ? *known(0) : random_shape(2);
-        bool ta = false, tb = false;
-        for (const AttrPat& at : p.attrs) {
-          auto v = at.is_var ? attrs_[at.var] : std::optional<Literal>(at.literal);
-          if (at.name == "transA" && v) ta = literal_equal(*v, Literal(int64_t{1}));
-          if (at.name == "transB" && v) tb = literal_equal(*v, Literal(int64_t{1}));
-        }
-        int64_t m = ta ? a[1] : a[0], k = ta ? a[0] : a[1];
-        if (i == 1) {
-          int64_t n = dim();
-          n_ = n;
-          return tb ? Sizes{n, k} : Sizes{k, n};
-        }
-        int64_t n = known(1) ? (tb ? (*known(1))[0] : (*known(1))[1]) : n_;
-        switch (pick(3)) {
-          case 0: return {n};
-          case 1: return {m, n};
-          default: return {1, n};
-        }
-      }
-      case Op::Conv: {
-        if (i == 0) return Sizes{empty_ && coin(0.3) ? 0 : dim() == 1 ? 1 : 2, dim() + 1, 3 + pick(2), 3 + pick(2)};
-        Sizes x = known(0) ? *known(0) : Sizes{1, 2, 4, 4};
-        if (i == 1) {
-          int64_t group = 1;
-          for (const auto& [v, r] : rests_)
-            (void)v, group = std::max<int64_t>(group, ir::OpAttrs(p.op, r).get_int("group"));
-          for (const AttrPat& at : p.attrs)  // a group the pattern binds (:group ?g)
-            if (at.name == "group" && at.is_var && attrs_.count(at.var) && attrs_[at.var])
-              if (auto* g = std::get_if<int64_t>(&*attrs_[at.var])) group = std::max<int64_t>(group, *g);
-          int64_t k = coin(0.4) ? 1 : 1 + pick(3);
-          // depthwise (one filter per channel) most of the time when the group is the channels
-          int64_t per = group > 1 && group == x[1] && coin(0.7) ? 1 : dim();
-          return Sizes{group * per, x[1] / group, k, k};
-        }
-        const Sizes* w = known(1);
-        return Sizes{w ? (*w)[0] : dim()};
-      }
-      case Op::MaxPool:
-      case Op::AveragePool:
-      case Op::GlobalAveragePool:
-      case Op::GlobalMaxPool:
-        // N x C x spatial: 1-d or 2-d windows over dims 1..4
-        if (i == 0) return coin(0.3) ? Sizes{dim(), dim(), 1 + pick(4)} : Sizes{dim(), dim(), 1 + pick(4), 1 + pick(4)};
-        break;
-      case Op::BatchNormalization:
-      case Op::InstanceNormalization:
-        if (i == 0) return random_shape(3 + pick(2));
-        return Sizes{known(0) ? (*known(0))[1] : dim()};
-      case Op::LayerNormalization: {
-        if (i == 0) return random_shape(2 + pick(2));
-        Sizes x = known(0) ? *known(0) : Sizes{2, 3};
-        return Sizes{x.back()};
-      }
-      case Op::Concat:
-        if (have && coin(0.8)) {
-          Sizes s = ref;
-          for (const AttrPat& at : p.attrs)
-            if (at.name == "axis") {
-              auto v = at.is_var ? attrs_[at.var] : std::optional<Literal>(at.literal);
-              if (v)
-                if (auto* ax = std::get_if<int64_t>(&*v)) {
-                  int64_t a = *ax < 0 ? *ax + static_cast<int64_t>(s.size()) : *ax;
-                  if (a >= 0 && a < static_cast<int64_t>(s.size())) s[static_cast<size_t>(a)] = dim();
-                }
-            }
-          return s;
-        }
-        return random_shape();
-      // NIR primitives (no batch axis): populations are vectors, parameters
-      // population-shaped or scalars; Affine/Linear weights [m, n]; pools [C, H, W].
-      case Op::Affine:
-      case Op::Linear:
-        if (i == 0) return Sizes{dim()};
-        if (i == 1) return Sizes{dim(), known(0) && known(0)->size() == 1 ? (*known(0))[0] : dim()};
-        return Sizes{known(1) && known(1)->size() == 2 ? (*known(1))[0] : dim()};
-      case Op::SumPool2d:
-      case Op::AvgPool2d: return Sizes{dim(), 2 + pick(3), 2 + pick(3)};
-      case Op::Scale:
-      case Op::Threshold:
-      case Op::Integrator:
-      case Op::IF:
-      case Op::LI:
-      case Op::LIF:
-      case Op::CubaLI:
-      case Op::CubaLIF:
-        if (i == 0) return have && ref.size() == 1 ? ref : Sizes{dim()};
-        if (known(0)) return coin(0.8) ? *known(0) : Sizes{};
-        return have && ref.size() == 1 ? ref : Sizes{dim()};
-      default: break;
-    }
-    if (info.elementwise && have) {
-      double r = std::uniform_real_distribution<double>(0, 1)(rng_);
-      if (r < 0.55) return ref;
-      if (r < 0.78) {  // a broadcasting operand: a suffix ([c] against [n, c]), some dims 1
-        Sizes s(ref.begin() + pick(static_cast<int>(ref.size()) + 1), ref.end());
-        for (auto& d : s)
-          if (coin(0.4)) d = 1;
-        return s;
-      }
-      if (r < 0.88) {  // the other one broadcasts against this: its 1s widened, a leading dim more
-        Sizes s = ref;
-        for (auto& d : s)
-          if (d == 1) d = 2 + pick(2);
-        if (s == ref || coin(0.5)) s.insert(s.begin(), 2 + pick(2));
-        return s;
-      }
-      if (r < 0.94) return {};  // a scalar
-    }
-    return random_shape();
-  }
-
-  std::optional<Literal> gen_attr(ir::Op op, const std::string& name, int64_t rank) {
-    if (name == "perm") {
-      Sizes p(static_cast<size_t>(std::max<int64_t>(rank, 0)));
-      std::iota(p.begin(), p.end(), 0);
-      // half the time a rotation, which is not its own inverse from rank 3
-      // on (a rule that holds only for involutions must not pass)
-      if (rank >= 3 && coin(0.5))
-        std::rotate(p.begin(), p.begin() + 1, p.end());
-      else
-        std::shuffle(p.begin(), p.end(), rng_);
-      return Literal(p);
-    }
-    if (name == "axis") {
-      int64_t hi = op == ir::Op::Flatten ? rank + 1 : rank;
-      if (hi <= 0) return std::nullopt;
-      int64_t a = pick(static_cast<int>(hi));
-      if (op != ir::Op::Flatten && coin(0.3)) a -= rank;
-      return Literal(a);
-    }
-    if (name == "axes") {
-      Sizes s;
-      for (int64_t i = 0; i < rank; ++i)
-        if (coin(0.5)) s.push_back(i);
-      if (s.empty() && rank > 0) s.push_back(pick(static_cast<int>(rank)));
-      return Literal(s);
-    }
-    if ((op == ir::Op::SumPool2d || op == ir::Op::AvgPool2d) && (name == "strides" || name == "pads"))
-      return Literal(name == "strides" ? Sizes{1 + pick(2), 1 + pick(2)} : Sizes(4, pick(2)));  // NIR: [C, H, W]
-    if (name == "strides") return Literal(Sizes(static_cast<size_t>(std::max<int64_t>(rank - 2, 0)), 1 + pick(2)));
-    if (name == "pads") {
-      Sizes pads(static_cast<size_t>(2 * std::max<int64_t>(rank - 2, 0)), pick(2));
-      if (op == ir::Op::MaxPool || op == ir::Op::AveragePool)
-        for (auto& v : pads) v = pick(2);  // pools: asymmetric pads too
-      return Literal(pads);
-    }
-    bool pool = op == ir::Op::MaxPool || op == ir::Op::AveragePool;
-    size_t spatial = static_cast<size_t>(std::max<int64_t>(rank - 2, 0));
-    if (name == "dilations") {
-      if (pool && op == ir::Op::MaxPool && coin(0.3)) return Literal(Sizes(spatial, 2));
-      return Literal(Sizes(spatial, 1));
-    }
-    if (name == "kernel_shape" && (op == ir::Op::SumPool2d || op == ir::Op::AvgPool2d))  // NIR: [C, H, W]
-      return Literal(Sizes{1 + pick(3), 1 + pick(3)});
-    if (name == "kernel_shape" && pool) {
-      // 1..3 per spatial axis; a window larger than the padded input fails
-      // the shape rule and the draw is skipped
-      static const int64_t sizes[] = {2, 2, 3, 1};  // mostly windows of several elements
-      Sizes k(spatial);
-      for (auto& v : k) v = sizes[pick(4)];
-      return Literal(k);
-    }
-    if (name == "group" || name == "allowzero" || name == "kernel_shape" || name == "auto_pad") return std::nullopt;
-    if (name == "epsilon") return Literal(0.001f);
-    for (const auto& spec : ir::op_info(op).attrs) {
-      if (spec.name != name) continue;
-      if (spec.kind == ir::AttrKind::Int) return Literal(static_cast<int64_t>(pick(2)));
-      if (spec.kind == ir::AttrKind::Float) {
-        // both signs: a rule that holds for one (relu after leaky_relu) must not pass for all
-        static const float floats[] = {0.5f, 2.0f, -0.5f, -2.0f};
-        return Literal(floats[pick(4)]);
-      }
-    }
-    return std::nullopt;
-  }
-
-  ir::Attributes gen_rest(ir::Op op, int64_t rank, const std::vector<AttrPat>& named) {
-    ir::Attributes a;
-    if ((op == ir::Op::MaxPool || op == ir::Op::AveragePool) && rank >= 3) {
-      // the window's attributes that the pattern leaves to its rest
-      auto named_here = [&](const char* n) {
-        return std::any_of(named.begin(), named.end(), [&](const AttrPat& p) { return p.name == n; });
-      };
-      for (const char* n : {"kernel_shape", "strides", "pads", "ceil_mode", "count_include_pad", "dilations"}) {
-        if (named_here(n) || (std::string_view(n) == "count_include_pad" && op != ir::Op::AveragePool)) continue;
-        if (std::string_view(n) != "kernel_shape" && coin(0.5)) continue;
-        if (auto v = gen_attr(op, n, rank)) a.set(n, *v);
-      }
-    }
-    if ((op == ir::Op::Conv) && rank >= 3) {
-      size_t sp = static_cast<size_t>(rank - 2);
-      switch (pick(4)) {
-        case 0: break;
-        case 1: a.set("strides", Sizes(sp, 2)); break;
-        case 2: a.set("pads", Sizes(2 * sp, 1)); break;
-        default: a.set("dilations", Sizes(sp, 2)); break;
-      }
-      return a;
-    }
-    if (op == ir::Op::MaxPool || op == ir::Op::AveragePool) return a;
-    // Any other op: each attribute the pattern leaves to its rest is drawn
-    // half the time (else at its default), so that a rule is not proved only
-    // at the defaults (a transpose's reversed axes are their own inverse).
-    for (const auto& spec : ir::op_info(op).attrs) {
-      bool named_here = std::any_of(named.begin(), named.end(), [&](const AttrPat& p) { return p.name == spec.name; });
-      if (named_here || !coin(0.5)) continue;
-      if (auto v = gen_attr(op, std::string(spec.name), rank)) a.set(std::string(spec.name), *v);
-    }
-    return a;
-  }
-
-  std::optional<std::vector<int64_t>> gen_ints(const Pat& p, size_t i, const std::vector<std::optional<Info>>& kids,
-                                               const ir::Attributes& attrs) {
-    using ir::Op;
-    if (!kids[0]) return std::nullopt;
-    Sizes x = kids[0]->type.shape.sizes();
-    int64_t r = static_cast<int64_t>(x.size());
-    int64_t n = std::accumulate(x.begin(), x.end(), int64_t{1}, std::multiplies<>());
-    switch (p.op) {
-      case Op::Reshape: {
-        if (n == 0) {
-          // No -1 (it cannot be inferred from no elements): the input's
-          // dims (a 0 copies the input's 0, allowzero being 0), the last
-          // nonzero ones merged.
-          Sizes s = x;
-          while (s.size() >= 2 && s[s.size() - 1] != 0 && s[s.size() - 2] != 0 && coin(0.5)) {
-            s[s.size() - 2] *= s.back();
-            s.pop_back();
-          }
-          return s;
-        }
-        Sizes s;
-        int64_t left = n;
-        int parts = 1 + pick(3);
-        for (int k = 0; k + 1 < parts; ++k) {
-          std::vector<int64_t> divs;
-          for (int64_t d = 1; d <= left; ++d)
-            if (left % d == 0) divs.push_back(d);
-          int64_t d = divs[static_cast<size_t>(pick(static_cast<int>(divs.size())))];
-          s.push_back(d);
-          left /= d;
-        }
-        s.push_back(left);
-        std::shuffle(s.begin(), s.end(), rng_);
-        if (coin(0.25)) s[static_cast<size_t>(pick(static_cast<int>(s.size())))] = -1;
-        return s;
-      }
-      case Op::Unsqueeze: return Sizes{pick(static_cast<int>(r + 1))};
-      case Op::Squeeze: {
-        Sizes ones;
-        for (int64_t k = 0; k < r; ++k)
-          if (x[static_cast<size_t>(k)] == 1) ones.push_back(k);
-        if (ones.empty()) return std::nullopt;
-        return Sizes{ones[static_cast<size_t>(pick(static_cast<int>(ones.size())))]};
-      }
-      case Op::Split: {
-        int64_t ax = ir::OpAttrs(p.op, attrs).get_int("axis");
-        if (ax < 0) ax += r;
-        if (ax < 0 || ax >= r) return std::nullopt;
-        int64_t d = x[static_cast<size_t>(ax)];
-        int64_t parts = p.nout.value_or(2);
-        if (d < parts) return std::nullopt;
-        Sizes s(static_cast<size_t>(parts), 1);
-        for (int64_t k = parts; k < d; ++k) s[static_cast<size_t>(pick(static_cast<int>(parts)))]++;
-        return s;
-      }
-      case Op::ReduceSum: {
-        Sizes s;
-        for (int64_t k = 0; k < r; ++k)
-          if (coin(0.5)) s.push_back(k);
-        if (s.empty() && r > 0) s.push_back(pick(static_cast<int>(r)));
-        return s;
-      }
-      case Op::Expand: {
-        Sizes s = x;
-        for (auto& d : s)
-          if (d == 1 && coin(0.6)) d = 2 + pick(2);
-        if (coin(0.3)) s.insert(s.begin(), 2);
-        return s;
-      }
-      case Op::Pad: {
-        Sizes s(static_cast<size_t>(2 * r));
-        for (auto& v : s) v = pick(2);
-        return s;
-      }
-      case Op::Gather: {
-        // 1..d indices into the axis (repeats allowed, some negative)
-        int64_t ax = ir::OpAttrs(p.op, attrs).get_int("axis");
-        if (ax < 0) ax += r;
-        if (ax < 0 || ax >= r || x[static_cast<size_t>(ax)] == 0) return std::nullopt;
-        int64_t d = x[static_cast<size_t>(ax)];
-        Sizes s(static_cast<size_t>(1 + pick(static_cast<int>(d))));
-        for (auto& v : s) v = pick(static_cast<int>(d)) - (coin(0.2) ? d : 0);
-        return s;
-      }
-      case Op::Tile: {
-        Sizes s(static_cast<size_t>(r), 1);
-        if (r > 0) s[static_cast<size_t>(pick(static_cast<int>(r)))] = 2;
-        return s;
-      }
-      case Op::Slice: {
-        if (r == 0) return std::nullopt;
-        if (!slice_axis_) {
-          slice_axis_ = pick(static_cast<int>(r));
-          int64_t d = x[static_cast<size_t>(*slice_axis_)];
-          if (d == 0) return std::nullopt;  // no bounds drawn on an empty axis
-          slice_start_ = pick(static_cast<int>(d));
-          slice_end_ = slice_start_ + 1 + pick(static_cast<int>(d - slice_start_));
-        }
-        if (i == 1) return Sizes{slice_start_};
-        if (i == 2) return Sizes{slice_end_};
-        if (i == 3) return Sizes{*slice_axis_};
-        return Sizes{1};
-      }
-      default: return std::nullopt;
-    }
+    facts_[var] = Drawn{ir::TensorType{ir::DType::i64, ir::Shape::of({static_cast<int64_t>(v.size())})}, v, t.get()};
   }
 
   // Post-order: the type of pattern `p`, assigning its variables.
-  std::optional<Info> visit(const Pat& p) {
+  std::optional<Drawn> visit(const Pat& p) {
     switch (p.kind) {
       case Pat::Kind::Var: {
-        if (!facts_.count(p.var)) assign(p.var, random_shape());
+        if (!facts_.count(p.var)) assign(p.var, dice_.random_shape());
         return facts_[p.var];
       }
       case Pat::Kind::Literal: {
         auto t = std::make_shared<ir::Tensor>(literal_tensor(p.literal));
         tensors_.push_back(t);
-        Info info{ir::TensorType{t->dtype(), ir::Shape::of(t->dims())}, std::nullopt, t.get()};
+        Drawn info{ir::TensorType{t->dtype(), ir::Shape::of(t->dims())}, std::nullopt, t.get()};
         if (auto* l = std::get_if<std::vector<int64_t>>(&p.literal)) info.ints = *l;
         return info;
       }
       case Pat::Kind::Op: break;
     }
-    std::vector<std::optional<Info>> kids(p.kids.size());
+    std::vector<std::optional<Drawn>> kids(p.kids.size());
     // 1. sub-operations, literals and variables already known
     for (size_t i = 0; i < p.kids.size(); ++i) {
       const Pat& k = p.kids[i];
@@ -590,7 +229,7 @@ class Generator {
     bool any = std::any_of(kids.begin(), kids.end(), [](const auto& k) { return k.has_value(); });
     if (!any)
       if (auto i = first_free()) {
-        assign(p.kids[*i].var, propose(p, *i, kids));
+        assign(p.kids[*i].var, ops_.propose(p, *i, kids));
         kids[*i] = facts_[p.kids[*i].var];
       }
     // 3. attributes
@@ -598,7 +237,7 @@ class Generator {
     ir::Attributes attrs;
     for (const AttrPat& a : p.attrs) {
       if (a.name == "*") {
-        if (!rests_.count(a.var)) rests_[a.var] = gen_rest(p.op, rank, p.attrs);
+        if (!rests_.count(a.var)) rests_[a.var] = ops_.gen_rest(p.op, rank, p.attrs);
         for (const auto& [k, v] : rests_[a.var].entries()) attrs.set(k, v);
         continue;
       }
@@ -608,21 +247,21 @@ class Generator {
       } else {
         // a convolution's bound group: 1, or the input's channels (depthwise)
         if (!attrs_.count(a.var) && p.op == ir::Op::Conv && a.name == "group" && rank >= 3 && kids[0])
-          attrs_[a.var] = Literal(coin(0.6) ? kids[0]->type.shape[1].size() : int64_t{1});
-        if (!attrs_.count(a.var)) attrs_[a.var] = gen_attr(p.op, a.name, rank);
+          attrs_[a.var] = Literal(dice_.coin(0.6) ? kids[0]->type.shape[1].size() : int64_t{1});
+        if (!attrs_.count(a.var)) attrs_[a.var] = ops_.gen_attr(p.op, a.name, rank);
         v = attrs_[a.var];
       }
       if (v) attrs.set(a.name, *v);
     }
     // 4. the remaining operands
     while (auto i = first_free()) {
-      assign(p.kids[*i].var, propose(p, *i, kids));
+      assign(p.kids[*i].var, ops_.propose(p, *i, kids));
       kids[*i] = facts_[p.kids[*i].var];
     }
     // 5. integer inputs
     for (size_t i = 0; i < p.kids.size(); ++i) {
       if (kids[i]) continue;
-      auto v = gen_ints(p, i, kids, attrs);
+      auto v = ops_.gen_ints(p, i, kids, attrs);
       if (!v) return why(fmt::format("no integer input for {}", ir::op_name(p.op)));
       assign_ints(p.kids[i].var, *v);
       kids[i] = facts_[p.kids[i].var];
@@ -663,7 +302,7 @@ class Generator {
     std::vector<Sizes> shapes;
     for (const auto& k : kids) shapes.push_back(k->type.shape.sizes());
     if (auto bad = undefined_on_empty(p.op, shapes, attrs)) return why(*bad);
-    Info out{t, std::nullopt, nullptr};
+    Drawn out{t, std::nullopt, nullptr};
     if (ctx.known[static_cast<size_t>(p.out)]) {
       std::vector<int64_t> v;
       for (const auto& d : *ctx.known[static_cast<size_t>(p.out)]) v.push_back(d.size());
@@ -796,20 +435,18 @@ class Generator {
   }
 
   const RuleBody& body_;
-  std::mt19937_64 rng_;
+  Dice dice_;
+  Demands demands_;
   std::set<std::string> int_vars_;
   std::map<std::string, int64_t> ranks_;
   std::vector<std::string> order_;
-  std::map<std::string, Info> facts_;
+  std::map<std::string, Drawn> facts_;
   std::map<std::string, std::optional<Literal>> attrs_;
   std::map<std::string, ir::Attributes> rests_;
   std::map<std::string, Literal> computed_;
   std::vector<std::shared_ptr<ir::Tensor>> tensors_;
   std::map<std::string, ValueCond> value_vars_;  // variables drawn as constants, with their value conditions
-  bool empty_ = false;
-  std::optional<int64_t> slice_axis_;
-  int64_t slice_start_ = 0, slice_end_ = 1;
-  int64_t n_ = 2;
+  OpProposals ops_{dice_, demands_, attrs_, rests_};
   std::string why_, graph_error_;
 };
 

@@ -666,6 +666,24 @@ const LetDef kLets[] = {
      "the value of a constant of one element, as a float (declines unless it is exact in binary32; verification draws "
      "the variable as a constant)",
      true},
+    {"reciprocal-value", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // 1 / a constant of one element, as a float attribute value, only where it is exact in binary32 (a
+       // power of two: then x / c and x * (1 / c) are the same binary32 number, both the rounding of one real)
+       auto v = values(a[0]);
+       if (!v || v->size() != 1 || !std::isfinite((*v)[0]) || (*v)[0] == 0) return std::nullopt;
+       float c = static_cast<float>((*v)[0]);
+       if (static_cast<double>(c) != (*v)[0]) return std::nullopt;
+       int e = 0;
+       if (std::frexp(std::fabs(c), &e) != 0.5f) return std::nullopt;  // not a power of two
+       float r = 1.0f / c;
+       if (!std::isnormal(r) || static_cast<double>(r) * static_cast<double>(c) != 1.0) return std::nullopt;
+       return Literal(r);
+     },
+     "1 / the value of a constant of one element, as a float; declines unless the constant is a power of two whose "
+     "reciprocal is a normal binary32 number (so that dividing by it and multiplying by the result agree in binary32; "
+     "verification draws the variable as a constant)",
+     true},
     {"kept-neurons", "TTTT", kept_neurons,
      "the neurons a dead-neuron rule keeps: all but those whose entries of the first three tensors (rows of a "
      "matrix, elements of a vector) are 0 and of the fourth >= 0 (in verification: the first ceil(n/2)); declines "

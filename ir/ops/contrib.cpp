@@ -1,6 +1,6 @@
 // ONNX Runtime's contrib ops (domain com.microsoft) that its CPU provider
 // runs with fused kernels. Each is defined by its decomposition into
-// standard ops (rules/pending/fused.rules, docs/onnx.md); only the forms Refinery
+// standard ops (rules/lib/fused.rules, docs/onnx.md); only the forms Refinery
 // can state exactly are accepted here, any other use stays an opaque node.
 #include "ir/ops/registry.h"
 

@@ -1,5 +1,5 @@
 // ONNX Runtime's contrib ops (domain com.microsoft), computed by their
-// decomposition into standard ops (rules/pending/fused.rules): the reference the
+// decomposition into standard ops (rules/lib/fused.rules): the reference the
 // fused kernels are validated against.
 #include <cmath>
 

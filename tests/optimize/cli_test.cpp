@@ -181,8 +181,7 @@ TEST(OptimizeCli, AZooModelIsRewrittenValidatedAndWritten) {
 }
 
 // ONNX Runtime's fused Attention (docs/targets.md, export vocabulary): with
-// the attention rules (rules/pending/fused.rules, not in the library until
-// the prover can draw their instances) the cpu target reaches it from
+// the library's attention rules (rules/lib/fused.rules) the cpu target reaches it from
 // attn_matmul's matmul/softmax/matmul and writes a com.microsoft node;
 // --portable, and a target without ONNX Runtime, keep to standard ONNX ops.
 // Each result validates and agrees in ONNX Runtime.
@@ -204,9 +203,7 @@ TEST(OptimizeCli, FusedAttentionOnlyWhereTheTargetRunsIt) {
   for (const Case& c : {Case{"--target cpu", 1}, Case{"--target cpu --portable", 0}, Case{"--target gpu", 0}}) {
     SCOPED_TRACE(c.flags);
     fs::path out = scratch("attn_fused.onnx"), rep = scratch("attn_fused.json");
-    const std::string rules =
-        " --rules " + source_path("rules/lib") + "/*.rules " + source_path("rules/pending/fused.rules");
-    CliResult r = run_cli("optimize " + model.string() + " -o " + out.string() + " " + c.flags + dims + rules +
+    CliResult r = run_cli("optimize " + model.string() + " -o " + out.string() + " " + c.flags + dims +
                           " --time-limit 2 --report " + rep.string());
     ASSERT_EQ(r.code, 0) << r.out << r.err;
     EXPECT_EQ(contrib_ops(out), c.attention);

@@ -1,6 +1,8 @@
-// The instance generator's empty dims (docs/rules.md, Verification:
-// instances): drawn after the others, where ONNX defines the ops on empty
-// tensors, never where it gives no result.
+// The instance generator (docs/rules.md, Verification: instances): empty
+// dims drawn after the others, where ONNX defines the ops on empty tensors,
+// never where it gives no result; what a pattern asks of its values beyond
+// each op's shape rule (a head reshape's rank, a split into equal parts, a
+// bias as long as its weight's columns).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -61,6 +63,29 @@ TEST(EmptyDims, NotWhereOnnxGivesNoResult) {
     EXPECT_EQ(std::count(x.begin() + 1, x.end(), 0), 0) << inst.describe;
     EXPECT_EQ(x[0] == 0, inst.empty) << inst.describe;
   }
+}
+
+// An attention's heads: the reshape that a literal perm of rank 4 reads is
+// drawn at rank 4, the packed projection's columns (which a split into 3
+// reads) a multiple of 3, the bias as long as the weight's columns.
+TEST(Demands, AttentionHeadsAreDrawn) {
+  const std::string q = "(transpose :perm [0 2 1 3] (reshape (split :axis -1 :out 0 :nout 3 (add (matmul ?x ?w) ?b) ?sp) ?sq))";
+  const std::string k = "(transpose :perm [0 2 3 1] (reshape (split :axis -1 :out 1 :nout 3 (add (matmul ?x ?w) ?b) ?sp) ?sk))";
+  auto insts = instances("(rule r (matmul " + q + " " + k + ") => (matmul " + q + " " + k +
+                             ") :when ((rank ?x 3) (vector-of ?b ?w 1)))",
+                         0);
+  ASSERT_EQ(insts.size(), 3u);
+  bool two_wide = false;
+  for (const Instance& inst : insts) {
+    auto qkv = input_of(inst.lhs, ir::Op::Split);
+    ASSERT_EQ(qkv.size(), 3u) << inst.describe;
+    EXPECT_EQ(qkv[2] % 3, 0) << inst.describe;
+    EXPECT_EQ(input_of(inst.lhs, ir::Op::Transpose).size(), 4u) << inst.describe;
+    const ir::Value& bias = inst.lhs.value(inst.lhs.inputs()[2]);  // ?x ?w ?b
+    EXPECT_EQ(bias.type.shape.sizes(), std::vector<int64_t>{qkv[2]}) << inst.describe;
+    two_wide = two_wide || qkv[2] >= 6;
+  }
+  EXPECT_TRUE(two_wide);  // not only one head of one element
 }
 
 }  // namespace
