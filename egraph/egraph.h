@@ -61,25 +61,23 @@ class EGraph {
 
   // Two-phase add for batched instantiation (no explanations): prepare
   // canonicalises `node`, returns its hash and prefetches its hashcons slot;
-  // add_prepared then adds it. Other adds may happen in between.
+  // add_prepared then adds it. Other adds may happen in between; if a union
+  // may have happened too (union_count() changed: an analysis's modify can
+  // union), pass `recheck` and the children are canonicalised again.
   std::uint64_t prepare(N& node) {
     canonicalize(node);
     std::uint64_t h = node.hash();
     memo_.prefetch(h);
     return h;
   }
-  Id add_prepared(N& node, std::uint64_t h) {
+  Id add_prepared(N& node, std::uint64_t h, bool recheck = true) {
     assert(!explain_);
-    for (Id c : node.children()) {
-      if (!uf_.is_root(c)) {
-        canonicalize(node);
-        h = node.hash();
-        break;
-      }
-    }
+    if (recheck && canonicalize(node)) h = node.hash();
     if (auto owner = memo_find(node, h)) return uf_.find_mut(*owner);
     return uf_.find_mut(add_new(node, h, node));
   }
+  // Unions so far (merges that changed the graph, rebuild's included).
+  std::size_t union_count() const { return unions_; }
 
   Id add_expr(const RecExpr<N>& expr) {
     std::vector<Id> ids(expr.nodes.size());
@@ -94,6 +92,7 @@ class EGraph {
   // Asserts that two classes are equal. Returns false if they already were.
   bool merge(Id a, Id b) {
     if (explain_) return merge_impl(a, b, Justification{explain_->intern_reason("union"), true});
+    if (uf_.find_mut(a) == uf_.find_mut(b)) return false;  // the common case, inline
     return merge_impl(a, b, Justification{});
   }
 
@@ -277,6 +276,7 @@ class EGraph {
     if (did.a_changed) push_analysis(ca.parents);
     if (did.b_changed) push_analysis(cb.parents);
     uf_.link(a, b);
+    ++unions_;
     pending_.insert(pending_.end(), cb.parents.begin(), cb.parents.end());
     ca.nodes.insert(ca.nodes.end(), cb.nodes.begin(), cb.nodes.end());
     ca.parents.insert(ca.parents.end(), cb.parents.begin(), cb.parents.end());
@@ -319,6 +319,7 @@ class EGraph {
   std::size_t num_classes_ = 0;
   std::size_t class_nodes_ = 0;
   std::size_t parent_entries_ = 0;
+  std::size_t unions_ = 0;
   bool clean_ = true;
   std::unique_ptr<ProofForest<N>> explain_;
 };

@@ -57,6 +57,7 @@ class Program {
       p.root_op_ = root.node.op_key();
       p.expand(pat, {{0, pat.root()}});
     }
+    p.seal();
     return p;
   }
 
@@ -82,6 +83,7 @@ class Program {
       p.expand(pat, {{reg, pat.root()}});
     }
     p.multi_root_reg_ = p.var_reg_[index(pats.front().first)];
+    p.seal();
     return p;
   }
 
@@ -91,25 +93,31 @@ class Program {
   bool search(const G& g, std::size_t limit, SearchMatches& out) const {
     std::vector<Id> grounds;
     if (!lookup_grounds(g, grounds)) return true;
-    std::vector<Id> regs(std::max<std::uint32_t>(nregs_, 1));
-    Yield<G> y{this, &out, limit};
+    std::vector<Id> regs(nregs_ + 1);
+    regs[nregs_] = kInvalidId;  // what a variable without a register reads
+    Yield<G> y(this, &out, limit);
+    bool more = true;
     switch (root_) {
       case RootKind::Var:
         for (Id c : g.class_ids()) {
           regs[0] = c;
-          if (!run(g, 0, regs.data(), grounds.data(), y, c)) return false;
+          if (!(more = run(g, 0, regs.data(), grounds.data(), y, c))) break;
         }
-        return true;
-      case RootKind::Ground: regs[0] = grounds[0]; return run(g, 0, regs.data(), grounds.data(), y, grounds[0]);
+        break;
+      case RootKind::Ground:
+        regs[0] = grounds[0];
+        more = run(g, 0, regs.data(), grounds.data(), y, grounds[0]);
+        break;
       case RootKind::Node:
         for (Id c : g.classes_with_op(root_op_)) {
           regs[0] = c;
-          if (!run(g, 0, regs.data(), grounds.data(), y, c)) return false;
+          if (!(more = run(g, 0, regs.data(), grounds.data(), y, c))) break;
         }
-        return true;
-      case RootKind::Multi: return run(g, 0, regs.data(), grounds.data(), y, kInvalidId);
+        break;
+      case RootKind::Multi: more = run(g, 0, regs.data(), grounds.data(), y, kInvalidId); break;
     }
-    return true;
+    y.finish();
+    return more;
   }
 
   // Matches rooted at one canonical class (single patterns only).
@@ -118,10 +126,13 @@ class Program {
     std::vector<Id> grounds;
     if (!lookup_grounds(g, grounds)) return true;
     if (root_ == RootKind::Ground && grounds[0] != cls) return true;
-    std::vector<Id> regs(std::max<std::uint32_t>(nregs_, 1));
+    std::vector<Id> regs(nregs_ + 1);
+    regs[nregs_] = kInvalidId;
     regs[0] = cls;
-    Yield<G> y{this, &out, limit};
-    return run(g, 0, regs.data(), grounds.data(), y, cls);
+    Yield<G> y(this, &out, limit);
+    bool more = run(g, 0, regs.data(), grounds.data(), y, cls);
+    y.finish();
+    return more;
   }
 
   std::size_t num_instructions() const { return code_.size(); }
@@ -137,18 +148,32 @@ class Program {
     std::uint32_t c;  // Bind: template index; ScanOp: op key
   };
 
+  // Writes matches into `out` through raw pointers: the buffers grow by
+  // doubling (zero-filled once per growth, not per match) and are cut to
+  // the matches written by finish().
   template <class G>
   struct Yield {
     const Program* prog;
     SearchMatches* out;
     std::size_t limit;
+    std::size_t n;  // matches in `out`
+    std::size_t nv;
+    Yield(const Program* p, SearchMatches* o, std::size_t lim)
+        : prog(p), out(o), limit(lim), n(o->roots.size()), nv(p->var_reg_.size()) {}
     bool operator()(const Id* regs, Id root) {
-      out->roots.push_back(prog->root_ == RootKind::Multi ? regs[prog->multi_root_reg_] : root);
-      std::size_t pos = out->substs.size();
-      out->substs.resize(pos + prog->var_reg_.size());
-      Id* dst = out->substs.data() + pos;
-      for (std::uint32_t r : prog->var_reg_) *dst++ = r == kNoReg ? kInvalidId : regs[r];
-      return out->roots.size() < limit;
+      if (n == out->roots.size()) {
+        std::size_t cap = std::max<std::size_t>(64, 2 * n);
+        out->roots.resize(cap);
+        out->substs.resize(cap * nv);
+      }
+      out->roots[n] = prog->root_ == RootKind::Multi ? regs[prog->multi_root_reg_] : root;
+      Id* dst = out->substs.data() + n * nv;
+      for (std::uint32_t r : prog->var_reg_) *dst++ = regs[r];
+      return ++n < limit;
+    }
+    void finish() {
+      out->roots.resize(n);
+      out->substs.resize(n * nv);
     }
   };
 
@@ -161,6 +186,13 @@ class Program {
       grounds.push_back(*id);
     }
     return true;
+  }
+
+  // A variable the patterns do not bind reads register nregs_, which holds
+  // kInvalidId (so that the yield copies registers without a test).
+  void seal() {
+    for (std::uint32_t& r : var_reg_)
+      if (r == kNoReg) r = nregs_;
   }
 
   // Emits instructions that match the sub-patterns `todo` (register, term).
