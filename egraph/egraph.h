@@ -227,6 +227,14 @@ class EGraph {
     classes_.emplace_back();
     Class& c = classes_.back();
     c.id = id;
+    if (!spare_nodes_.empty()) {
+      c.nodes = std::move(spare_nodes_.back());
+      spare_nodes_.pop_back();
+    }
+    if (!spare_parents_.empty()) {
+      c.parents = std::move(spare_parents_.back());
+      spare_parents_.pop_back();
+    }
     c.nodes.push_back(node);
     c.data = analysis_.make(*this, node);
     Id prev = kInvalidId;
@@ -280,12 +288,29 @@ class EGraph {
     pending_.insert(pending_.end(), cb.parents.begin(), cb.parents.end());
     ca.nodes.insert(ca.nodes.end(), cb.nodes.begin(), cb.nodes.end());
     ca.parents.insert(ca.parents.end(), cb.parents.begin(), cb.parents.end());
-    cb = Class{};
+    recycle(cb);
     --num_classes_;
     dirty_.push_back(a);
     clean_ = false;
     if constexpr (HasModify<A, EGraph>) analysis_.modify(*this, a);
     return true;
+  }
+
+  // A class merged away: its small node and parent buffers go to the
+  // spare lists for the next new classes (most classes of a saturating
+  // e-graph are created by add and merged into another within the
+  // iteration: a malloc and a free each, twice, otherwise).
+  void recycle(Class& c) {
+    constexpr std::size_t kKeep = 16;  // larger buffers are freed
+    if (c.nodes.capacity() && c.nodes.capacity() <= kKeep) {
+      c.nodes.clear();
+      spare_nodes_.push_back(std::move(c.nodes));
+    }
+    if (c.parents.capacity() && c.parents.capacity() <= kKeep) {
+      c.parents.clear();
+      spare_parents_.push_back(std::move(c.parents));
+    }
+    c = Class{};
   }
 
   void push_analysis(const std::vector<Id>& parents) {
@@ -306,6 +331,8 @@ class EGraph {
   std::vector<N> nodes_;            // per id: the canonical form it was last stored under
   std::vector<std::uint8_t> dead_;  // per id: a congruent duplicate owning no hashcons entry
   std::vector<Class> classes_;      // per id: live only for canonical class ids
+  std::vector<std::vector<N>> spare_nodes_;     // emptied buffers of merged-away classes
+  std::vector<std::vector<Id>> spare_parents_;  // (see recycle)
   Hashcons<N> memo_;
   std::vector<Id> pending_;           // node ids whose children changed class
   std::vector<Id> analysis_pending_;  // node ids whose class data must be recomputed
