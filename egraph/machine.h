@@ -241,6 +241,7 @@ class Program {
           const N& tmpl = templates_[in.c];
           const auto& nodes = g[regs[in.a]].nodes;
           std::uint32_t key = tmpl.op_key();
+          const bool leaf = pc + 1 == code_.size();
           auto it = nodes.begin();
           if (nodes.size() > 8)
             it = std::partition_point(nodes.begin(), nodes.end(), [&](const N& n) { return n.op_key() < key; });
@@ -253,7 +254,8 @@ class Program {
             if (!matches_template(*it, tmpl)) continue;
             auto kids = it->children();
             for (std::size_t i = 0; i < kids.size(); ++i) regs[in.b + i] = kids[i];
-            if (!run(g, pc + 1, regs, grounds, yield, root)) return false;
+            // The last instruction yields without a recursive call.
+            if (!(leaf ? yield(regs, root) : run(g, pc + 1, regs, grounds, yield, root))) return false;
           }
           return true;
         }
