@@ -91,30 +91,51 @@ class Program {
   // at the limit.
   template <class G>
   bool search(const G& g, std::size_t limit, SearchMatches& out) const {
+    return search_part(g, limit, out, 0, 1);
+  }
+
+  // The root candidates a search enumerates: the classes holding the root's
+  // operator, or every class for a variable root; 1 for a ground pattern or
+  // a multi-pattern (searched as one part).
+  template <class G>
+  std::size_t num_candidates(const G& g) const {
+    switch (root_) {
+      case RootKind::Var: return g.class_ids().size();
+      case RootKind::Node: return g.classes_with_op(root_op_).size();
+      default: return 1;
+    }
+  }
+
+  // As search, over part `part` of `parts` equal slices of the root
+  // candidates (in order): the parts' matches, concatenated in part order,
+  // are the whole search's.
+  template <class G>
+  bool search_part(const G& g, std::size_t limit, SearchMatches& out, std::size_t part, std::size_t parts) const {
     std::vector<Id> grounds;
     if (!lookup_grounds(g, grounds)) return true;
     std::vector<Id> regs(nregs_ + 1);
     regs[nregs_] = kInvalidId;  // what a variable without a register reads
     Yield<G> y(this, &out, limit);
     bool more = true;
+    auto scan = [&](std::span<const Id> all) {
+      const std::size_t lo = all.size() * part / parts, hi = all.size() * (part + 1) / parts;
+      for (Id c : all.subspan(lo, hi - lo)) {
+        regs[0] = c;
+        if (!(more = run(g, 0, regs.data(), grounds.data(), y, c))) break;
+      }
+    };
     switch (root_) {
-      case RootKind::Var:
-        for (Id c : g.class_ids()) {
-          regs[0] = c;
-          if (!(more = run(g, 0, regs.data(), grounds.data(), y, c))) break;
-        }
-        break;
+      case RootKind::Var: scan(g.class_ids()); break;
+      case RootKind::Node: scan(g.classes_with_op(root_op_)); break;
       case RootKind::Ground:
+        if (part != 0) break;
         regs[0] = grounds[0];
         more = run(g, 0, regs.data(), grounds.data(), y, grounds[0]);
         break;
-      case RootKind::Node:
-        for (Id c : g.classes_with_op(root_op_)) {
-          regs[0] = c;
-          if (!(more = run(g, 0, regs.data(), grounds.data(), y, c))) break;
-        }
+      case RootKind::Multi:
+        if (part != 0) break;
+        more = run(g, 0, regs.data(), grounds.data(), y, kInvalidId);
         break;
-      case RootKind::Multi: more = run(g, 0, regs.data(), grounds.data(), y, kInvalidId); break;
     }
     y.finish();
     return more;

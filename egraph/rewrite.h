@@ -136,6 +136,14 @@ class Rewrite {
     out.reset(static_cast<std::uint32_t>(vars_.size()));
     program_.search(g, limit, out);
   }
+  // The search split over the root candidates (Program::search_part): part
+  // `part` of `parts` into `out` (reset first). Concatenated in part order
+  // and cut at `limit`, the parts' matches are search's.
+  void search_part(const Graph& g, std::size_t limit, SearchMatches& out, std::size_t part, std::size_t parts) const {
+    out.reset(static_cast<std::uint32_t>(vars_.size()));
+    program_.search_part(g, limit, out, part, parts);
+  }
+  std::size_t num_candidates(const Graph& g) const { return program_.num_candidates(g); }
 
   // Applies matches [first, last) (every match by default); returns the
   // number of unions that changed the graph.
