@@ -223,7 +223,7 @@ class Runner {
         if (!limit[k]) continue;
         std::size_t parts = 1;
         if (threads > 1) {
-          constexpr std::size_t kMinCandidates = 64;  // per part
+          constexpr std::size_t kMinCandidates = 32;  // per part
           parts = std::clamp<std::size_t>(rules[subset[k]].num_candidates(egraph) / kMinCandidates, 1, 4 * threads);
         }
         for (std::size_t p = 0; p < parts; ++p) tasks.push_back(Task{k, p, parts});
