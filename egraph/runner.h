@@ -4,7 +4,8 @@
 //
 // Searching only reads the e-graph, so with set_threads(n) the rules of an
 // iteration are searched on n threads (each rule's matches into its own
-// buffer); the scheduler is asked for every rule's limit before any search
+// buffer; a rule with many root candidates in parts, joined in order into
+// the matches one search gives); the scheduler is asked for every rule's limit before any search
 // and hears of the matches in rule order, and matches are applied in rule
 // order on the calling thread, so the e-graph after each iteration is the
 // same whatever the thread count (a time limit that ends an iteration part
