@@ -61,25 +61,23 @@ class EGraph {
 
   // Two-phase add for batched instantiation (no explanations): prepare
   // canonicalises `node`, returns its hash and prefetches its hashcons slot;
-  // add_prepared then adds it. Other adds may happen in between.
+  // add_prepared then adds it. Other adds may happen in between; if a union
+  // may have happened too (union_count() changed: an analysis's modify can
+  // union), pass `recheck` and the children are canonicalised again.
   std::uint64_t prepare(N& node) {
     canonicalize(node);
     std::uint64_t h = node.hash();
     memo_.prefetch(h);
     return h;
   }
-  Id add_prepared(N& node, std::uint64_t h) {
+  Id add_prepared(N& node, std::uint64_t h, bool recheck = true) {
     assert(!explain_);
-    for (Id c : node.children()) {
-      if (!uf_.is_root(c)) {
-        canonicalize(node);
-        h = node.hash();
-        break;
-      }
-    }
+    if (recheck && canonicalize(node)) h = node.hash();
     if (auto owner = memo_find(node, h)) return uf_.find_mut(*owner);
     return uf_.find_mut(add_new(node, h, node));
   }
+  // Unions so far (merges that changed the graph, rebuild's included).
+  std::size_t union_count() const { return unions_; }
 
   Id add_expr(const RecExpr<N>& expr) {
     std::vector<Id> ids(expr.nodes.size());
@@ -94,6 +92,7 @@ class EGraph {
   // Asserts that two classes are equal. Returns false if they already were.
   bool merge(Id a, Id b) {
     if (explain_) return merge_impl(a, b, Justification{explain_->intern_reason("union"), true});
+    if (uf_.find_mut(a) == uf_.find_mut(b)) return false;  // the common case, inline
     return merge_impl(a, b, Justification{});
   }
 
@@ -228,6 +227,14 @@ class EGraph {
     classes_.emplace_back();
     Class& c = classes_.back();
     c.id = id;
+    if (!spare_nodes_.empty()) {
+      c.nodes = std::move(spare_nodes_.back());
+      spare_nodes_.pop_back();
+    }
+    if (!spare_parents_.empty()) {
+      c.parents = std::move(spare_parents_.back());
+      spare_parents_.pop_back();
+    }
     c.nodes.push_back(node);
     c.data = analysis_.make(*this, node);
     Id prev = kInvalidId;
@@ -277,15 +284,33 @@ class EGraph {
     if (did.a_changed) push_analysis(ca.parents);
     if (did.b_changed) push_analysis(cb.parents);
     uf_.link(a, b);
+    ++unions_;
     pending_.insert(pending_.end(), cb.parents.begin(), cb.parents.end());
     ca.nodes.insert(ca.nodes.end(), cb.nodes.begin(), cb.nodes.end());
     ca.parents.insert(ca.parents.end(), cb.parents.begin(), cb.parents.end());
-    cb = Class{};
+    recycle(cb);
     --num_classes_;
     dirty_.push_back(a);
     clean_ = false;
     if constexpr (HasModify<A, EGraph>) analysis_.modify(*this, a);
     return true;
+  }
+
+  // A class merged away: its small node and parent buffers go to the
+  // spare lists for the next new classes (most classes of a saturating
+  // e-graph are created by add and merged into another within the
+  // iteration: a malloc and a free each, twice, otherwise).
+  void recycle(Class& c) {
+    constexpr std::size_t kKeep = 16;  // larger buffers are freed
+    if (c.nodes.capacity() && c.nodes.capacity() <= kKeep) {
+      c.nodes.clear();
+      spare_nodes_.push_back(std::move(c.nodes));
+    }
+    if (c.parents.capacity() && c.parents.capacity() <= kKeep) {
+      c.parents.clear();
+      spare_parents_.push_back(std::move(c.parents));
+    }
+    c = Class{};
   }
 
   void push_analysis(const std::vector<Id>& parents) {
@@ -306,6 +331,8 @@ class EGraph {
   std::vector<N> nodes_;            // per id: the canonical form it was last stored under
   std::vector<std::uint8_t> dead_;  // per id: a congruent duplicate owning no hashcons entry
   std::vector<Class> classes_;      // per id: live only for canonical class ids
+  std::vector<std::vector<N>> spare_nodes_;     // emptied buffers of merged-away classes
+  std::vector<std::vector<Id>> spare_parents_;  // (see recycle)
   Hashcons<N> memo_;
   std::vector<Id> pending_;           // node ids whose children changed class
   std::vector<Id> analysis_pending_;  // node ids whose class data must be recomputed
@@ -319,6 +346,7 @@ class EGraph {
   std::size_t num_classes_ = 0;
   std::size_t class_nodes_ = 0;
   std::size_t parent_entries_ = 0;
+  std::size_t unions_ = 0;
   bool clean_ = true;
   std::unique_ptr<ProofForest<N>> explain_;
 };

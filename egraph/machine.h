@@ -57,6 +57,7 @@ class Program {
       p.root_op_ = root.node.op_key();
       p.expand(pat, {{0, pat.root()}});
     }
+    p.seal();
     return p;
   }
 
@@ -82,6 +83,7 @@ class Program {
       p.expand(pat, {{reg, pat.root()}});
     }
     p.multi_root_reg_ = p.var_reg_[index(pats.front().first)];
+    p.seal();
     return p;
   }
 
@@ -89,27 +91,54 @@ class Program {
   // at the limit.
   template <class G>
   bool search(const G& g, std::size_t limit, SearchMatches& out) const {
+    return search_part(g, limit, out, 0, 1);
+  }
+
+  // The root candidates a search enumerates: the classes holding the root's
+  // operator, or every class for a variable root; 1 for a ground pattern or
+  // a multi-pattern (searched as one part).
+  template <class G>
+  std::size_t num_candidates(const G& g) const {
+    switch (root_) {
+      case RootKind::Var: return g.class_ids().size();
+      case RootKind::Node: return g.classes_with_op(root_op_).size();
+      default: return 1;
+    }
+  }
+
+  // As search, over part `part` of `parts` equal slices of the root
+  // candidates (in order): the parts' matches, concatenated in part order,
+  // are the whole search's.
+  template <class G>
+  bool search_part(const G& g, std::size_t limit, SearchMatches& out, std::size_t part, std::size_t parts) const {
     std::vector<Id> grounds;
     if (!lookup_grounds(g, grounds)) return true;
-    std::vector<Id> regs(std::max<std::uint32_t>(nregs_, 1));
-    Yield<G> y{this, &out, limit};
+    std::vector<Id> regs(nregs_ + 1);
+    regs[nregs_] = kInvalidId;  // what a variable without a register reads
+    Yield<G> y(this, &out, limit);
+    bool more = true;
+    auto scan = [&](std::span<const Id> all) {
+      const std::size_t lo = all.size() * part / parts, hi = all.size() * (part + 1) / parts;
+      for (Id c : all.subspan(lo, hi - lo)) {
+        regs[0] = c;
+        if (!(more = run(g, 0, regs.data(), grounds.data(), y, c))) break;
+      }
+    };
     switch (root_) {
-      case RootKind::Var:
-        for (Id c : g.class_ids()) {
-          regs[0] = c;
-          if (!run(g, 0, regs.data(), grounds.data(), y, c)) return false;
-        }
-        return true;
-      case RootKind::Ground: regs[0] = grounds[0]; return run(g, 0, regs.data(), grounds.data(), y, grounds[0]);
-      case RootKind::Node:
-        for (Id c : g.classes_with_op(root_op_)) {
-          regs[0] = c;
-          if (!run(g, 0, regs.data(), grounds.data(), y, c)) return false;
-        }
-        return true;
-      case RootKind::Multi: return run(g, 0, regs.data(), grounds.data(), y, kInvalidId);
+      case RootKind::Var: scan(g.class_ids()); break;
+      case RootKind::Node: scan(g.classes_with_op(root_op_)); break;
+      case RootKind::Ground:
+        if (part != 0) break;
+        regs[0] = grounds[0];
+        more = run(g, 0, regs.data(), grounds.data(), y, grounds[0]);
+        break;
+      case RootKind::Multi:
+        if (part != 0) break;
+        more = run(g, 0, regs.data(), grounds.data(), y, kInvalidId);
+        break;
     }
-    return true;
+    y.finish();
+    return more;
   }
 
   // Matches rooted at one canonical class (single patterns only).
@@ -118,10 +147,13 @@ class Program {
     std::vector<Id> grounds;
     if (!lookup_grounds(g, grounds)) return true;
     if (root_ == RootKind::Ground && grounds[0] != cls) return true;
-    std::vector<Id> regs(std::max<std::uint32_t>(nregs_, 1));
+    std::vector<Id> regs(nregs_ + 1);
+    regs[nregs_] = kInvalidId;
     regs[0] = cls;
-    Yield<G> y{this, &out, limit};
-    return run(g, 0, regs.data(), grounds.data(), y, cls);
+    Yield<G> y(this, &out, limit);
+    bool more = run(g, 0, regs.data(), grounds.data(), y, cls);
+    y.finish();
+    return more;
   }
 
   std::size_t num_instructions() const { return code_.size(); }
@@ -137,18 +169,32 @@ class Program {
     std::uint32_t c;  // Bind: template index; ScanOp: op key
   };
 
+  // Writes matches into `out` through raw pointers: the buffers grow by
+  // doubling (zero-filled once per growth, not per match) and are cut to
+  // the matches written by finish().
   template <class G>
   struct Yield {
     const Program* prog;
     SearchMatches* out;
     std::size_t limit;
+    std::size_t n;  // matches in `out`
+    std::size_t nv;
+    Yield(const Program* p, SearchMatches* o, std::size_t lim)
+        : prog(p), out(o), limit(lim), n(o->roots.size()), nv(p->var_reg_.size()) {}
     bool operator()(const Id* regs, Id root) {
-      out->roots.push_back(prog->root_ == RootKind::Multi ? regs[prog->multi_root_reg_] : root);
-      std::size_t pos = out->substs.size();
-      out->substs.resize(pos + prog->var_reg_.size());
-      Id* dst = out->substs.data() + pos;
-      for (std::uint32_t r : prog->var_reg_) *dst++ = r == kNoReg ? kInvalidId : regs[r];
-      return out->roots.size() < limit;
+      if (n == out->roots.size()) {
+        std::size_t cap = std::max<std::size_t>(64, 2 * n);
+        out->roots.resize(cap);
+        out->substs.resize(cap * nv);
+      }
+      out->roots[n] = prog->root_ == RootKind::Multi ? regs[prog->multi_root_reg_] : root;
+      Id* dst = out->substs.data() + n * nv;
+      for (std::uint32_t r : prog->var_reg_) *dst++ = regs[r];
+      return ++n < limit;
+    }
+    void finish() {
+      out->roots.resize(n);
+      out->substs.resize(n * nv);
     }
   };
 
@@ -161,6 +207,13 @@ class Program {
       grounds.push_back(*id);
     }
     return true;
+  }
+
+  // A variable the patterns do not bind reads register nregs_, which holds
+  // kInvalidId (so that the yield copies registers without a test).
+  void seal() {
+    for (std::uint32_t& r : var_reg_)
+      if (r == kNoReg) r = nregs_;
   }
 
   // Emits instructions that match the sub-patterns `todo` (register, term).
@@ -209,6 +262,7 @@ class Program {
           const N& tmpl = templates_[in.c];
           const auto& nodes = g[regs[in.a]].nodes;
           std::uint32_t key = tmpl.op_key();
+          const bool leaf = pc + 1 == code_.size();
           auto it = nodes.begin();
           if (nodes.size() > 8)
             it = std::partition_point(nodes.begin(), nodes.end(), [&](const N& n) { return n.op_key() < key; });
@@ -221,7 +275,8 @@ class Program {
             if (!matches_template(*it, tmpl)) continue;
             auto kids = it->children();
             for (std::size_t i = 0; i < kids.size(); ++i) regs[in.b + i] = kids[i];
-            if (!run(g, pc + 1, regs, grounds, yield, root)) return false;
+            // The last instruction yields without a recursive call.
+            if (!(leaf ? yield(regs, root) : run(g, pc + 1, regs, grounds, yield, root))) return false;
           }
           return true;
         }

@@ -136,6 +136,14 @@ class Rewrite {
     out.reset(static_cast<std::uint32_t>(vars_.size()));
     program_.search(g, limit, out);
   }
+  // The search split over the root candidates (Program::search_part): part
+  // `part` of `parts` into `out` (reset first). Concatenated in part order
+  // and cut at `limit`, the parts' matches are search's.
+  void search_part(const Graph& g, std::size_t limit, SearchMatches& out, std::size_t part, std::size_t parts) const {
+    out.reset(static_cast<std::uint32_t>(vars_.size()));
+    program_.search_part(g, limit, out, part, parts);
+  }
+  std::size_t num_candidates(const Graph& g) const { return program_.num_candidates(g); }
 
   // Applies matches [first, last) (every match by default); returns the
   // number of unions that changed the graph.
@@ -186,39 +194,50 @@ class Rewrite {
     constexpr std::size_t kBatch = 16;
     const PatternAst<N>& pat = rhs_.front().second;
     const std::size_t T = pat.terms.size();
+    const std::size_t nv = matches.num_vars;
+    // ids[t * kBatch + j]: the class of term t for match j of the batch.
     std::vector<Id> ids(kBatch * T);
     std::array<N, kBatch> nodes;
     std::array<std::uint64_t, kBatch> hashes{};
-    std::array<bool, kBatch> ok{};
+    std::array<bool, kBatch> ok;
+    ok.fill(true);
     std::size_t changed = 0;
     for (std::size_t base = first; base < last; base += kBatch) {
-      std::size_t m = std::min(kBatch, last - base);
-      for (std::size_t j = 0; j < m; ++j) {
-        ok[j] = true;
-        for (const auto& cond : conditions_) {
-          if (!cond(g, matches.roots[base + j], matches.subst(base + j))) {
-            ok[j] = false;
-            break;
+      const std::size_t m = std::min(kBatch, last - base);
+      const Id* subst = matches.substs.data() + base * nv;
+      if (!conditions_.empty()) {
+        for (std::size_t j = 0; j < m; ++j) {
+          ok[j] = true;
+          for (const auto& cond : conditions_) {
+            if (!cond(g, matches.roots[base + j], matches.subst(base + j))) {
+              ok[j] = false;
+              break;
+            }
           }
         }
       }
       for (std::size_t t = 0; t < T; ++t) {
         const auto& term = pat.terms[t];
+        Id* out = ids.data() + t * kBatch;
         if (term.is_var) {
-          for (std::size_t j = 0; j < m; ++j) ids[j * T + t] = matches.subst(base + j)[term.var];
+          for (std::size_t j = 0; j < m; ++j) out[j] = subst[j * nv + index(term.var)];
           continue;
         }
+        const std::size_t unions = g.union_count();
         for (std::size_t j = 0; j < m; ++j) {
           if (!ok[j]) continue;
           nodes[j] = term.node;
-          for (Id& c : nodes[j].children()) c = ids[j * T + index(c)];
+          for (Id& c : nodes[j].children()) c = ids[index(c) * kBatch + j];
           hashes[j] = g.prepare(nodes[j]);
         }
+        // Only adds happen between prepare and add_prepared (children stay
+        // canonical), unless an analysis's modify unions.
         for (std::size_t j = 0; j < m; ++j)
-          if (ok[j]) ids[j * T + t] = g.add_prepared(nodes[j], hashes[j]);
+          if (ok[j]) out[j] = g.add_prepared(nodes[j], hashes[j], g.union_count() != unions);
       }
+      const Id* top = ids.data() + (T - 1) * kBatch;
       for (std::size_t j = 0; j < m; ++j)
-        if (ok[j]) changed += g.merge(matches.roots[base + j], ids[j * T + T - 1]);
+        if (ok[j]) changed += g.merge(matches.roots[base + j], top[j]);
     }
     return changed;
   }

@@ -4,7 +4,8 @@
 //
 // Searching only reads the e-graph, so with set_threads(n) the rules of an
 // iteration are searched on n threads (each rule's matches into its own
-// buffer); the scheduler is asked for every rule's limit before any search
+// buffer; a rule with many root candidates in parts, joined in order into
+// the matches one search gives); the scheduler is asked for every rule's limit before any search
 // and hears of the matches in rule order, and matches are applied in rule
 // order on the calling thread, so the e-graph after each iteration is the
 // same whatever the thread count (a time limit that ends an iteration part
@@ -179,6 +180,7 @@ class Runner {
       return StopReason{StopKind::IterationLimit, static_cast<double>(done), {}};
     std::size_t mem = egraph.memory_bytes();
     for (const auto& m : matches_) mem += m.memory_bytes();
+    for (const auto& m : part_matches_) mem += m.memory_bytes();
     if (mem > limits_.memory_limit) return StopReason{StopKind::MemoryLimit, static_cast<double>(mem), {}};
     return std::nullopt;
   }
@@ -209,25 +211,62 @@ class Runner {
     std::vector<std::uint8_t> searched(subset.size(), 0);
     if (!result) {
       for (std::size_t k = 0; k < subset.size(); ++k) limit[k] = scheduler_->search_limit(subset[k], i);
+      // Tasks: (rule, part). With threads, a rule with many root candidates
+      // is searched in parts (slices of its candidates, each into its own
+      // buffer, joined in order below), so that one large rule does not
+      // leave the other threads idle.
+      struct Task {
+        std::size_t k, part, parts;
+      };
+      std::vector<Task> tasks;
+      const std::size_t threads = search_threads();
+      for (std::size_t k = 0; k < subset.size(); ++k) {
+        if (!limit[k]) continue;
+        std::size_t parts = 1;
+        if (threads > 1) {
+          constexpr std::size_t kMinCandidates = 32;  // per part
+          parts = std::clamp<std::size_t>(rules[subset[k]].num_candidates(egraph) / kMinCandidates, 1, 4 * threads);
+        }
+        for (std::size_t p = 0; p < parts; ++p) tasks.push_back(Task{k, p, parts});
+      }
+      if (part_matches_.size() < tasks.size()) part_matches_.resize(tasks.size());
+      std::vector<std::uint8_t> done(tasks.size(), 0);
       std::atomic<std::size_t> next{0};
       std::atomic<bool> out_of_time{false};
       auto search = [&] {
-        for (std::size_t k; (k = next.fetch_add(1)) < subset.size();) {
-          if (!limit[k]) continue;
+        for (std::size_t t; (t = next.fetch_add(1)) < tasks.size();) {
           // Only the clock is read here: the other limits read what the
           // other threads are writing, and are checked below.
           if (out_of_time.load(std::memory_order_relaxed) || Clock::now() - start_ > limits_.time_limit) {
             out_of_time.store(true, std::memory_order_relaxed);
             return;
           }
-          rules[subset[k]].search(egraph, *limit[k], matches_[subset[k]]);
-          searched[k] = 1;
+          const Task& task = tasks[t];
+          const Rule& rule = rules[subset[task.k]];
+          if (task.parts == 1) {
+            rule.search(egraph, *limit[task.k], matches_[subset[task.k]]);
+          } else {
+            rule.search_part(egraph, *limit[task.k], part_matches_[t], task.part, task.parts);
+          }
+          done[t] = 1;
         }
       };
       if (pool_)
         pool_->run(search);
       else
         search();
+      for (std::size_t t = 0; t < tasks.size();) {
+        const Task& task = tasks[t];
+        bool all = true;
+        for (std::size_t p = 0; p < task.parts; ++p) all &= done[t + p] != 0;
+        searched[task.k] = all;
+        if (all && task.parts > 1) {
+          SearchMatches& m = matches_[subset[task.k]];
+          m.reset(part_matches_[t].num_vars);
+          for (std::size_t p = 0; p < task.parts; ++p) m.append(part_matches_[t + p], *limit[task.k]);
+        }
+        t += task.parts;
+      }
     }
     for (std::size_t k = 0; k < subset.size(); ++k) {
       const std::size_t r = subset[k];
@@ -288,6 +327,7 @@ class Runner {
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<Hook> hooks_;
   std::vector<SearchMatches> matches_;
+  std::vector<SearchMatches> part_matches_;  // per search task split into parts
   std::unique_ptr<ThreadPool> pool_;  // set_threads(n > 1)
   Clock::time_point start_{};
   std::size_t run_first_ = 0;

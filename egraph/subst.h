@@ -3,6 +3,7 @@
 // loop never allocates per match.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -31,6 +32,13 @@ struct SearchMatches {
     num_vars = vars;
     roots.clear();
     substs.clear();
+  }
+  // Appends `other`'s matches (same num_vars), at most up to `limit` in all.
+  void append(const SearchMatches& other, std::size_t limit) {
+    std::size_t take = std::min(other.size(), limit > size() ? limit - size() : 0);
+    roots.insert(roots.end(), other.roots.begin(), other.roots.begin() + static_cast<std::ptrdiff_t>(take));
+    substs.insert(substs.end(), other.substs.begin(),
+                  other.substs.begin() + static_cast<std::ptrdiff_t>(take * num_vars));
   }
   std::size_t memory_bytes() const { return (roots.capacity() + substs.capacity()) * sizeof(Id); }
 };

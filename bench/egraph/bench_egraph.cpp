@@ -2,13 +2,16 @@
 // and egg's math suite. Before the Google Benchmark runs, the math suite is
 // timed under egg's own settings, the simple and the backoff scheduler, one
 // line per test: "name iterations enodes eclasses stop_reason ms" (ms is the
-// best of --math_reps runs). `--math_only` skips the micro-benchmarks.
+// best of --math_reps runs). `--math_only` skips the micro-benchmarks;
+// `--math_case=NAME` times that test alone under egg's settings (and skips
+// them too: for a profiler or callgrind).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -105,11 +108,13 @@ std::string stop_text(const StopReason& s) {
   return s.kind == StopKind::Other ? s.to_string() : std::string(to_string(s.kind));
 }
 
-void print_math_suite(const char* label, math::SchedulerChoice choice, int reps, std::size_t threads) {
+void print_math_suite(const char* label, math::SchedulerChoice choice, int reps, std::size_t threads,
+                      std::string_view only) {
   fmt::print("# math suite, scheduler: {}, {} search thread(s) (ms: best and median of {})\n", label, threads, reps);
   fmt::print("name iterations enodes eclasses stop_reason ms median_ms\n");
   double total = 0, total_median = 0;
   for (const auto& mc : math::math_cases()) {
+    if (!only.empty() && mc.name != only) continue;
     auto best = math::run_math_case(mc, choice, {}, false, threads);
     std::vector<double> ms{best.ms};
     for (int r = 1; r < reps; ++r) {
@@ -134,6 +139,7 @@ int main(int argc, char** argv) {
   bool math_only = false;
   int reps = 10;
   std::size_t threads = 1;
+  std::string_view only;  // --math_case=NAME: that test alone, under egg's settings only
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "--math_only") == 0) {
@@ -142,14 +148,19 @@ int main(int argc, char** argv) {
       reps = std::max(1, std::atoi(argv[i] + 12));
     } else if (std::strncmp(argv[i], "--threads=", 10) == 0) {
       threads = static_cast<std::size_t>(std::max(1, std::atoi(argv[i] + 10)));
+    } else if (std::strncmp(argv[i], "--math_case=", 12) == 0) {
+      only = argv[i] + 12;
+      math_only = true;
     } else {
       rest.push_back(argv[i]);
     }
   }
   refinery::egraph::print_math_suite("as in egg (backoff; simple for math_associate_adds)", SchedulerChoice::AsInEgg,
-                                     reps, threads);
-  refinery::egraph::print_math_suite("simple", SchedulerChoice::Simple, reps, threads);
-  refinery::egraph::print_math_suite("backoff", SchedulerChoice::Backoff, reps, threads);
+                                     reps, threads, only);
+  if (only.empty()) {
+    refinery::egraph::print_math_suite("simple", SchedulerChoice::Simple, reps, threads, only);
+    refinery::egraph::print_math_suite("backoff", SchedulerChoice::Backoff, reps, threads, only);
+  }
   std::fflush(stdout);
   if (math_only) return 0;
   int rest_argc = static_cast<int>(rest.size());

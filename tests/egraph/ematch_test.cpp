@@ -131,5 +131,42 @@ TEST(EMatch, SearchLimitStopsEarly) {
   EXPECT_EQ(m.size(), 2u);
 }
 
+// Issue #20: a search split into parts over the root candidates gives, its
+// parts joined in order, the whole search's matches; cut at a limit, the
+// first `limit` of them (what the runner does with threads).
+TEST(EMatch, SearchInPartsJoinsToTheWholeSearch) {
+  Graph g;
+  g.add_expr(must_parse("(+ 1 (+ 2 (+ 3 (+ 4 (+ 5 6)))))"));
+  g.rebuild();
+  auto rules = assoc_rules();
+  for (int round = 0; round < 3; ++round) {  // grow the graph: many + classes and nodes
+    std::vector<SearchMatches> ms(rules.size());
+    for (std::size_t r = 0; r < rules.size(); ++r) rules[r].search(g, SIZE_MAX, ms[r]);
+    for (std::size_t r = 0; r < rules.size(); ++r) rules[r].apply(g, ms[r]);
+    g.rebuild();
+  }
+  ASSERT_GT(g.num_classes(), 20u);
+  for (const Rule& r : {rule("(+ ?a (+ ?b ?c))"), rule("(+ ?a ?b)"), rule("?a"), rule("(+ 1 ?a)")}) {
+    SearchMatches whole;
+    r.search(g, SIZE_MAX, whole);
+    ASSERT_GT(whole.size(), 0u);
+    for (std::size_t limit : {SIZE_MAX, whole.size() / 2 + 1, std::size_t{1}}) {
+      SearchMatches cut;
+      r.search(g, limit, cut);
+      for (std::size_t parts : {1u, 2u, 3u, 7u, 64u}) {
+        SearchMatches joined, part;
+        joined.reset(static_cast<std::uint32_t>(r.vars().size()));
+        for (std::size_t p = 0; p < parts; ++p) {
+          r.search_part(g, limit, part, p, parts);
+          joined.append(part, limit);
+        }
+        EXPECT_EQ(joined.roots, cut.roots) << parts << " parts, limit " << limit;
+        EXPECT_EQ(joined.substs, cut.substs) << parts << " parts, limit " << limit;
+      }
+    }
+  }
+  EXPECT_TRUE(g.check_invariants().empty());
+}
+
 }  // namespace
 }  // namespace refinery::egraph::math
