@@ -132,10 +132,7 @@ class Rewrite {
   const PatternAst<N>* rhs() const { return applier_ == ApplierKind::Pattern ? &rhs_.front().second : nullptr; }
 
   // Appends up to `limit` matches to `out` (reset first).
-  void search(const Graph& g, std::size_t limit, SearchMatches& out) const {
-    out.reset(static_cast<std::uint32_t>(vars_.size()));
-    program_.search(g, limit, out);
-  }
+  void search(const Graph& g, std::size_t limit, SearchMatches& out) const { search_part(g, limit, out, 0, 1); }
   // The search split over the root candidates (Program::search_part): part
   // `part` of `parts` into `out` (reset first). Concatenated in part order
   // and cut at `limit`, the parts' matches are search's.
