@@ -1,0 +1,361 @@
+// The named lets of the rule language (`:let`), C++ appliers that compute
+// attributes from a match: builtins.h.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+
+#include "rules/builtin_args.h"
+#include "rules/builtins.h"
+
+namespace refinery::rules {
+namespace {
+
+using namespace args;
+
+std::optional<Literal> ints(std::vector<int64_t> v) { return Literal(std::move(v)); }
+
+// The neurons of a population that a dead-neuron rule keeps
+// (docs/spiking.md, "Pruning"). A neuron is pruned when its entries of the
+// first three tensors are all 0 (a row of a matrix, an element of a vector:
+// its input weights, its bias, its leak potential) and its entry of the
+// fourth (its threshold) is >= 0, every one finite: from zero state its
+// input is 0, so its membrane stays at 0 and never exceeds the threshold.
+// The rule's conditions (`pruned-zero`, `pruned-nonneg`) say the same of
+// the pruned neurons, so verification (no values: id -1) prunes the last
+// ones (verification_kept_neurons) and assumes that of them. Declines when
+// nothing is pruned; keeps one neuron when every one is dead (a population
+// is never empty).
+std::optional<Literal> kept_neurons(std::span<const ArgVal> a) {
+  const ir::Shape& s0 = *shape(a[0]);
+  if (s0.rank() < 1 || !s0[0].is_static()) return std::nullopt;
+  int64_t n = s0[0].size();
+  for (const ArgVal& x : a)
+    if (shape(x)->rank() < 1 || shape(x)->rank() > 2 || !((*shape(x))[0] == ir::Dim(n))) return std::nullopt;
+  std::vector<int64_t> keep;
+  if (a[0].tensor->id == -1) {
+    for (int64_t i = 0; i < verification_kept_neurons(n); ++i) keep.push_back(i);
+  } else {
+    for (const ArgVal& x : a)
+      if (!x.tensor->constant) return std::nullopt;
+    // whether every element of neuron i's slice satisfies `pred`
+    auto slice = [&](const ArgVal& x, int64_t i, auto pred) {
+      const ir::Tensor& t = *x.tensor->constant;
+      int64_t per = t.dims().size() == 2 ? t.dims()[1] : 1;
+      for (int64_t k = i * per; k < (i + 1) * per; ++k) {
+        double v = t.as_double(k);
+        if (!std::isfinite(v) || !pred(v)) return false;
+      }
+      return true;
+    };
+    for (int64_t i = 0; i < n; ++i) {
+      bool dead = slice(a[3], i, [](double v) { return v >= 0; });
+      for (size_t z = 0; z < 3 && dead; ++z) dead = slice(a[z], i, [](double v) { return v == 0; });
+      if (!dead) keep.push_back(i);
+    }
+    if (keep.empty()) keep.push_back(0);
+  }
+  if (static_cast<int64_t>(keep.size()) == n) return std::nullopt;
+  return ints(std::move(keep));
+}
+
+// The channels (axis 1) of a tensor that are constant (`constant`) or not,
+// from the tensor analysis' facts. A rule that splits on them holds for every
+// partition, so verification (no facts: id -1) takes one of its own: the odd
+// channels constant. Declines when a side would be empty.
+std::optional<Literal> channel_indices(const TensorFact& t, bool constant) {
+  const ir::Shape& s = t.type.shape;
+  if (s.rank() < 2 || !s[1].is_static()) return std::nullopt;
+  int64_t n = s[1].size();
+  std::vector<bool> is_const(static_cast<size_t>(n));
+  int64_t live = 0;
+  for (int64_t c = 0; c < n; ++c) {
+    is_const[static_cast<size_t>(c)] =
+        t.channels   ? static_cast<size_t>(c) < t.channels->size() && (*t.channels)[static_cast<size_t>(c)]
+        : t.id == -1 ? c % 2 == 1
+                     : false;
+    live += is_const[static_cast<size_t>(c)] ? 0 : 1;
+  }
+  // Where the tensor's channels come in blocks of kChannelBlock, so do the
+  // live ones: the first constant channels are computed with them. Kernels
+  // that block channels (ONNX Runtime's NCHWc convolutions by 8 or 16, tensor
+  // cores by 8) run a count that is not a multiple on a slower path; 40%
+  // pruning leaves 19 of 32 channels. Any partition is exact.
+  constexpr int64_t kChannelBlock = 16;
+  if (n % kChannelBlock == 0)
+    for (int64_t c = 0; c < n && live % kChannelBlock != 0; ++c)
+      if (is_const[static_cast<size_t>(c)]) {
+        is_const[static_cast<size_t>(c)] = false;
+        ++live;
+      }
+  std::vector<int64_t> v;
+  for (int64_t c = 0; c < n; ++c)
+    if (is_const[static_cast<size_t>(c)] == constant) v.push_back(c);
+  if (v.empty() || static_cast<int64_t>(v.size()) == n) return std::nullopt;
+  return ints(std::move(v));
+}
+
+const LetDef kLets[] = {
+    {"compose-perm", "VV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // transpose(transpose(x, inner), outer) == transpose(x, inner[outer[i]])
+       auto outer = as_ints(a[0]);
+       auto inner = as_ints(a[1]);
+       if (!outer || !inner || outer->size() != inner->size()) return std::nullopt;
+       std::vector<int64_t> p;
+       for (int64_t i : *outer) {
+         if (i < 0 || i >= static_cast<int64_t>(inner->size())) return std::nullopt;
+         p.push_back((*inner)[static_cast<size_t>(i)]);
+       }
+       return ints(p);
+     },
+     "the permutation of two transposes in a row (outer, inner)"},
+    {"invert-perm", "V",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       auto p = as_ints(a[0]);
+       if (!p) return std::nullopt;
+       std::vector<int64_t> inv(p->size(), -1);
+       for (size_t i = 0; i < p->size(); ++i) {
+         int64_t j = (*p)[i];
+         if (j < 0 || j >= static_cast<int64_t>(p->size()) || inv[static_cast<size_t>(j)] != -1) return std::nullopt;
+         inv[static_cast<size_t>(j)] = static_cast<int64_t>(i);
+       }
+       return ints(inv);
+     },
+     "the inverse permutation"},
+    {"swap-last2", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       int64_t r = shape(a[0])->rank();
+       if (r < 2) return std::nullopt;
+       std::vector<int64_t> p(static_cast<size_t>(r));
+       std::iota(p.begin(), p.end(), 0);
+       std::swap(p[static_cast<size_t>(r - 1)], p[static_cast<size_t>(r - 2)]);
+       return ints(p);
+     },
+     "the permutation that swaps the last two axes of the tensor's rank"},
+    {"shape-of", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       const ir::Shape& s = *shape(a[0]);
+       if (!s.is_static()) return std::nullopt;
+       return ints(s.sizes());
+     },
+     "the tensor's static shape, as a list"},
+    {"dim", "TV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       auto ax = axis_of(a[1], a[0]);
+       if (!ax || !(*shape(a[0]))[*ax].is_static()) return std::nullopt;
+       return Literal((*shape(a[0]))[*ax].size());
+     },
+     "the tensor's size at the axis"},
+    {"split-sizes", "TTV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       auto i = axis_of(a[2], a[0]);
+       auto j = axis_of(a[2], a[1]);
+       if (!i || !j) return std::nullopt;
+       const ir::Dim& x = (*shape(a[0]))[*i];
+       const ir::Dim& y = (*shape(a[1]))[*j];
+       if (!x.is_static() || !y.is_static()) return std::nullopt;
+       return ints({x.size(), y.size()});
+     },
+     "[a.dim(axis), b.dim(axis)]: the sizes that split a concatenation of a and b again"},
+    {"norm-axis", "VT",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       auto ax = axis_of(a[0], a[1]);
+       if (!ax) return std::nullopt;
+       return Literal(*ax);
+     },
+     "the axis made non-negative for the tensor's rank"},
+    {"permute-axis", "VV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // where axis a[1] of transpose(x, perm a[0]) comes from in x: perm[axis]
+       auto p = as_ints(a[0]);
+       auto ax = as_int(a[1]);
+       if (!p || !ax) return std::nullopt;
+       int64_t n = static_cast<int64_t>(p->size());
+       int64_t k = *ax < 0 ? *ax + n : *ax;
+       if (k < 0 || k >= n) return std::nullopt;
+       return Literal((*p)[static_cast<size_t>(k)]);
+     },
+     "the input axis that a transpose's output axis comes from"},
+    {"channel-shape", "TT",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [C, 1, ..., 1] for a per-channel vector of length C broadcast against x (N x C x ...) at axis 1
+       int64_t r = shape(a[1])->rank();
+       const ir::Shape& v = *shape(a[0]);
+       if (r < 2 || v.rank() != 1 || !v[0].is_static()) return std::nullopt;
+       std::vector<int64_t> s{v[0].size()};
+       for (int64_t i = 2; i < r; ++i) s.push_back(1);
+       return ints(s);
+     },
+     "[C, 1, ..., 1]: reshapes a length-C vector to broadcast over axis 1 of the second tensor"},
+    {"per-out-channel", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [K, 1, ..., 1] for a K x ... convolution weight
+       const ir::Shape& w = *shape(a[0]);
+       if (w.rank() < 2 || !w[0].is_static()) return std::nullopt;
+       std::vector<int64_t> s{w[0].size()};
+       for (int64_t i = 1; i < w.rank(); ++i) s.push_back(1);
+       return ints(s);
+     },
+     "[K, 1, ..., 1]: a per-output-channel factor of a K x ... weight"},
+    {"flatten-spatial", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [N, C, D1*D2*...] of an N x C x D1 x ... tensor
+       const ir::Shape& x = *shape(a[0]);
+       if (x.rank() < 3 || !x.is_static()) return std::nullopt;
+       int64_t p = 1;
+       for (int64_t i = 2; i < x.rank(); ++i) p *= x[i].size();
+       return ints({x[0].size(), x[1].size(), p});
+     },
+     "[N, C, D1*D2*...] of an N x C x D1 x ... tensor"},
+    {"conv-1x1-shape", "TT",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [N, K, D1, ...]: the result of a 1x1 convolution of x (N x C x D...) with w (K x C x 1...)
+       const ir::Shape& x = *shape(a[0]);
+       const ir::Shape& w = *shape(a[1]);
+       if (x.rank() < 3 || !x.is_static() || !w[0].is_static()) return std::nullopt;
+       std::vector<int64_t> s = x.sizes();
+       s[1] = w[0].size();
+       return ints(s);
+     },
+     "[N, K, D1, ...]: the result shape of a 1x1 convolution of x with w"},
+    {"flatten-shape", "TV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // the 2-d shape flatten(x, axis) gives
+       const ir::Shape& x = *shape(a[0]);
+       auto ax = as_int(a[1]);
+       if (!ax || !x.is_static()) return std::nullopt;
+       int64_t k = *ax < 0 ? *ax + x.rank() : *ax;
+       if (k < 0 || k > x.rank()) return std::nullopt;
+       int64_t p = 1, q = 1;
+       for (int64_t i = 0; i < x.rank(); ++i) (i < k ? p : q) *= x[i].size();
+       return ints({p, q});
+     },
+     "the 2-d shape that flatten(x, axis) gives"},
+    {"weight-shape-1x1", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [K, C] of a K x C x 1 x 1 convolution weight
+       const ir::Shape& w = *shape(a[0]);
+       if (w.rank() < 3 || !w[0].is_static() || !w[1].is_static()) return std::nullopt;
+       return ints({w[0].size(), w[1].size()});
+     },
+     "[K, C] for a K x C x 1 x ... x 1 convolution weight"},
+    {"conv-weight-of", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [K, C, 1, 1] for a K x C matrix
+       const ir::Shape& w = *shape(a[0]);
+       if (w.rank() != 2 || !w.is_static()) return std::nullopt;
+       return ints({w[0].size(), w[1].size(), 1, 1});
+     },
+     "[K, C, 1, 1] for a K x C matrix"},
+    {"conv-weight-of-transposed", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [K, C, 1, 1] for a C x K matrix (the right operand of a MatMul over channels)
+       const ir::Shape& w = *shape(a[0]);
+       if (w.rank() != 2 || !w.is_static()) return std::nullopt;
+       return ints({w[1].size(), w[0].size(), 1, 1});
+     },
+     "[K, C, 1, 1] for a C x K matrix"},
+    {"pool-weight-shape", "TV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [C, 1, kh, kw]: one filter per channel of a NIR pool's input [C, H, W]
+       const ir::Shape& x = *shape(a[0]);
+       auto k = as_ints(a[1]);
+       if (x.rank() != 3 || !x[0].is_static() || !k || k->size() != 2) return std::nullopt;
+       return ints({x[0].size(), 1, (*k)[0], (*k)[1]});
+     },
+     "[C, 1, kh, kw] for a NIR pool over x [C, H, W] with kernel [kh, kw]: a depthwise filter per channel"},
+    {"numel-shape", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [n] for a static tensor of n elements: reshapes it to a vector
+       auto n = shape(a[0])->num_elements();
+       if (!n) return std::nullopt;
+       return ints({*n});
+     },
+     "[n] for a static tensor of n elements (a reshape to 1-d)"},
+    {"live-channels", "T", [](std::span<const ArgVal> a) { return channel_indices(*a[0].tensor, false); },
+     "the indices of the channels (axis 1) that are not constant, with the first constant ones where that makes their "
+     "count a multiple of 16 in a tensor of 16k channels (in verification: the even ones)"},
+    {"constant-channels", "T", [](std::span<const ArgVal> a) { return channel_indices(*a[0].tensor, true); },
+     "the indices of the constant channels (axis 1) that live-channels leaves (in verification: the odd ones)"},
+    {"scalar-value", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // a constant of one element, as a float attribute value (an epsilon read into an attribute)
+       if (auto f = exact_f32_scalar(a[0])) return Literal(*f);
+       return std::nullopt;
+     },
+     "the value of a constant of one element, as a float (declines unless it is exact in binary32; verification draws "
+     "the variable as a constant)",
+     true},
+    {"reciprocal-value", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // 1 / a constant of one element, as a float attribute value, only where it is exact in binary32 (a
+       // power of two: then x / c and x * (1 / c) are the same binary32 number, both the rounding of one real)
+       auto exact = exact_f32_scalar(a[0]);
+       if (!exact || *exact == 0) return std::nullopt;
+       float c = *exact;
+       int e = 0;
+       if (std::frexp(std::fabs(c), &e) != 0.5f) return std::nullopt;  // not a power of two
+       float r = 1.0f / c;
+       if (!std::isnormal(r) || static_cast<double>(r) * static_cast<double>(c) != 1.0) return std::nullopt;
+       return Literal(r);
+     },
+     "1 / the value of a constant of one element, as a float; declines unless the constant is a power of two whose "
+     "reciprocal is a normal binary32 number (so that dividing by it and multiplying by the result agree in binary32; "
+     "verification draws the variable as a constant)",
+     true},
+    {"kept-neurons", "TTTT", kept_neurons,
+     "the neurons a dead-neuron rule keeps: all but those whose entries of the first three tensors (rows of a "
+     "matrix, elements of a vector) are 0 and of the fourth >= 0 (in verification: the first ceil(n/2)); declines "
+     "when none is pruned"},
+    {"length", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       const ir::Shape& s = *shape(a[0]);
+       if (s.rank() != 1 || !s[0].is_static() || s[0].size() == 0) return std::nullopt;
+       return Literal(s[0].size());
+     },
+     "the length of a non-empty 1-d tensor (a list of indices)"},
+    {"zero-pads", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       int64_t r = shape(a[0])->rank();
+       if (r < 3) return std::nullopt;
+       return ints(std::vector<int64_t>(static_cast<size_t>(2 * (r - 2)), 0));
+     },
+     "all-zero pads for a convolution of the tensor's rank"},
+    {"add-pads", "VV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       auto p = as_ints(a[0]);
+       auto q = as_ints(a[1]);
+       if (!p || !q || p->size() != q->size()) return std::nullopt;
+       std::vector<int64_t> s(p->size());
+       for (size_t i = 0; i < s.size(); ++i) s[i] = (*p)[i] + (*q)[i];
+       return ints(s);
+     },
+     "element-wise sum of two pad lists"},
+    {"spatial-pads", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // the spatial part of a Pad op's pads (begins then ends over N, C, spatial...), when N and C are unpadded
+       auto p = as_ints(a[0]);
+       if (!p || p->size() % 2 != 0 || p->size() < 6) return std::nullopt;
+       size_t r = p->size() / 2;
+       if ((*p)[0] != 0 || (*p)[1] != 0 || (*p)[r] != 0 || (*p)[r + 1] != 0) return std::nullopt;
+       std::vector<int64_t> s;
+       for (size_t i = 2; i < r; ++i) s.push_back((*p)[i]);
+       for (size_t i = r + 2; i < 2 * r; ++i) s.push_back((*p)[i]);
+       if (std::any_of(s.begin(), s.end(), [](int64_t v) { return v < 0; })) return std::nullopt;
+       return ints(s);
+     },
+     "the spatial pads (begins, ends) of a Pad op's pads when batch and channel are unpadded"},
+};
+
+}  // namespace
+
+const LetDef* find_let(std::string_view name) {
+  for (const LetDef& l : kLets)
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+std::span<const LetDef> lets() { return kLets; }
+
+}  // namespace refinery::rules
