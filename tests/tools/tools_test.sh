@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tests of the Python/Node tooling: tools/onnx_tools.py, tools/ort/run.mjs,
-# tools/ort/compare.mjs, bench/ort/bench.mjs, examples/make_examples.py,
+# tools/ort/compare.mjs, tools/ort/profile.mjs, bench/ort/bench.mjs, examples/make_examples.py,
 # bench/ort/run_zoo.sh, bench/zoo/check_limits.py,
 # on examples/tiny_cnn.onnx and the zoo's mlp.
 #
@@ -124,6 +124,27 @@ assert err < 1e-4, err
 EOF
 expect_rc "run missing model exits 2" 2 node "$RUN" "$TMP/missing.onnx"
 expect_grep "run error names the file" 'missing\.onnx' "$TMP/out"
+
+# --- profile.mjs -------------------------------------------------------------------------
+PROF="$ROOT/tools/ort/profile.mjs"
+expect_rc "profile tiny_cnn --json" 0 node "$PROF" "$TINY" --runs 3 --warmup 1 --json --optimized "$TMP/tiny_ort.onnx"
+cp "$TMP/out" "$TMP/profile.jsonl"
+# Every kernel ORT ran in the timed runs, once each, with its shapes; the total
+# counts them and the optimized graph ORT wrote has at least as many nodes.
+expect_rc "profile tiny_cnn kernels" 0 "$PY" - "$TMP/profile.jsonl" "$TMP/tiny_ort.onnx" <<'EOF'
+import json, sys, onnx
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+rows, total = lines[:-1], lines[-1]["total"]
+assert total["kernels"] == len(rows) > 0 and total["runs"] == 3, total
+assert all(r["runs"] == 3 and r["us"] >= 0 for r in rows), rows
+convs = [r for r in rows if r["op"] in ("Conv", "FusedConv")]
+assert convs and all(r["inputs"].startswith("float[1,") for r in convs), rows
+assert abs(sum(r["us"] for r in rows) - total["kernel_us"]) < 1e-6, total
+assert sum(v["count"] for v in total["by_op"].values()) == len(rows), total
+assert len(onnx.load(sys.argv[2]).graph.node) >= len(rows) - 1, len(rows)
+EOF
+expect_rc "profile with a missing model exits 2" 2 node "$PROF" "$TMP/missing.onnx"
+expect_grep "profile error names the file" 'missing\.onnx' "$TMP/out"
 
 # --- compare.mjs -------------------------------------------------------------------------
 CMP="$ROOT/tools/ort/compare.mjs"

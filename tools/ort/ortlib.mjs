@@ -219,13 +219,14 @@ export function summarize(name, tensor) {
 
 const OPT_LEVELS = { all: 'all', extended: 'extended', basic: 'basic', disable: 'disabled', disabled: 'disabled' };
 
-export async function createSession(file, { threads = 1, opt = 'all' } = {}) {
+// `extra` adds onnxruntime-common SessionOptions (enableProfiling, profileFilePrefix, optimizedModelFilePath).
+export async function createSession(file, { threads = 1, opt = 'all', extra = {} } = {}) {
   const ort = loadOrt();
   const level = OPT_LEVELS[opt];
   if (!level) throw new Error(`--opt must be one of ${Object.keys(OPT_LEVELS).join(', ')}`);
   return ort.InferenceSession.create(file, {
     intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: level,
-    executionMode: 'sequential', executionProviders: ['cpu'],
+    executionMode: 'sequential', executionProviders: ['cpu'], ...extra,
   });
 }
 
