@@ -1,15 +1,24 @@
 // Seeding each zoo model into the e-graph (and extracting it back with a size
-// cost), plus a synthetic 1,000-node model. Prints one Google Benchmark row per
-// model; the counters give the e-graph's size.
+// cost), plus a synthetic 1,000-node model; and saturating each with the rule
+// library under optimize's schedule (phased, explanations on, the default
+// node and iteration limits, a 60 s clock so that limits, not the clock, end
+// it). Prints one Google Benchmark row per model; the counters give the
+// e-graph's size, and for saturate/ the e-nodes saturation added per second
+// of wall time (`enodes_per_s`) with the search threads (`threads`).
 //
-//   build/bench/tensor/bench_seed [--benchmark_filter=seed/resnet18]
+//   build/bench/tensor/bench_seed [--benchmark_filter=seed/resnet18] [--threads=N]
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "egraph/tensor/convert.h"
 #include "extract/tree_greedy.h"
 #include "frontends/onnx.h"
+#include "optimize/saturate.h"
+#include "rules/rules.h"
 
 namespace {
 
@@ -47,6 +56,40 @@ void round_trip(benchmark::State& state, const ir::Graph& g) {
   }
 }
 
+struct Library {
+  std::vector<rules::TensorRewrite> rewrites;
+  std::vector<rules::RuleKind> kinds;
+};
+
+void saturate_graph(benchmark::State& state, const ir::Graph& g, const Library& lib, std::size_t threads) {
+  optimize::SaturationOptions options;
+  options.time_limit_s = 60;
+  options.threads = threads;
+  double added = 0, nodes = 0, classes = 0, iterations = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto s = egraph::tensor::seed(g, {.explanations = true});
+    if (!s) {
+      state.SkipWithError(s.error().str().c_str());
+      return;
+    }
+    const double seeded = static_cast<double>(s->egraph.num_nodes());
+    optimize::TensorRunner runner({}, std::move(s->egraph));
+    state.ResumeTiming();
+    optimize::SaturationRecord rec = optimize::saturate(runner, lib.rewrites, lib.kinds, options);
+    added += static_cast<double>(rec.egraph_nodes) - seeded;
+    nodes = static_cast<double>(rec.egraph_nodes);
+    classes = static_cast<double>(rec.egraph_classes);
+    iterations = static_cast<double>(rec.iterations());
+  }
+  state.counters["ir_nodes"] = static_cast<double>(g.num_nodes());
+  state.counters["enodes"] = nodes;
+  state.counters["eclasses"] = classes;
+  state.counters["iterations"] = iterations;
+  state.counters["threads"] = static_cast<double>(threads);
+  state.counters["enodes_per_s"] = benchmark::Counter(added, benchmark::Counter::kIsRate);
+}
+
 // A chain of n elementwise ops with a residual every 4: 1,000 nodes.
 ir::Graph synthetic(int n) {
   ir::Graph g;
@@ -68,6 +111,22 @@ ir::Graph synthetic(int n) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::size_t threads = 1;
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--threads=", 10) == 0)
+      threads = static_cast<std::size_t>(std::max(1, std::atoi(argv[i] + 10)));
+    else
+      rest.push_back(argv[i]);
+  }
+  static Library lib;
+  if (auto loaded = rules::load_library()) {
+    lib.rewrites = loaded->rewrites();
+    for (const rules::Rule& r : loaded->rules()) lib.kinds.push_back(r.kind);
+  } else {
+    std::fprintf(stderr, "bench_seed: %s\n", loaded.error().str().c_str());
+    return 2;
+  }
   static std::vector<std::pair<std::string, ir::Graph>> models;
   models.emplace_back("synthetic_1000", synthetic(1000));
   fs::path dir = fs::path(REFINERY_BINARY_DIR) / "zoo";
@@ -86,8 +145,12 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("extract_size/" + name).c_str(), [&g = g](benchmark::State& s) {
       round_trip(s, g);
     })->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("saturate/" + name).c_str(), [&g = g, threads](benchmark::State& s) {
+      saturate_graph(s, g, lib, threads);
+    })->Unit(benchmark::kMillisecond)->UseRealTime();
   }
-  benchmark::Initialize(&argc, argv);
+  int rest_argc = static_cast<int>(rest.size());
+  benchmark::Initialize(&rest_argc, rest.data());
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
 }
