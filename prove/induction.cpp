@@ -179,8 +179,7 @@ std::vector<SymTensor> inputs(const Instance& inst, SymDomain& d, const std::str
           has(c, rules::ValueCond::NonPositivePruned)) {
         // element k belongs to neuron k / (elements per neuron) (axis 0)
         int64_t n = v.type.shape.rank() >= 1 ? v.type.shape[0].size() : 1;
-        int64_t neuron = n > 0 ? k / (numel / n) : 0;
-        if (neuron >= rules::verification_kept_neurons(n)) {
+        if (rules::verification_pruned_element(k, numel, n)) {
           if (has(c, rules::ValueCond::ZeroPruned)) constraints.push_back(e == d.num(0));
           if (has(c, rules::ValueCond::NonNegativePruned)) constraints.push_back(d.num(0) <= e);
           if (has(c, rules::ValueCond::NonPositivePruned)) constraints.push_back(e <= d.num(0));

@@ -19,11 +19,18 @@ std::string numeric_check(const Instance& inst, uint64_t seed, bool& skipped, st
   for (size_t i = 0; i < inst.inputs.size(); ++i) {
     const ir::Value& v = inst.lhs.value(inst.lhs.inputs()[i]);
     int64_t n = v.type.shape.num_elements().value_or(0);
+    const int64_t rows = v.type.shape.rank() >= 1 ? v.type.shape[0].size() : 1;
     std::vector<float> data(static_cast<size_t>(n));
-    for (auto& x : data) {
+    for (int64_t k = 0; k < n; ++k) {
+      float& x = data[static_cast<size_t>(k)];
       ValueCond c = inst.input_conds[i];
-      if (has(c, ValueCond::Zero))
+      const bool pruned = rules::verification_pruned_element(k, n, rows);
+      if (has(c, ValueCond::Zero) || (pruned && has(c, ValueCond::ZeroPruned)))
         x = 0;
+      else if (pruned && has(c, ValueCond::NonNegativePruned))
+        x = pos(rng);
+      else if (pruned && has(c, ValueCond::NonPositivePruned))
+        x = -pos(rng);
       else if (has(c, ValueCond::Positive) || has(c, ValueCond::NonNegative))
         x = pos(rng);
       else if (has(c, ValueCond::Nonzero))

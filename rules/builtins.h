@@ -55,8 +55,9 @@ enum class ArgKind : char { Tensor = 'T', Value = 'V' };
 // not of the graph (verification assumes it; the optimizer never knows it).
 // Uniform: every element equals the first.
 // ZeroPruned, NonNegativePruned, NonPositivePruned: 0 (>= 0, <= 0) at the
-// neurons a dead-neuron rule prunes (rows of a matrix, elements of a vector; `kept-neurons`), which
-// verification takes to be those from verification_kept_neurons(n) on.
+// neurons a dead-neuron rule prunes (rows of a matrix, elements of a vector; `kept-neurons`) or the
+// filters a convolution leaves out (`live-filters`), which verification takes to be those from
+// verification_kept_neurons(n) on (verification_pruned_element).
 enum class ValueCond : unsigned {
   None = 0,
   Positive = 1,
@@ -94,9 +95,17 @@ struct LetDef {
   bool reads_values = false;
 };
 
-// How many of a population of n neurons `kept-neurons` keeps in
-// verification (the first ones; the rest are the pruned ones).
+// How many of a population of n neurons `kept-neurons` (of n filters
+// `live-filters`) keeps in verification (the first ones; the rest are the
+// pruned ones).
 constexpr int64_t verification_kept_neurons(int64_t n) { return (n + 1) / 2; }
+
+// Whether element k of a tensor of `numel` elements, `rows` along axis 0,
+// lies in a row verification takes to be pruned: where it assumes
+// ZeroPruned, NonNegativePruned and NonPositivePruned.
+constexpr bool verification_pruned_element(int64_t k, int64_t numel, int64_t rows) {
+  return rows > 0 && numel >= rows && k / (numel / rows) >= verification_kept_neurons(rows);
+}
 
 const CondDef* find_condition(std::string_view name);
 const LetDef* find_let(std::string_view name);

@@ -59,6 +59,22 @@ std::optional<Literal> kept_neurons(std::span<const ArgVal> a) {
   return ints(std::move(keep));
 }
 
+// Where a tensor's channels come in blocks of kChannelBlock, so do the live
+// ones: the first left-out channels (`out`) are computed with them. Kernels
+// that block channels (ONNX Runtime's NCHWc convolutions by 8 or 16, tensor
+// cores by 8) run a count that is not a multiple on a slower path; 40%
+// pruning leaves 19 of 32 channels. Any partition is exact.
+void round_live_to_blocks(std::vector<bool>& out, int64_t& live) {
+  constexpr int64_t kChannelBlock = 16;
+  const auto n = static_cast<int64_t>(out.size());
+  if (n % kChannelBlock != 0) return;
+  for (int64_t c = 0; c < n && live % kChannelBlock != 0; ++c)
+    if (out[static_cast<size_t>(c)]) {
+      out[static_cast<size_t>(c)] = false;
+      ++live;
+    }
+}
+
 // The channels (axis 1) of a tensor that are constant (`constant`) or not,
 // from the tensor analysis' facts. A rule that splits on them holds for every
 // partition, so verification (no facts: id -1) takes one of its own: the odd
@@ -76,23 +92,81 @@ std::optional<Literal> channel_indices(const TensorFact& t, bool constant) {
                      : false;
     live += is_const[static_cast<size_t>(c)] ? 0 : 1;
   }
-  // Where the tensor's channels come in blocks of kChannelBlock, so do the
-  // live ones: the first constant channels are computed with them. Kernels
-  // that block channels (ONNX Runtime's NCHWc convolutions by 8 or 16, tensor
-  // cores by 8) run a count that is not a multiple on a slower path; 40%
-  // pruning leaves 19 of 32 channels. Any partition is exact.
-  constexpr int64_t kChannelBlock = 16;
-  if (n % kChannelBlock == 0)
-    for (int64_t c = 0; c < n && live % kChannelBlock != 0; ++c)
-      if (is_const[static_cast<size_t>(c)]) {
-        is_const[static_cast<size_t>(c)] = false;
-        ++live;
-      }
+  round_live_to_blocks(is_const, live);
   std::vector<int64_t> v;
   for (int64_t c = 0; c < n; ++c)
     if (is_const[static_cast<size_t>(c)] == constant) v.push_back(c);
   if (v.empty() || static_cast<int64_t>(v.size()) == n) return std::nullopt;
   return ints(std::move(v));
+}
+
+// The filters (rows along axis 0) of a convolution's weights that
+// conv-live-filters computes: those with an entry that is not 0, rounded up
+// to blocks as live channels are. Verification (no values: id -1) keeps the
+// first verification_kept_neurons(n) and assumes the rest zero (the rule's
+// `pruned-zero`). Declines when no filter is left out, when every one would
+// be (a convolution by zero filters is its bias: conv-zero-weight), and on a
+// 1x1 selection (every filter at most one 1 and zeros): the scatter this
+// rule writes is one, and computing its live filters would only add
+// another.
+std::optional<Literal> live_filters(std::span<const ArgVal> a) {
+  const ir::Shape& s = *shape(a[0]);
+  if (s.rank() < 3 || !s.is_static() || s[0].size() == 0) return std::nullopt;
+  const int64_t n = s[0].size(), numel = *s.num_elements(), per = numel / n;
+  std::vector<bool> out(static_cast<size_t>(n), false);
+  int64_t live = n;
+  if (a[0].tensor->id == -1) {
+    for (int64_t i = verification_kept_neurons(n); i < n; ++i, --live) out[static_cast<size_t>(i)] = true;
+  } else {
+    // Every convolution with constant weights asks, each iteration: a row
+    // is read up to its first entry that is not 0 (the whole row only while
+    // the weights may still be a selection).
+    const ir::Tensor* w = a[0].tensor->constant;
+    if (!w) return std::nullopt;
+    bool selection = per == s[1].size();
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t nonzero = 0;
+      for (int64_t k = i * per; k < (i + 1) * per; ++k) {
+        const double x = w->as_double(k);
+        if (x == 0) continue;
+        ++nonzero;
+        selection = selection && x == 1 && nonzero == 1;
+        if (!selection) break;
+      }
+      if (nonzero == 0) {
+        out[static_cast<size_t>(i)] = true;
+        --live;
+      }
+    }
+    if (selection || live == n) return std::nullopt;
+  }
+  round_live_to_blocks(out, live);
+  if (live == n || live == 0) return std::nullopt;
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < n; ++i)
+    if (!out[static_cast<size_t>(i)]) keep.push_back(i);
+  return ints(std::move(keep));
+}
+
+// The weights that put the L filters `live-filters` kept back in their
+// places among the weights' n: an n x L selection (entry [l_j, j] is 1),
+// flattened (scatter-weight-shape gives its shape); and the mask of the
+// filters left out (1 there, 0 at the kept ones), for the bias.
+std::optional<Literal> scatter_weight(std::span<const ArgVal> a, bool mask) {
+  const ir::Shape& s = *shape(a[0]);
+  auto kept = as_ints(a[1]);
+  if (s.rank() < 3 || !s[0].is_static() || !kept || kept->empty()) return std::nullopt;
+  const int64_t n = s[0].size(), l = static_cast<int64_t>(kept->size());
+  for (int64_t i : *kept)
+    if (i < 0 || i >= n) return std::nullopt;
+  if (mask) {
+    std::vector<float> m(static_cast<size_t>(n), 1.0f);
+    for (int64_t i : *kept) m[static_cast<size_t>(i)] = 0.0f;
+    return Literal(std::move(m));
+  }
+  std::vector<float> e(static_cast<size_t>(n * l), 0.0f);
+  for (int64_t j = 0; j < l; ++j) e[static_cast<size_t>((*kept)[static_cast<size_t>(j)] * l + j)] = 1.0f;
+  return Literal(std::move(e));
 }
 
 const LetDef kLets[] = {
@@ -304,6 +378,26 @@ const LetDef kLets[] = {
      "reciprocal is a normal binary32 number (so that dividing by it and multiplying by the result agree in binary32; "
      "verification draws the variable as a constant)",
      true},
+    {"live-filters", "T", live_filters,
+     "the filters (rows along axis 0) of a convolution's weights that are not all 0, with the first zero ones where "
+     "that makes their count a multiple of 16 in weights of 16k filters (in verification: the first ceil(n/2)); "
+     "declines when none or all would be left out, and on a 1x1 selection"},
+    {"scatter-weight", "TV", [](std::span<const ArgVal> a) { return scatter_weight(a, false); },
+     "the n x L selection, flattened, that puts L kept filters (the second argument) back in their places among the "
+     "n of the first argument's axis 0"},
+    {"scatter-weight-shape", "TV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       const ir::Shape& s = *shape(a[0]);
+       auto kept = as_ints(a[1]);
+       if (s.rank() < 3 || !s[0].is_static() || !kept || kept->empty()) return std::nullopt;
+       std::vector<int64_t> shape{s[0].size(), static_cast<int64_t>(kept->size())};
+       shape.resize(static_cast<size_t>(s.rank()), 1);
+       return ints(std::move(shape));
+     },
+     "[n, L, 1, ...]: the 1x1 convolution weights of scatter-weight, for weights of the first argument's rank"},
+    {"pruned-mask", "TV", [](std::span<const ArgVal> a) { return scatter_weight(a, true); },
+     "1 at the filters of the first argument's axis 0 that the kept ones (the second argument) leave out, 0 at the "
+     "kept ones"},
     {"kept-neurons", "TTTT", kept_neurons,
      "the neurons a dead-neuron rule keeps: all but those whose entries of the first three tensors (rows of a "
      "matrix, elements of a vector) are 0 and of the fourth >= 0 (in verification: the first ceil(n/2)); declines "

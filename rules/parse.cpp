@@ -561,22 +561,28 @@ class RuleBuilder {
   }
 
   // Verification assumes `pruned-zero` and `pruned-nonneg` of the neurons
-  // that `kept-neurons` prunes, while the optimizer learns which those are
-  // from the values kept-neurons reads: so each tensor the conditions name
-  // must be one kept-neurons checks (zero: its first three arguments, >= 0:
-  // its fourth), or a proved rule could prune where its assumption fails.
+  // that `kept-neurons` prunes (the filters `live-filters` leaves out), while
+  // the optimizer learns which those are from the values the let reads: so
+  // each tensor the conditions name must be one such a let checks (zero:
+  // kept-neurons' first three arguments or live-filters' one, >= 0:
+  // kept-neurons' fourth), or a proved rule could prune where its
+  // assumption fails.
   std::optional<Error> check_pruned_conditions() const {
     for (const Cond& c : body_.conds) {
       if (c.name != "pruned-zero" && c.name != "pruned-nonneg") continue;
       bool read = false;
-      for (const Let& l : body_.lets)
+      for (const Let& l : body_.lets) {
         if (l.fn == "kept-neurons")
           for (size_t i = 0; i < l.args.size(); ++i)
             read = read || ((c.name == "pruned-zero") == (i < 3) && l.args[i].is_var && l.args[i].var == c.args[0].var);
+        if (l.fn == "live-filters" && c.name == "pruned-zero")
+          read = read || (!l.args.empty() && l.args[0].is_var && l.args[0].var == c.args[0].var);
+      }
       if (!read)
         return Error{c.pos,
-                     fmt::format("{} {}: no kept-neurons of this rule checks it ({})", c.name, c.args[0].var,
-                                 c.name == "pruned-zero" ? "one of its first three arguments" : "its fourth argument")};
+                     fmt::format("{} {}: no kept-neurons or live-filters of this rule checks it ({})", c.name, c.args[0].var,
+                                 c.name == "pruned-zero" ? "one of kept-neurons' first three arguments, or live-filters' argument"
+                                                         : "kept-neurons' fourth argument")};
     }
     return std::nullopt;
   }

@@ -34,6 +34,7 @@ std::vector<SymTensor> symbolic_inputs(const Instance& inst, SymDomain& d, std::
     SymTensor t;
     t.shape = v.type.shape.sizes();
     int64_t n = v.type.shape.num_elements().value_or(0);
+    const int64_t rows = v.type.shape.rank() >= 1 ? v.type.shape[0].size() : 1;
     for (int64_t k = 0; k < n; ++k) {
       z3::expr e = d.var(fmt::format("{}#{}", inst.inputs[i], k));
       // Binary32 inputs may be NaN, infinite or a signed zero unless a
@@ -45,6 +46,12 @@ std::vector<SymTensor> symbolic_inputs(const Instance& inst, SymDomain& d, std::
       if (has(c, ValueCond::NonNegative)) constraints.push_back(d.num(0) <= e);
       if (has(c, ValueCond::Nonzero)) constraints.push_back(d.fp32() ? !e.mk_is_zero() : e != d.num(0));
       if (has(c, ValueCond::Zero)) constraints.push_back(d.fp32() ? e.mk_is_zero() : e == d.num(0));
+      if (has(c, ValueCond::ZeroPruned) && verification_pruned_element(k, n, rows))
+        constraints.push_back(d.fp32() ? e.mk_is_zero() : e == d.num(0));
+      if (has(c, ValueCond::NonNegativePruned) && verification_pruned_element(k, n, rows))
+        constraints.push_back(d.num(0) <= e);
+      if (has(c, ValueCond::NonPositivePruned) && verification_pruned_element(k, n, rows))
+        constraints.push_back(e <= d.num(0));
       t.elems.push_back(e);
     }
     ins.push_back(std::move(t));
