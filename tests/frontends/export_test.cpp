@@ -188,7 +188,7 @@ TEST_F(Export, ContribAttentionRoundTrips) {
 
 // ONNX Runtime types an Attention's output [batch, S, H] itself, and fuses a
 // residual Add of two values of that shape and the LayerNormalization after
-// it into SkipLayerNormalization, slower on its CPU than the two (3x at
+// it into SkipLayerNormalization, slower on its CPU than the two (3.7x at
 // [1, 64, 256]). The exporters' graph that the fused op replaces leaves the
 // batch unknown to ONNX Runtime (its head join reshapes to [-1, S, H]), so
 // export writes the Attention through Reshape [-1, 0, 0]: the same values
