@@ -272,7 +272,8 @@ OrtResult ort_compare_exact(const std::filesystem::path& a, const std::filesyste
 
 std::vector<std::string> ort_optimized_ops(const std::filesystem::path& model, const std::filesystem::path& out,
                                            std::string* why) {
-  OrtResult r = run_ort_tool("profile.mjs", fmt::format("'{}' --runs 1 --warmup 0 --optimized '{}'", model.string(), out.string()));
+  OrtResult r = run_ort_tool("profile.mjs",
+                             fmt::format("'{}' --runs 1 --warmup 0 --optimized '{}'", model.string(), out.string()));
   if (r.status != 0) {
     *why = r.output;
     return {};
