@@ -246,13 +246,15 @@ std::vector<std::string> graph_differences(const ir::Graph& a, const ir::Graph& 
   return diffs;
 }
 
-OrtResult ort_compare_exact(const std::filesystem::path& a, const std::filesystem::path& b, const std::string& opt) {
+namespace {
+
+// Runs `node tools/ort/SCRIPT ARGS 2>&1`: its exit status and output.
+OrtResult run_ort_tool(const std::string& script, const std::string& args) {
   const std::filesystem::path tools = std::filesystem::path(REFINERY_SOURCE_DIR) / "tools" / "ort";
   if (!std::filesystem::exists(tools / "node_modules" / "onnxruntime-node"))
     return {-1, "tools/ort/node_modules/onnxruntime-node is missing: run scripts/setup.sh"};
   if (std::system("node --version > /dev/null 2>&1") != 0) return {-1, "node is missing: run scripts/setup.sh"};
-  std::string cmd =
-      fmt::format("node '{}' '{}' '{}' --exact --opt {} 2>&1", (tools / "compare.mjs").string(), a.string(), b.string(), opt);
+  std::string cmd = fmt::format("node '{}' {} 2>&1", (tools / script).string(), args);
   std::FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return {-1, fmt::format("cannot run '{}'", cmd)};
   std::string output;
@@ -260,6 +262,26 @@ OrtResult ort_compare_exact(const std::filesystem::path& a, const std::filesyste
   while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) output.append(buf.data(), n);
   int status = pclose(pipe);
   return OrtResult{WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+}  // namespace
+
+OrtResult ort_compare_exact(const std::filesystem::path& a, const std::filesystem::path& b, const std::string& opt) {
+  return run_ort_tool("compare.mjs", fmt::format("'{}' '{}' --exact --opt {}", a.string(), b.string(), opt));
+}
+
+std::vector<std::string> ort_optimized_ops(const std::filesystem::path& model, const std::filesystem::path& out,
+                                           std::string* why) {
+  OrtResult r = run_ort_tool("profile.mjs",
+                             fmt::format("'{}' --runs 1 --warmup 0 --optimized '{}'", model.string(), out.string()));
+  if (r.status != 0) {
+    *why = r.output;
+    return {};
+  }
+  const onnx::ModelProto m = read_model_proto(out);
+  std::vector<std::string> ops;
+  for (const auto& n : m.graph().node()) ops.push_back(n.op_type());
+  return ops;
 }
 
 }  // namespace refinery::frontends::testing

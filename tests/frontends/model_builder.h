@@ -72,4 +72,10 @@ struct OrtResult {
 OrtResult ort_compare_exact(const std::filesystem::path& a, const std::filesystem::path& b,
                             const std::string& opt = "disable");
 
+// Runs `node tools/ort/profile.mjs model --runs 1 --optimized out` (ONNX
+// Runtime at `all`, one thread) and returns the op types of the optimized
+// graph it wrote, in its order; empty with the tool's output in `why` when it failed.
+std::vector<std::string> ort_optimized_ops(const std::filesystem::path& model, const std::filesystem::path& out,
+                                           std::string* why);
+
 }  // namespace refinery::frontends::testing
