@@ -131,7 +131,7 @@ class Rewrite {
   const PatternAst<N>& lhs() const { return lhs_.front().second; }
   const PatternAst<N>* rhs() const { return applier_ == ApplierKind::Pattern ? &rhs_.front().second : nullptr; }
 
-  // Appends up to `limit` matches to `out` (reset first).
+  // Writes up to `limit` matches into `out`, which it resets first.
   void search(const Graph& g, std::size_t limit, SearchMatches& out) const { search_part(g, limit, out, 0, 1); }
   // The search split over the root candidates (Program::search_part): part
   // `part` of `parts` into `out` (reset first). Concatenated in part order
