@@ -39,16 +39,6 @@ ChannelSet make_set(std::vector<bool> v) {
   return std::make_shared<const std::vector<bool>>(std::move(v));
 }
 
-// The channels operand `d` leaves constant in an elementwise result of type
-// `out` (numpy broadcasting): an input-free operand leaves all of them; one of
-// the result's rank and channel count its own; one broadcast over the
-// channels (dim 1 there, or fewer dims) none.
-std::vector<bool> operand_channels(const TensorData& d, const ir::TensorType& out, int64_t c) {
-  if (input_free(d)) return std::vector<bool>(static_cast<size_t>(c), true);
-  if (d.channels && d.type.shape.rank() == out.shape.rank() && channels_of(d.type) == c) return *d.channels;
-  return std::vector<bool>(static_cast<size_t>(c), false);
-}
-
 bool is_channelwise_unary(Op op) {
   switch (op) {
     case Op::Relu: case Op::Sigmoid: case Op::Tanh: case Op::LeakyRelu: case Op::HardSigmoid:
@@ -108,7 +98,6 @@ ChannelSet channel_fact(const TensorEGraph& g, const TensorNode& n, const ir::Te
   const NodeAttrs& na = g.analysis().context().attrs(n.payload);
   if (na.output != 0 || !na.present.empty()) return nullptr;
   Op op = n.ir_op();
-  ir::OpAttrs at(op, na.attrs, kid(g, n, 0).type.shape.rank());
   const TensorData& x = kid(g, n, 0);
   auto same = [&]() -> ChannelSet { return x.channels && channels_of(x.type) == c ? x.channels : nullptr; };
   auto rest_input_free = [&]() {
@@ -123,20 +112,36 @@ ChannelSet channel_fact(const TensorEGraph& g, const TensorNode& n, const ir::Te
       return rest_input_free() ? same() : nullptr;
     case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Max: case Op::Min: case Op::PRelu:
     case Op::Pow: {
-      std::vector<bool> s(static_cast<size_t>(c), true);
+      // The channels every operand leaves constant in the result (numpy
+      // broadcasting): an input-free operand leaves all of them; one of the
+      // result's rank and channel count its own set; one broadcast over the
+      // channels (dim 1 there, or fewer dims) none, which ends it without
+      // building a set (the common case: no constant channels anywhere).
+      const std::vector<bool>* first = nullptr;
+      std::vector<bool> s;
       for (size_t i = 0; i < n.kids.size(); ++i) {
-        std::vector<bool> o = operand_channels(kid(g, n, i), out, c);
-        for (size_t k = 0; k < s.size(); ++k) s[k] = s[k] && o[k];
+        const TensorData& d = kid(g, n, i);
+        if (input_free(d)) continue;
+        if (!d.channels || d.type.shape.rank() != out.shape.rank() || channels_of(d.type) != c) return nullptr;
+        if (!first) {
+          first = d.channels.get();
+        } else {
+          if (s.empty()) s = *first;
+          for (size_t k = 0; k < s.size(); ++k) s[k] = s[k] && (*d.channels)[k];
+        }
       }
-      return make_set(std::move(s));
+      if (!first) return make_set(std::vector<bool>(static_cast<size_t>(c), true));
+      return s.empty() ? make_set(*first) : make_set(std::move(s));
     }
     case Op::Flatten: {
       // N x C x 1 x ... x 1 flattened at axis 1 keeps its channels
+      ir::OpAttrs at(op, na.attrs, x.type.shape.rank());
       if (at.get_int("axis") != 1 || channels_of(x.type) != c) return nullptr;
       return same();
     }
     case Op::Gather: {
       const TensorData& idx = kid(g, n, 1);
+      ir::OpAttrs at(op, na.attrs, x.type.shape.rank());
       if (!x.channels || !idx.constant || idx.constant->dims().size() != 1 || at.get_int("axis") != 1) return nullptr;
       int64_t cx = static_cast<int64_t>(x.channels->size());
       std::vector<bool> s;
@@ -148,6 +153,7 @@ ChannelSet channel_fact(const TensorEGraph& g, const TensorNode& n, const ir::Te
       return make_set(std::move(s));
     }
     case Op::Concat: {
+      ir::OpAttrs at(op, na.attrs, x.type.shape.rank());
       if (at.get_int("axis") != 1 && at.get_int("axis") != 1 - out.shape.rank()) return nullptr;
       std::vector<bool> s;
       for (size_t i = 0; i < n.kids.size(); ++i) {
@@ -171,6 +177,7 @@ ChannelSet channel_fact(const TensorEGraph& g, const TensorNode& n, const ir::Te
       const TensorData& w = kid(g, n, 1);
       if (!w.constant || w.constant->dims().size() < 3 || (n.kids.size() > 2 && !input_free(kid(g, n, 2))))
         return nullptr;
+      ir::OpAttrs at(op, na.attrs, x.type.shape.rank());
       int64_t k = w.constant->dims()[0], cpg = w.constant->dims()[1], groups = at.get_int("group");
       if (k != c || groups <= 0 || k % groups != 0) return nullptr;
       const std::vector<bool>& zero = g.analysis().context().zero_pairs(w.constant);
