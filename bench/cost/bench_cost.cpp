@@ -1,6 +1,6 @@
 // The learned CPU cost model judged on what it never saw (issue 12, item 4):
 //
-//   bench_cost DATASET.jsonl [EQUIVALENTS.jsonl] [--work DIR]
+//   bench_cost DATASET.jsonl [EQUIVALENTS.jsonl] [--work DIR] [--train all|context|alone]
 //
 // DATASET is `refinery measure`'s over the zoo (kernels and whole models).
 // Leave one model family out (a model and its _op13 twin form a family):
@@ -14,6 +14,8 @@
 // "equiv:<model>:<variant>": how often the held-out model orders a pair as
 // ONNX Runtime does, over pairs whose timings differ by more than 3%.
 // The analytic model (--target cpu without --cost-model) is scored beside it.
+// --train chooses the training records: all (default), only the models'
+// nodes in context ("context" records), or only kernels timed alone.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -78,13 +80,17 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   fs::path work = fs::temp_directory_path() / "refinery-bench-cost";
   std::vector<std::string> files;
+  std::string train = "all";
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--work" && i + 1 < args.size())
       work = args[++i];
+    else if (args[i] == "--train" && i + 1 < args.size())
+      train = args[++i];
     else
       files.push_back(args[i]);
   }
-  if (files.empty() || files.size() > 2) die("usage: bench_cost DATASET.jsonl [EQUIVALENTS.jsonl] [--work DIR]");
+  if (files.empty() || files.size() > 2 || (train != "all" && train != "context" && train != "alone"))
+    die("usage: bench_cost DATASET.jsonl [EQUIVALENTS.jsonl] [--work DIR] [--train all|context|alone]");
   auto data = read_dataset(files[0]);
   if (!data) die(data.error().str());
   std::optional<Dataset> equiv;
@@ -102,7 +108,7 @@ int main(int argc, char** argv) {
   std::set<std::string> families;
   for (const Record& r : data->records)
     for (const std::string& m : r.models) families.insert(family(m));
-  std::vector<double> k_pred, k_meas, m_pred, m_meas, m_analytic;
+  std::vector<double> k_pred, k_meas, c_pred, c_meas, m_pred, m_meas, m_analytic;
   std::vector<std::string> m_names;
   std::map<std::string, std::shared_ptr<const CostModel>> held_out_model;  // by family
   fmt::print("leave one family out: {} families, {} timed records ({} failed), run overhead {:.4f} ms\n",
@@ -113,7 +119,9 @@ int main(int argc, char** argv) {
     auto in_family = [&](const Record& r) {
       return std::all_of(r.models.begin(), r.models.end(), [&](const std::string& m) { return family(m) == fam; });
     };
-    auto samples = training_samples(*data, [&](const Record& r) { return !in_family(r); });
+    auto samples = training_samples(*data, [&](const Record& r) {
+      return !in_family(r) && (train == "all" || (train == "context") == (r.kind == "context"));
+    });
     fs::path file = work / fmt::format("lomo_{}.ubj", fam);
     if (auto ok = train_cost_model(samples, data->run_overhead_ms, file); !ok) die(ok.error().str());
     auto booster = Booster::load(file);
@@ -133,6 +141,11 @@ int main(int argc, char** argv) {
       fp.push_back(p);
       fm.push_back(r.ms);
     }
+    // The held-out models' nodes: predicted against their in-context shares.
+    std::vector<Features> rows;
+    for (const Record& r : data->records)
+      if (r.kind == "context" && in_family(r)) rows.push_back(r.features[0]), c_meas.push_back(r.ms);
+    for (double x : (*booster)->predict_ms(rows)) c_pred.push_back(x);
     k_pred.insert(k_pred.end(), fp.begin(), fp.end());
     k_meas.insert(k_meas.end(), fm.begin(), fm.end());
     std::string whole;
@@ -160,6 +173,15 @@ int main(int argc, char** argv) {
       if (k_meas[i] >= 0.01) bp.push_back(k_pred[i]), bm.push_back(k_meas[i]);
     fmt::print("per kernel of at least 0.01 ms (timing noise below): {} kernels, Kendall tau {:.3f}, MAPE {:.1f}%\n",
                bp.size(), kendall_tau(bp, bm), mape(bp, bm));
+  }
+  if (!c_pred.empty()) {
+    std::vector<double> bp, bm;
+    for (std::size_t i = 0; i < c_pred.size(); ++i)
+      if (c_meas[i] >= 0.01) bp.push_back(c_pred[i]), bm.push_back(c_meas[i]);
+    fmt::print("per node in context (held out, pooled): {} nodes, Kendall tau {:.3f}, MAPE {:.1f}%; "
+               "of at least 0.01 ms: {} nodes, tau {:.3f}, MAPE {:.1f}%\n",
+               c_pred.size(), kendall_tau(c_pred, c_meas), mape(c_pred, c_meas), bp.size(), kendall_tau(bp, bm),
+               mape(bp, bm));
   }
   fmt::print("\nwhole models (held out): {:<20} {:>10} {:>10} {:>8} {:>12}\n", "model", "timed ms", "learned", "err %",
              "analytic");
