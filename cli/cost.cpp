@@ -35,6 +35,7 @@ struct MeasureArgs {
   std::string out_dir, script = kDefaultScript;
   std::string target = "cpu";  // whose analytic model is the features' baseline
   std::string variants = "1x1,2x1,1x0.5";
+  std::vector<int64_t> model_dims{8, 32};  // whole models' symbolic dims bound to each
   int runs = 9, warmup = 2;
   double min_ms = 20;
   bool no_time = false;
@@ -146,6 +147,28 @@ Expected<std::size_t> write_manifest(const MeasureArgs& a) {
         if (auto id = add(*micro, name, head); !id) return std::unexpected(id.error());
       }
     whole.push_back({{"id", "model:" + name}, {"kind", "model"}, {"file", fs::absolute(m).string()}, {"models", {name}}});
+    // Shape-varied copies: the symbolic dims of its inputs bound to each of
+    // --model-dims, where every type is then static (an opaque op's may not be).
+    for (int64_t size : a.model_dims) {
+      ir::Graph copy = *g;
+      bool symbolic = false;
+      for (ir::ValueId v : copy.inputs())
+        if (copy.value(v).type.shape.ranked())
+          for (ir::Dim& d : copy.value(v).type.shape.dims())
+            if (!d.is_static()) d = ir::Dim(size), symbolic = true;
+      if (!symbolic || !copy.infer_shapes()) break;
+      bool all_static = true;
+      for (uint32_t v = 0; v < copy.num_values(); ++v) all_static &= copy.value(ir::ValueId(v)).type.shape.is_static();
+      if (!all_static) break;
+      fs::path file = dir / "models" / fmt::format("{}@{}.onnx", name, size);
+      fs::create_directories(file.parent_path(), ec);
+      if (!fs::exists(file, ec))
+        if (auto ok = frontends::export_onnx(copy, file); !ok) return std::unexpected(ok.error());
+      whole.push_back({{"id", fmt::format("model:{}@{}", name, size)},
+                       {"kind", "model"},
+                       {"file", fs::absolute(file).string()},
+                       {"models", {name}}});
+    }
   }
   // The run overhead: one session run of a one-element Add.
   ir::Graph tiny;
@@ -191,14 +214,14 @@ Expected<std::size_t> add_context_records(const fs::path& dataset, const std::st
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded()) continue;  // read_dataset reports where
     std::string kind = j.value("kind", "");
-    if (kind == "context") done.insert(j.value("models", std::vector<std::string>{}).at(0));
+    if (kind == "context") done.insert(j.value("of", ""));
     if (kind == "model" && j.contains("profile") && !j.contains("error")) models.push_back(std::move(j));
   }
   std::string text;
   std::size_t added = 0;
   for (const auto& m : models) {
-    std::string name = m.at("models").at(0).get<std::string>();
-    if (done.contains(name)) continue;
+    std::string name = m.at("id").get<std::string>().substr(6);  // "model:NAME[@SIZE]"
+    if (done.contains(m.at("id"))) continue;
     auto g = load_model(m.at("file").get<std::string>());
     if (!g) return std::unexpected(g.error());
     // Only its node and value names are read: not checked, not typed.
@@ -219,7 +242,8 @@ Expected<std::size_t> add_context_records(const fs::path& dataset, const std::st
       nlohmann::json j{{"id", fmt::format("context:{}:{}", name, i)},
                        {"kind", "context"},
                        {"file", m.at("file")},
-                       {"models", {name}},
+                       {"models", m.at("models")},
+                       {"of", m.at("id")},
                        {"op", std::string(ir::op_name(g->nodes()[i].op))},
                        {"features", {features_json(targets::kernel_features(descs[i], *baseline))}},
                        {"ms", times->ms[i]}};
@@ -268,6 +292,9 @@ void add_measure_flags(CLI::App* sub, MeasureArgs& a) {
   sub->add_option("--runs", a.runs, "Timed runs per micro-model, at least")->capture_default_str();
   sub->add_option("--warmup", a.warmup, "Untimed runs first")->capture_default_str();
   sub->add_option("--min-ms", a.min_ms, "Time each micro-model at least this long")->capture_default_str();
+  sub->add_option("--model-dims", a.model_dims,
+                  "Whole models are also timed with their symbolic input dims bound to each of these")
+      ->capture_default_str();
   sub->add_option("--ort-script", a.script, "tools/ort/measure.mjs")->capture_default_str();
 }
 
