@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -111,6 +112,35 @@ int main(int argc, char** argv) {
   std::vector<double> k_pred, k_meas, c_pred, c_meas, m_pred, m_meas, m_analytic;
   std::vector<std::string> m_names;
   std::map<std::string, std::shared_ptr<const CostModel>> held_out_model;  // by family
+  // Why kernels timed alone mispredict networks: each node of a model in
+  // context beside the same node timed alone (the micro-model of equal
+  // features, its first shape variant), summed per op.
+  {
+    std::map<std::vector<float>, double> alone;
+    for (const Record& r : data->records)
+      if (r.kind == "kernel" && r.features.size() == 1) {
+        std::vector<float> f(r.features[0].begin(), r.features[0].end());
+        f[kTimedAlone] = 0;
+        alone.emplace(std::move(f), r.ms);
+      }
+    std::map<int, std::array<double, 3>> by_op;  // op -> {nodes, alone ms, context ms}
+    for (const Record& r : data->records) {
+      if (r.kind != "context") continue;
+      auto it = alone.find(std::vector<float>(r.features[0].begin(), r.features[0].end()));
+      if (it == alone.end()) continue;
+      auto& row = by_op[static_cast<int>(r.features[0][0])];
+      row[0] += 1, row[1] += it->second, row[2] += r.ms;
+    }
+    if (!by_op.empty()) {
+      fmt::print("nodes in context beside the same node timed alone, per op:\n  {:<22} {:>6} {:>11} {:>11} {:>7}\n", "op",
+                 "nodes", "alone ms", "context ms", "ratio");
+      std::vector<std::pair<int, std::array<double, 3>>> rows(by_op.begin(), by_op.end());
+      std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second[1] > b.second[1]; });
+      for (const auto& [op, row] : rows)
+        fmt::print("  {:<22} {:>6} {:>11.3f} {:>11.3f} {:>7.2f}\n", ir::op_name(static_cast<ir::Op>(op)), row[0], row[1],
+                   row[2], row[1] / row[2]);
+    }
+  }
   fmt::print("leave one family out: {} families, {} timed records ({} failed), run overhead {:.4f} ms\n",
              families.size(), data->records.size(), data->errors, data->run_overhead_ms);
   fmt::print("{:<22} {:>8} {:>8} {:>9} {:>9} {:>11} {:>11}\n", "held out", "train", "kernels", "tau", "MAPE %",
