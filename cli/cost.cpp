@@ -225,8 +225,8 @@ Expected<std::size_t> add_context_records(const fs::path& dataset, const std::st
     auto g = load_model(m.at("file").get<std::string>());
     if (!g) return std::unexpected(g.error());
     // Only its node and value names are read: not checked, not typed.
-    auto opt = frontends::import_onnx(m.at("optimized").get<std::string>(),
-                                      {.infer_shapes = false, .run_checker = false});
+    auto opt =
+        frontends::import_onnx(m.at("optimized").get<std::string>(), {.infer_shapes = false, .run_checker = false});
     if (!opt) return std::unexpected(opt.error());
     std::vector<targets::ProfiledKernel> kernels;
     for (const auto& k : m.at("profile")) kernels.push_back({k.at(0).get<std::string>(), k.at(1).get<double>()});

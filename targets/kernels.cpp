@@ -211,7 +211,8 @@ Expected<InContextTimes> in_context_times(const ir::Graph& g, const ir::Graph& o
     double s = 0;
     for (std::size_t c = 0; c < groups.size(); ++c)
       if (!priced[c].empty())
-        s += std::max(kMinNodeMs * static_cast<double>(priced[c].size()), group_us[c] * 1e-3 + delta * group_kernels[c]);
+        s +=
+            std::max(kMinNodeMs * static_cast<double>(priced[c].size()), group_us[c] * 1e-3 + delta * group_kernels[c]);
     return s;
   };
   double lo = -run_ms, hi = run_ms;

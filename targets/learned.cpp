@@ -16,12 +16,12 @@ namespace refinery::targets {
 
 const std::array<std::string_view, kNumFeatures>& feature_names() {
   static const std::array<std::string_view, kNumFeatures> names{
-      "op",          "fused_into",  "log2_flops",   "log2_bytes_read", "log2_bytes_written", "rank",
-      "out_d0",      "out_d1",      "out_d2",       "out_d3",          "in_d0",              "in_d1",
-      "in_d2",       "in_d3",       "log2_in1_elems", "in1_constant",  "kernel_elems",       "stride",
-      "group",       "dilation",    "log2_gemm_m",  "log2_gemm_k",     "log2_gemm_n",        "log2_gemm_batch",
-      "dtype",       "num_outputs", "variable_inputs", "flops_per_byte", "timed_alone",
-      "log2_baseline_us"};
+      "op",           "fused_into",      "log2_flops",     "log2_bytes_read", "log2_bytes_written",
+      "rank",         "out_d0",          "out_d1",         "out_d2",          "out_d3",
+      "in_d0",        "in_d1",           "in_d2",          "in_d3",           "log2_in1_elems",
+      "in1_constant", "kernel_elems",    "stride",         "group",           "dilation",
+      "log2_gemm_m",  "log2_gemm_k",     "log2_gemm_n",    "log2_gemm_batch", "dtype",
+      "num_outputs",  "variable_inputs", "flops_per_byte", "timed_alone",     "log2_baseline_us"};
   return names;
 }
 

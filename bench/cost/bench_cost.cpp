@@ -132,13 +132,13 @@ int main(int argc, char** argv) {
       row[0] += 1, row[1] += it->second, row[2] += r.ms;
     }
     if (!by_op.empty()) {
-      fmt::print("nodes in context beside the same node timed alone, per op:\n  {:<22} {:>6} {:>11} {:>11} {:>7}\n", "op",
-                 "nodes", "alone ms", "context ms", "ratio");
+      fmt::print("nodes in context beside the same node timed alone, per op:\n  {:<22} {:>6} {:>11} {:>11} {:>7}\n",
+                 "op", "nodes", "alone ms", "context ms", "ratio");
       std::vector<std::pair<int, std::array<double, 3>>> rows(by_op.begin(), by_op.end());
       std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second[1] > b.second[1]; });
       for (const auto& [op, row] : rows)
-        fmt::print("  {:<22} {:>6} {:>11.3f} {:>11.3f} {:>7.2f}\n", ir::op_name(static_cast<ir::Op>(op)), row[0], row[1],
-                   row[2], row[1] / row[2]);
+        fmt::print("  {:<22} {:>6} {:>11.3f} {:>11.3f} {:>7.2f}\n", ir::op_name(static_cast<ir::Op>(op)), row[0],
+                   row[1], row[2], row[1] / row[2]);
     }
   }
   fmt::print("leave one family out: {} families, {} timed records ({} failed), run overhead {:.4f} ms\n",
@@ -208,10 +208,10 @@ int main(int argc, char** argv) {
     std::vector<double> bp, bm;
     for (std::size_t i = 0; i < c_pred.size(); ++i)
       if (c_meas[i] >= 0.01) bp.push_back(c_pred[i]), bm.push_back(c_meas[i]);
-    fmt::print("per node in context (held out, pooled): {} nodes, Kendall tau {:.3f}, MAPE {:.1f}%; "
-               "of at least 0.01 ms: {} nodes, tau {:.3f}, MAPE {:.1f}%\n",
-               c_pred.size(), kendall_tau(c_pred, c_meas), mape(c_pred, c_meas), bp.size(), kendall_tau(bp, bm),
-               mape(bp, bm));
+    fmt::print(
+        "per node in context (held out, pooled): {} nodes, Kendall tau {:.3f}, MAPE {:.1f}%; "
+        "of at least 0.01 ms: {} nodes, tau {:.3f}, MAPE {:.1f}%\n",
+        c_pred.size(), kendall_tau(c_pred, c_meas), mape(c_pred, c_meas), bp.size(), kendall_tau(bp, bm), mape(bp, bm));
   }
   fmt::print("\nwhole models (held out): {:<20} {:>10} {:>10} {:>8} {:>12}\n", "model", "timed ms", "learned", "err %",
              "analytic");
@@ -225,9 +225,10 @@ int main(int argc, char** argv) {
       if ((m_names[i].find('@') != std::string::npos) == copies)
         p.push_back(m_pred[i]), m.push_back(m_meas[i]), an.push_back(m_analytic[i]);
     if (p.empty()) continue;
-    fmt::print("whole models{}: {} models, learned MAPE {:.1f}%, Kendall tau {:.3f}; analytic MAPE {:.1f}%, tau {:.3f}\n",
-               copies ? " (shape-varied copies)" : "", p.size(), mape(p, m), kendall_tau(p, m), mape(an, m),
-               kendall_tau(an, m));
+    fmt::print(
+        "whole models{}: {} models, learned MAPE {:.1f}%, Kendall tau {:.3f}; analytic MAPE {:.1f}%, tau {:.3f}\n",
+        copies ? " (shape-varied copies)" : "", p.size(), mape(p, m), kendall_tau(p, m), mape(an, m),
+        kendall_tau(an, m));
   }
 
   if (equiv) {

@@ -81,16 +81,16 @@ TEST(Kernels, InContextTimesShareEachProfiledKernelAmongItsNodes) {
   ASSERT_EQ(g.value(a).name, "v1");
   ir::Graph opt;
   ir::ValueId v = opt.add_input("x", g.value(x).type);
-  for (auto [name, out] : {std::pair{"MatMulAddFusion", "v1"}, {"v2_nchwc", "reorder_token_0"}, {"ReorderOutput", "v2"},
-                           {"relu", "v3"}}) {
+  for (auto [name, out] :
+       {std::pair{"MatMulAddFusion", "v1"}, {"v2_nchwc", "reorder_token_0"}, {"ReorderOutput", "v2"}, {"relu", "v3"}}) {
     ir::Node n;
     n.name = name;
     n.op_type = "Fused";
     n.inputs = {v};
     v = opt.node(opt.add_node(std::move(n), {out}, {g.value(x).type})).outputs[0];
   }
-  std::vector<ProfiledKernel> profile{{"MatMulAddFusion", 30}, {"v2_nchwc", 8}, {"ReorderOutput", 2}, {"relu", 10},
-                                      {"NotInTheGraph", 5}};
+  std::vector<ProfiledKernel> profile{
+      {"MatMulAddFusion", 30}, {"v2_nchwc", 8}, {"ReorderOutput", 2}, {"relu", 10}, {"NotInTheGraph", 5}};
   auto baseline = learned_baseline(*find_spec("cpu"));
   // The matched kernels sum to 50 us; the run took 46: 1 us less per kernel.
   auto t = in_context_times(g, opt, profile, 0.046, *baseline);
