@@ -230,6 +230,13 @@ Expected<std::shared_ptr<Booster>> Booster::load(const std::filesystem::path& fi
   if (XGBoosterCreate(nullptr, 0, &out->handle_) != 0 || XGBoosterLoadModel(out->handle_, file.c_str()) != 0)
     return fail(fmt::format("not an XGBoost model: {}", error_text()), {}, file.string());
   XGBoosterSetParam(out->handle_, "nthread", "1");
+  // A model trained before the features changed would predict from the wrong columns.
+  bst_ulong features = 0;
+  if (XGBoosterGetNumFeature(out->handle_, &features) != 0 || features != kNumFeatures)
+    return fail(fmt::format("the cost model reads {} features, this refinery computes {}: run 'refinery calibrate' "
+                            "again",
+                            features, kNumFeatures),
+                {}, file.string());
   const char* value = nullptr;
   int found = 0;
   if (XGBoosterGetAttr(out->handle_, "run_overhead_ms", &value, &found) != 0 || !found)

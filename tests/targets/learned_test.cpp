@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <xgboost/c_api.h>
 
 #include <cmath>
 #include <filesystem>
@@ -141,6 +142,23 @@ TEST(Learned, TrainingIsDeterministicAndLearnsTheTrend) {
   EXPECT_NEAR(p[1], 0.402, 0.06);
   EXPECT_FALSE(train_cost_model({samples.begin(), samples.begin() + 3}, 0, dir / "c.ubj").has_value());
   EXPECT_FALSE(Booster::load(dir / "missing.ubj").has_value());
+  // A model of other features (trained before they changed) is refused.
+  std::vector<float> x(10 * 3, 1.0f), y(10, 1.0f);
+  for (int i = 0; i < 10; ++i)
+    x[static_cast<std::size_t>(i) * 3] = static_cast<float>(i), y[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  DMatrixHandle dm = nullptr;
+  BoosterHandle other = nullptr;
+  ASSERT_EQ(XGDMatrixCreateFromMat(x.data(), 10, 3, NAN, &dm), 0);
+  ASSERT_EQ(XGDMatrixSetFloatInfo(dm, "label", y.data(), y.size()), 0);
+  ASSERT_EQ(XGBoosterCreate(&dm, 1, &other), 0);
+  ASSERT_EQ(XGBoosterUpdateOneIter(other, 0, dm), 0);
+  ASSERT_EQ(XGBoosterSetAttr(other, "run_overhead_ms", "0.01"), 0);
+  ASSERT_EQ(XGBoosterSaveModel(other, (dir / "other.ubj").c_str()), 0);
+  XGBoosterFree(other);
+  XGDMatrixFree(dm);
+  auto refused = Booster::load(dir / "other.ubj");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().str().find("reads 3 features"), std::string::npos) << refused.error().str();
   std::filesystem::remove_all(dir);
 }
 
