@@ -35,6 +35,7 @@ struct MeasureArgs {
   std::string out_dir, script = kDefaultScript;
   std::string target = "cpu";  // whose analytic model is the features' baseline
   std::string variants = "1x1,2x1,1x0.5";
+  std::vector<int64_t> model_dims{8, 32};  // whole models' symbolic dims bound to each
   int runs = 9, warmup = 2;
   double min_ms = 20;
   bool no_time = false;
@@ -101,7 +102,7 @@ Expected<std::size_t> write_manifest(const MeasureArgs& a) {
       // Constant expressions in the micro-model are folded when ONNX Runtime loads it.
       const targets::OpDesc& d = descs[i];
       if (d.op == ir::Op::Constant || (d.op != ir::Op::Opaque && d.all_inputs_constant())) continue;
-      feats.push_back(features_json(targets::kernel_features(d, *baseline)));
+      feats.push_back(features_json(targets::kernel_features(d, *baseline, /*timed_alone=*/true)));
       ops.push_back(std::string(ir::op_name(micro.nodes()[i].op)));
     }
     std::string id = hex_id(feats.dump() + ops.dump());
@@ -146,6 +147,28 @@ Expected<std::size_t> write_manifest(const MeasureArgs& a) {
         if (auto id = add(*micro, name, head); !id) return std::unexpected(id.error());
       }
     whole.push_back({{"id", "model:" + name}, {"kind", "model"}, {"file", fs::absolute(m).string()}, {"models", {name}}});
+    // Shape-varied copies: the symbolic dims of its inputs bound to each of
+    // --model-dims, where every type is then static (an opaque op's may not be).
+    for (int64_t size : a.model_dims) {
+      ir::Graph copy = *g;
+      bool symbolic = false;
+      for (ir::ValueId v : copy.inputs())
+        if (copy.value(v).type.shape.ranked())
+          for (ir::Dim& d : copy.value(v).type.shape.dims())
+            if (!d.is_static()) d = ir::Dim(size), symbolic = true;
+      if (!symbolic || !copy.infer_shapes()) break;
+      bool all_static = true;
+      for (uint32_t v = 0; v < copy.num_values(); ++v) all_static &= copy.value(ir::ValueId(v)).type.shape.is_static();
+      if (!all_static) break;
+      fs::path file = dir / "models" / fmt::format("{}@{}.onnx", name, size);
+      fs::create_directories(file.parent_path(), ec);
+      if (!fs::exists(file, ec))
+        if (auto ok = frontends::export_onnx(copy, file); !ok) return std::unexpected(ok.error());
+      whole.push_back({{"id", fmt::format("model:{}@{}", name, size)},
+                       {"kind", "model"},
+                       {"file", fs::absolute(file).string()},
+                       {"models", {name}}});
+    }
   }
   // The run overhead: one session run of a one-element Add.
   ir::Graph tiny;
@@ -173,6 +196,71 @@ Expected<std::size_t> write_manifest(const MeasureArgs& a) {
   return order.size();
 }
 
+// Each profiled whole model of the dataset (measure.mjs profiles them) as
+// its nodes' shares of its run (targets::in_context_times), appended to the
+// dataset as "context" records once per model: training data as ONNX
+// Runtime runs the model, its fusions and NCHWc reorders included.
+Expected<std::size_t> add_context_records(const fs::path& dataset, const std::string& target) {
+  auto spec = targets::find_spec(target);
+  if (!spec) return std::unexpected(spec.error());
+  auto baseline = targets::learned_baseline(*spec);
+  std::ifstream in(dataset);
+  if (!in) return fail("cannot open the dataset", {}, dataset.string());
+  std::vector<nlohmann::json> models;
+  std::set<std::string> done;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) continue;  // read_dataset reports where
+    std::string kind = j.value("kind", "");
+    if (kind == "context") done.insert(j.value("of", ""));
+    if (kind == "model" && j.contains("profile") && !j.contains("error")) models.push_back(std::move(j));
+  }
+  std::string text;
+  std::size_t added = 0;
+  for (const auto& m : models) {
+    std::string name = m.at("id").get<std::string>().substr(6);  // "model:NAME[@SIZE]"
+    if (done.contains(m.at("id"))) continue;
+    auto g = load_model(m.at("file").get<std::string>());
+    if (!g) return std::unexpected(g.error());
+    // Only its node and value names are read: not checked, not typed.
+    auto opt =
+        frontends::import_onnx(m.at("optimized").get<std::string>(), {.infer_shapes = false, .run_checker = false});
+    if (!opt) return std::unexpected(opt.error());
+    std::vector<targets::ProfiledKernel> kernels;
+    for (const auto& k : m.at("profile")) kernels.push_back({k.at(0).get<std::string>(), k.at(1).get<double>()});
+    double run_ms = m.at("median_ms").get<double>() - m.at("overhead_ms").get<double>();
+    auto times = targets::in_context_times(*g, *opt, kernels, run_ms, *baseline);
+    if (!times) {
+      fmt::print(stderr, "measure: {}: left out of the in-context data: {}\n", name, times.error().str());
+      continue;
+    }
+    std::vector<targets::OpDesc> descs = targets::node_descs(*g);
+    for (std::size_t i = 0; i < descs.size(); ++i) {
+      if (times->ms[i] < 0) continue;
+      nlohmann::json j{{"id", fmt::format("context:{}:{}", name, i)},
+                       {"kind", "context"},
+                       {"file", m.at("file")},
+                       {"models", m.at("models")},
+                       {"of", m.at("id")},
+                       {"op", std::string(ir::op_name(g->nodes()[i].op))},
+                       {"features", {features_json(targets::kernel_features(descs[i], *baseline))}},
+                       {"ms", times->ms[i]}};
+      text += j.dump() + "\n";
+      ++added;
+    }
+    fmt::print(stderr,
+               "measure: {}: {} profiled kernels ({} matching no node), {:+.4f} ms per kernel to sum to the run's "
+               "{:.4f} ms\n",
+               name, times->kernels, times->unmatched, times->dispatch_ms, run_ms);
+  }
+  std::ofstream out(dataset, std::ios::app);
+  out << text;
+  if (!out) return fail("cannot append to the dataset", {}, dataset.string());
+  return added;
+}
+
 int run_measure(const MeasureArgs& a) {
   auto n = write_manifest(a);
   if (!n) return report(n.error());
@@ -192,6 +280,7 @@ int run_measure(const MeasureArgs& a) {
     fmt::print(stderr, "refinery: error: measuring failed: {} (exit {})\n", cmd, rc);
     return kExitLimitation;
   }
+  if (auto ok = add_context_records(dir / "dataset.jsonl", a.target); !ok) return report(ok.error());
   return 0;
 }
 
@@ -203,6 +292,9 @@ void add_measure_flags(CLI::App* sub, MeasureArgs& a) {
   sub->add_option("--runs", a.runs, "Timed runs per micro-model, at least")->capture_default_str();
   sub->add_option("--warmup", a.warmup, "Untimed runs first")->capture_default_str();
   sub->add_option("--min-ms", a.min_ms, "Time each micro-model at least this long")->capture_default_str();
+  sub->add_option("--model-dims", a.model_dims,
+                  "Whole models are also timed with their symbolic input dims bound to each of these")
+      ->capture_default_str();
   sub->add_option("--ort-script", a.script, "tools/ort/measure.mjs")->capture_default_str();
 }
 

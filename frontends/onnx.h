@@ -19,6 +19,11 @@ struct OnnxImportOptions {
   // opset 13 with ONNX's own version converter (off by default: such a model
   // is an error naming its opset).
   bool upgrade_old_opset = false;
+  // ONNX's checker; off to read a runtime's own graph (ONNX Runtime's
+  // optimized model: its fused ops are in the default domain at opsets
+  // ONNX does not define them in), which is then not given to ONNX's shape
+  // inference either (it crashes on some): opaque results stay untyped.
+  bool run_checker = true;
   // Where import says what it changed in a model it accepts (nodes out of
   // topological order, which it sorts); null: not said.
   std::vector<Diag>* notes = nullptr;

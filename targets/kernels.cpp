@@ -3,6 +3,8 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "targets/cost_model.h"
 #include "targets/workload.h"
@@ -111,6 +113,122 @@ Expected<ir::Graph> kernel_graph(const ir::Graph& g, const Kernel& kernel, const
       return fail(fmt::format("{}: the result's shape is not static", g.node_label(ir::NodeId(kernel.nodes[0]))));
   if (auto ok = micro.verify(); !ok) return std::unexpected(ok.error());
   return micro;
+}
+
+bool ort_cpu_priced(const OpDesc& d) {
+  if (d.op == ir::Op::Constant || !d.output || classify(d.op) == OpClass::Free || ort_cpu_fused_epilogue(d))
+    return false;
+  return d.op == ir::Op::Opaque || !d.all_inputs_constant();
+}
+
+Expected<InContextTimes> in_context_times(const ir::Graph& g, const ir::Graph& opt,
+                                          const std::vector<ProfiledKernel>& kernels, double run_ms,
+                                          const CostModel& baseline) {
+  // The values of g by name, and the names ORT's optimized graph still holds.
+  std::unordered_map<std::string, ir::ValueId> value_of;
+  for (uint32_t v = 0; v < g.num_values(); ++v)
+    if (!g.value(ir::ValueId(v)).name.empty()) value_of[g.value(ir::ValueId(v)).name] = ir::ValueId(v);
+  std::unordered_set<std::string> held;
+  for (uint32_t v = 0; v < opt.num_values(); ++v) held.insert(opt.value(ir::ValueId(v)).name);
+  std::unordered_map<std::string, std::size_t> opt_node;
+  for (std::size_t i = 0; i < opt.num_nodes(); ++i) opt_node[opt.nodes()[i].name] = i;
+  std::unordered_map<std::string, std::size_t> node_named;
+  for (std::size_t i = 0; i < g.num_nodes(); ++i)
+    if (!g.nodes()[i].name.empty()) node_named.emplace(g.nodes()[i].name, i);
+  auto producer = [&](const std::string& name) -> std::ptrdiff_t {
+    auto it = value_of.find(name);
+    if (it == value_of.end() || g.value(it->second).kind != ir::ValueKind::NodeResult) return -1;
+    return ir::index(g.value(it->second).producer);
+  };
+  // Each kernel's anchor: the node of g computing its result.
+  std::vector<std::ptrdiff_t> anchor(kernels.size(), -1);
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    auto it = opt_node.find(kernels[k].name);
+    if (it == opt_node.end()) continue;
+    for (ir::ValueId o : opt.nodes()[it->second].outputs)
+      if (anchor[k] < 0) anchor[k] = producer(opt.value(o).name);
+    // Else by its name: "<value>_nchwc" (an NCHWc kernel), a node's name
+    // (kept by a layout change), or "<node name>/<Fusion>[/]" (the fusion's first node).
+    const std::string suffix = "_nchwc";
+    std::string name = kernels[k].name;
+    if (anchor[k] < 0 && name.ends_with(suffix)) anchor[k] = producer(name.substr(0, name.size() - suffix.size()));
+    for (int strip = 0; anchor[k] < 0 && strip < 2 && !name.empty(); ++strip) {
+      if (auto it = node_named.find(name); it != node_named.end()) anchor[k] = static_cast<std::ptrdiff_t>(it->second);
+      if (name.ends_with('/')) name.pop_back();
+      name = name.substr(0, name.rfind('/') == std::string::npos ? 0 : name.rfind('/'));
+    }
+    if (anchor[k] >= 0)
+      for (ir::ValueId o : g.nodes()[static_cast<std::size_t>(anchor[k])].outputs) held.insert(g.value(o).name);
+  }
+  // Groups: an anchor with the nodes upstream of it whose results ORT no
+  // longer holds; kernels anchored in one group (an NCHWc kernel and its
+  // ReorderOutput) share it.
+  std::vector<std::ptrdiff_t> group_of(g.num_nodes(), -1);
+  std::vector<std::vector<std::size_t>> groups;
+  std::vector<double> group_us;
+  std::vector<int> group_kernels;
+  InContextTimes out;
+  out.kernels = kernels.size();
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    if (anchor[k] < 0) {
+      ++out.unmatched;
+      continue;
+    }
+    std::size_t a = static_cast<std::size_t>(anchor[k]);
+    if (group_of[a] < 0) {
+      group_of[a] = static_cast<std::ptrdiff_t>(groups.size());
+      std::vector<std::size_t> nodes{a};
+      for (std::size_t i = 0; i < nodes.size(); ++i)
+        for (ir::ValueId v : g.nodes()[nodes[i]].inputs) {
+          if (v == ir::kNoValue || g.value(v).kind != ir::ValueKind::NodeResult || held.contains(g.value(v).name))
+            continue;
+          std::size_t p = ir::index(g.value(v).producer);
+          if (group_of[p] >= 0) continue;
+          group_of[p] = group_of[a];
+          nodes.push_back(p);
+        }
+      groups.push_back(std::move(nodes));
+      group_us.push_back(0);
+      group_kernels.push_back(0);
+    }
+    group_us[static_cast<std::size_t>(group_of[a])] += kernels[k].us;
+    ++group_kernels[static_cast<std::size_t>(group_of[a])];
+  }
+  // Priced nodes per group, weighted by the baseline's price of each alone.
+  std::vector<OpDesc> descs = node_descs(g);
+  std::vector<bool> removed = removed_by_runtime(g);
+  std::vector<std::vector<std::pair<std::size_t, double>>> priced(groups.size());
+  for (std::size_t c = 0; c < groups.size(); ++c)
+    for (std::size_t n : groups[c]) {
+      if (removed[n] || !ort_cpu_priced(descs[n])) continue;
+      OpDesc alone = descs[n];
+      alone.input_producer.clear();
+      priced[c].push_back({n, std::max(1e-12, baseline.cost(alone))});
+    }
+  // The time per kernel that makes the priced groups sum to run_ms (the
+  // sum grows with it: bisection).
+  auto total = [&](double delta) {
+    double s = 0;
+    for (std::size_t c = 0; c < groups.size(); ++c)
+      if (!priced[c].empty())
+        s +=
+            std::max(kMinNodeMs * static_cast<double>(priced[c].size()), group_us[c] * 1e-3 + delta * group_kernels[c]);
+    return s;
+  };
+  double lo = -run_ms, hi = run_ms;
+  if (total(lo) > run_ms || total(hi) < run_ms)
+    return fail(fmt::format("the profile's {} kernels cannot sum to the run's {:.4f} ms", kernels.size(), run_ms));
+  for (int i = 0; i < 100; ++i) (total((lo + hi) / 2) < run_ms ? lo : hi) = (lo + hi) / 2;
+  out.dispatch_ms = (lo + hi) / 2;
+  out.ms.assign(g.num_nodes(), -1);
+  for (std::size_t c = 0; c < groups.size(); ++c) {
+    double weight = 0;
+    for (const auto& [n, w] : priced[c]) weight += w;
+    double ms = std::max(kMinNodeMs * static_cast<double>(priced[c].size()),
+                         group_us[c] * 1e-3 + out.dispatch_ms * group_kernels[c]);
+    for (const auto& [n, w] : priced[c]) out.ms[n] = std::max(kMinNodeMs, ms * w / weight);
+  }
+  return out;
 }
 
 }  // namespace refinery::targets

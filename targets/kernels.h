@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ir/diag.h"
@@ -38,5 +39,44 @@ struct Variation {
 // when the varied shapes do not fit the op (a Reshape to a fixed shape) or
 // a result's shape is not static.
 Expected<ir::Graph> kernel_graph(const ir::Graph& graph, const Kernel& kernel, const Variation& variation = {});
+
+class CostModel;
+struct OpDesc;
+
+// A node the learned CPU model prices as a kernel of its own: not a
+// constant expression, a view, a fused epilogue or removed_by_runtime.
+bool ort_cpu_priced(const OpDesc& op);
+
+// One kernel of ONNX Runtime's optimized graph as its profiler timed it
+// inside a whole run (tools/ort/profile.mjs): the optimized graph's node
+// name and the median microseconds.
+struct ProfiledKernel {
+  std::string name;
+  double us = 0;
+};
+
+// Each node's share of a whole run of `graph`, measured in context:
+// `optimized` is ONNX Runtime's optimized graph of it (its fusions done,
+// NCHWc reorders inserted), `kernels` its profile, `run_ms` the run's
+// measured time less the session's fixed overhead. A kernel's nodes are
+// found by value names: the node computing its result (or, for an NCHWc
+// kernel named "<value>_nchwc", that value), with every node upstream of it
+// whose result ORT no longer holds (fused away). The profiler's kernel
+// times count its own cost per kernel and leave out ORT's dispatch between
+// kernels, so one time per kernel is added to each (`dispatch_ms`, negative
+// where the profiler's cost is the larger) to make the kernels sum to
+// `run_ms`, none below kMinNodeMs a priced node; a kernel's time is then
+// shared among its priced nodes by `baseline`'s price of each as its own
+// kernel. Per node of `graph`: its milliseconds, or -1 where it is not
+// priced or no kernel ran it.
+struct InContextTimes {
+  std::vector<double> ms;
+  std::size_t kernels = 0, unmatched = 0;  // profiled kernels; those with no node of `graph`
+  double dispatch_ms = 0;
+};
+inline constexpr double kMinNodeMs = 1e-4;
+Expected<InContextTimes> in_context_times(const ir::Graph& graph, const ir::Graph& optimized,
+                                          const std::vector<ProfiledKernel>& kernels, double run_ms,
+                                          const CostModel& baseline);
 
 }  // namespace refinery::targets

@@ -16,11 +16,12 @@ namespace refinery::targets {
 
 const std::array<std::string_view, kNumFeatures>& feature_names() {
   static const std::array<std::string_view, kNumFeatures> names{
-      "op",          "fused_into",  "log2_flops",   "log2_bytes_read", "log2_bytes_written", "rank",
-      "out_d0",      "out_d1",      "out_d2",       "out_d3",          "in_d0",              "in_d1",
-      "in_d2",       "in_d3",       "log2_in1_elems", "in1_constant",  "kernel_elems",       "stride",
-      "group",       "dilation",    "log2_gemm_m",  "log2_gemm_k",     "log2_gemm_n",        "log2_gemm_batch",
-      "dtype",       "num_outputs", "variable_inputs", "flops_per_byte", "log2_baseline_us"};
+      "op",           "fused_into",      "log2_flops",     "log2_bytes_read", "log2_bytes_written",
+      "rank",         "out_d0",          "out_d1",         "out_d2",          "out_d3",
+      "in_d0",        "in_d1",           "in_d2",          "in_d3",           "log2_in1_elems",
+      "in1_constant", "kernel_elems",    "stride",         "group",           "dilation",
+      "log2_gemm_m",  "log2_gemm_k",     "log2_gemm_n",    "log2_gemm_batch", "dtype",
+      "num_outputs",  "variable_inputs", "flops_per_byte", "timed_alone",     "log2_baseline_us"};
   return names;
 }
 
@@ -55,7 +56,7 @@ std::unique_ptr<CostModel> learned_baseline(const HardwareSpec& spec) {
 
 double baseline_ms(const Features& f) { return std::exp2(static_cast<double>(f[kNumFeatures - 1])) * 1e-3; }
 
-Features kernel_features(const OpDesc& op, const CostModel& baseline) {
+Features kernel_features(const OpDesc& op, const CostModel& baseline, bool timed_alone) {
   Features f{};
   static const ir::TensorType kNoOutput{ir::DType::f32, ir::Shape({ir::Dim(0)})};
   const ir::Attributes& attrs = op.attributes();
@@ -98,9 +99,10 @@ Features kernel_features(const OpDesc& op, const CostModel& baseline) {
     if (op.inputs[i] && !(i < op.input_constant.size() && op.input_constant[i])) ++variable;
   f[26] = static_cast<float>(variable);
   f[27] = static_cast<float>(w.flops / std::max(1.0, w.bytes_read + w.bytes_written));
+  f[kTimedAlone] = timed_alone ? 1.0f : 0.0f;
   OpDesc alone = op;  // as its own kernel, not an epilogue
   alone.input_producer.clear();
-  f[28] = static_cast<float>(std::log2(std::max(1e-3, baseline.cost(alone) * 1e6)));
+  f[kNumFeatures - 1] = static_cast<float>(std::log2(std::max(1e-3, baseline.cost(alone) * 1e6)));
   return f;
 }
 
@@ -133,12 +135,17 @@ Expected<Dataset> read_dataset(const std::filesystem::path& file) {
         r.features.push_back(f);
       }
       r.head = j.value("head", "");
+      r.file = j.value("file", "");
+      if (r.kind == "context") {
+        r.ms = r.median_ms = j.at("ms").get<double>();
+        d.records.push_back(std::move(r));
+        continue;
+      }
       double overhead = j.at("overhead_ms").get<double>();
       overheads.push_back(overhead);
       r.ms = std::max(kMinKernelMs, j.at("median_ms").get<double>() - overhead);
       r.median_ms = j.at("median_ms").get<double>();
       r.mad_ms = j.value("mad_ms", 0.0);
-      r.file = j.value("file", "");
       d.records.push_back(std::move(r));
     } catch (const std::exception& e) {
       return fail(fmt::format("line {}: {}", number, e.what()), {}, file.string());
@@ -156,7 +163,7 @@ std::vector<Sample> training_samples(const Dataset& data, const std::function<bo
   for (const Record& r : data.records) by_id[r.id] = &r;
   std::vector<Sample> out;
   for (const Record& r : data.records) {
-    if (r.kind != "kernel" || r.features.empty() || !keep(r)) continue;
+    if ((r.kind != "kernel" && r.kind != "context") || r.features.empty() || !keep(r)) continue;
     if (r.features.size() == 1) {
       out.push_back({r.features[0], r.ms});
       continue;
@@ -223,6 +230,13 @@ Expected<std::shared_ptr<Booster>> Booster::load(const std::filesystem::path& fi
   if (XGBoosterCreate(nullptr, 0, &out->handle_) != 0 || XGBoosterLoadModel(out->handle_, file.c_str()) != 0)
     return fail(fmt::format("not an XGBoost model: {}", error_text()), {}, file.string());
   XGBoosterSetParam(out->handle_, "nthread", "1");
+  // A model trained before the features changed would predict from the wrong columns.
+  bst_ulong features = 0;
+  if (XGBoosterGetNumFeature(out->handle_, &features) != 0 || features != kNumFeatures)
+    return fail(fmt::format("the cost model reads {} features, this refinery computes {}: run 'refinery calibrate' "
+                            "again",
+                            features, kNumFeatures),
+                {}, file.string());
   const char* value = nullptr;
   int found = 0;
   if (XGBoosterGetAttr(out->handle_, "run_overhead_ms", &value, &found) != 0 || !found)

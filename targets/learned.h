@@ -19,7 +19,7 @@
 
 namespace refinery::targets {
 
-inline constexpr std::size_t kNumFeatures = 29;
+inline constexpr std::size_t kNumFeatures = 30;
 using Features = std::array<float, kNumFeatures>;
 
 // The features' names, in order (the dataset's and docs/targets.md's).
@@ -34,8 +34,12 @@ std::unique_ptr<CostModel> learned_baseline(const HardwareSpec& spec);
 double baseline_ms(const Features& f);
 
 // One result of an op as the learned model sees it. FLOPs and bytes are
-// ir::op_work's (the one count).
-Features kernel_features(const OpDesc& op, const CostModel& baseline);
+// ir::op_work's (the one count). `timed_alone` (the feature of that name):
+// 1 for an op timed as a micro-model of its own (its NCHWc reorders and
+// run around it counted), 0 for an op inside a whole model (ORT's profile
+// of it, in_context_times), as the model always predicts.
+Features kernel_features(const OpDesc& op, const CostModel& baseline, bool timed_alone = false);
+inline constexpr std::size_t kTimedAlone = kNumFeatures - 2;
 
 // One training example: an op's features and the milliseconds it takes
 // (for an epilogue: what it adds to its producer's kernel).
@@ -60,12 +64,14 @@ Expected<void> train_cost_model(const std::vector<Sample>& samples, double run_o
 
 // One timed micro-model of a `refinery measure` dataset (a JSON line).
 struct Record {
-  std::string id, kind;             // kind: "kernel" or "model" (a whole model)
+  std::string id, kind;             // kind: "kernel", "model" (a whole model) or
+                                    // "context" (a node of a model, its in-context share)
   std::string file;                 // the micro-model (or model) timed
   std::vector<std::string> models;  // the models its kernel was drawn from
   std::vector<Features> features;   // per node of the kernel, the head first
   std::string head;                 // a kernel with an epilogue: the id of its head alone
-  double ms = 0;                    // median, less the run overhead (at least kMinKernelMs)
+  double ms = 0;                    // median, less the run overhead (at least kMinKernelMs);
+                                    // for a "context" node its share (in_context_times)
   double median_ms = 0;             // as timed, the run overhead included
   double mad_ms = 0;
 };
@@ -79,8 +85,9 @@ struct Dataset {
 // Errors name the file and line.
 Expected<Dataset> read_dataset(const std::filesystem::path& file);
 
-// Training samples from the kernel records that `keep` accepts: each
-// single node's time (a kernel with an epilogue is timed as its head alone).
+// Training samples from the kernel and context records that `keep`
+// accepts: each single node's time (a kernel with an epilogue is timed as
+// its head alone), each context node's share of its model's run.
 std::vector<Sample> training_samples(const Dataset& data, const std::function<bool(const Record&)>& keep);
 
 // A trained model, for predictions outside a CostModel (the benchmark).

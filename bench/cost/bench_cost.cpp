@@ -1,6 +1,6 @@
 // The learned CPU cost model judged on what it never saw (issue 12, item 4):
 //
-//   bench_cost DATASET.jsonl [EQUIVALENTS.jsonl] [--work DIR]
+//   bench_cost DATASET.jsonl [EQUIVALENTS.jsonl] [--work DIR] [--train all|context|alone]
 //
 // DATASET is `refinery measure`'s over the zoo (kernels and whole models).
 // Leave one model family out (a model and its _op13 twin form a family):
@@ -14,9 +14,12 @@
 // "equiv:<model>:<variant>": how often the held-out model orders a pair as
 // ONNX Runtime does, over pairs whose timings differ by more than 3%.
 // The analytic model (--target cpu without --cost-model) is scored beside it.
+// --train chooses the training records: all (default), only the models'
+// nodes in context ("context" records), or only kernels timed alone.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -78,13 +81,17 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   fs::path work = fs::temp_directory_path() / "refinery-bench-cost";
   std::vector<std::string> files;
+  std::string train = "all";
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--work" && i + 1 < args.size())
       work = args[++i];
+    else if (args[i] == "--train" && i + 1 < args.size())
+      train = args[++i];
     else
       files.push_back(args[i]);
   }
-  if (files.empty() || files.size() > 2) die("usage: bench_cost DATASET.jsonl [EQUIVALENTS.jsonl] [--work DIR]");
+  if (files.empty() || files.size() > 2 || (train != "all" && train != "context" && train != "alone"))
+    die("usage: bench_cost DATASET.jsonl [EQUIVALENTS.jsonl] [--work DIR] [--train all|context|alone]");
   auto data = read_dataset(files[0]);
   if (!data) die(data.error().str());
   std::optional<Dataset> equiv;
@@ -102,9 +109,38 @@ int main(int argc, char** argv) {
   std::set<std::string> families;
   for (const Record& r : data->records)
     for (const std::string& m : r.models) families.insert(family(m));
-  std::vector<double> k_pred, k_meas, m_pred, m_meas, m_analytic;
+  std::vector<double> k_pred, k_meas, c_pred, c_meas, m_pred, m_meas, m_analytic;
   std::vector<std::string> m_names;
   std::map<std::string, std::shared_ptr<const CostModel>> held_out_model;  // by family
+  // Why kernels timed alone mispredict networks: each node of a model in
+  // context beside the same node timed alone (the micro-model of equal
+  // features, its first shape variant), summed per op.
+  {
+    std::map<std::vector<float>, double> alone;
+    for (const Record& r : data->records)
+      if (r.kind == "kernel" && r.features.size() == 1) {
+        std::vector<float> f(r.features[0].begin(), r.features[0].end());
+        f[kTimedAlone] = 0;
+        alone.emplace(std::move(f), r.ms);
+      }
+    std::map<int, std::array<double, 3>> by_op;  // op -> {nodes, alone ms, context ms}
+    for (const Record& r : data->records) {
+      if (r.kind != "context") continue;
+      auto it = alone.find(std::vector<float>(r.features[0].begin(), r.features[0].end()));
+      if (it == alone.end()) continue;
+      auto& row = by_op[static_cast<int>(r.features[0][0])];
+      row[0] += 1, row[1] += it->second, row[2] += r.ms;
+    }
+    if (!by_op.empty()) {
+      fmt::print("nodes in context beside the same node timed alone, per op:\n  {:<22} {:>6} {:>11} {:>11} {:>7}\n",
+                 "op", "nodes", "alone ms", "context ms", "ratio");
+      std::vector<std::pair<int, std::array<double, 3>>> rows(by_op.begin(), by_op.end());
+      std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second[1] > b.second[1]; });
+      for (const auto& [op, row] : rows)
+        fmt::print("  {:<22} {:>6} {:>11.3f} {:>11.3f} {:>7.2f}\n", ir::op_name(static_cast<ir::Op>(op)), row[0],
+                   row[1], row[2], row[1] / row[2]);
+    }
+  }
   fmt::print("leave one family out: {} families, {} timed records ({} failed), run overhead {:.4f} ms\n",
              families.size(), data->records.size(), data->errors, data->run_overhead_ms);
   fmt::print("{:<22} {:>8} {:>8} {:>9} {:>9} {:>11} {:>11}\n", "held out", "train", "kernels", "tau", "MAPE %",
@@ -113,7 +149,9 @@ int main(int argc, char** argv) {
     auto in_family = [&](const Record& r) {
       return std::all_of(r.models.begin(), r.models.end(), [&](const std::string& m) { return family(m) == fam; });
     };
-    auto samples = training_samples(*data, [&](const Record& r) { return !in_family(r); });
+    auto samples = training_samples(*data, [&](const Record& r) {
+      return !in_family(r) && (train == "all" || (train == "context") == (r.kind == "context"));
+    });
     fs::path file = work / fmt::format("lomo_{}.ubj", fam);
     if (auto ok = train_cost_model(samples, data->run_overhead_ms, file); !ok) die(ok.error().str());
     auto booster = Booster::load(file);
@@ -133,6 +171,11 @@ int main(int argc, char** argv) {
       fp.push_back(p);
       fm.push_back(r.ms);
     }
+    // The held-out models' nodes: predicted against their in-context shares.
+    std::vector<Features> rows;
+    for (const Record& r : data->records)
+      if (r.kind == "context" && in_family(r)) rows.push_back(r.features[0]), c_meas.push_back(r.ms);
+    for (double x : (*booster)->predict_ms(rows)) c_pred.push_back(x);
     k_pred.insert(k_pred.end(), fp.begin(), fp.end());
     k_meas.insert(k_meas.end(), fm.begin(), fm.end());
     std::string whole;
@@ -142,7 +185,7 @@ int main(int argc, char** argv) {
       m_pred.push_back(p);
       m_meas.push_back(r.median_ms);
       m_analytic.push_back(model_ms(*analytic->model, r.file));
-      m_names.push_back(r.models.empty() ? r.id : r.models[0]);
+      m_names.push_back(r.id.substr(r.id.find(':') + 1));  // NAME or NAME@SIZE (a shape-varied copy)
       whole += fmt::format(" {}={:.3f}/{:.3f}", m_names.back(), p, r.median_ms);
     }
     fmt::print("{:<22} {:>8} {:>8} {:>9.3f} {:>9.1f} {}\n", fam, samples.size(), fp.size(), kendall_tau(fp, fm),
@@ -161,14 +204,32 @@ int main(int argc, char** argv) {
     fmt::print("per kernel of at least 0.01 ms (timing noise below): {} kernels, Kendall tau {:.3f}, MAPE {:.1f}%\n",
                bp.size(), kendall_tau(bp, bm), mape(bp, bm));
   }
+  if (!c_pred.empty()) {
+    std::vector<double> bp, bm;
+    for (std::size_t i = 0; i < c_pred.size(); ++i)
+      if (c_meas[i] >= 0.01) bp.push_back(c_pred[i]), bm.push_back(c_meas[i]);
+    fmt::print(
+        "per node in context (held out, pooled): {} nodes, Kendall tau {:.3f}, MAPE {:.1f}%; "
+        "of at least 0.01 ms: {} nodes, tau {:.3f}, MAPE {:.1f}%\n",
+        c_pred.size(), kendall_tau(c_pred, c_meas), mape(c_pred, c_meas), bp.size(), kendall_tau(bp, bm), mape(bp, bm));
+  }
   fmt::print("\nwhole models (held out): {:<20} {:>10} {:>10} {:>8} {:>12}\n", "model", "timed ms", "learned", "err %",
              "analytic");
   for (std::size_t i = 0; i < m_names.size(); ++i)
     fmt::print("  {:<40} {:>10.3f} {:>10.3f} {:>+8.1f} {:>12.3f}\n", m_names[i], m_meas[i], m_pred[i],
                100 * (m_pred[i] - m_meas[i]) / m_meas[i], m_analytic[i]);
-  fmt::print("whole models: {} models, learned MAPE {:.1f}%, Kendall tau {:.3f}; analytic MAPE {:.1f}%, tau {:.3f}\n",
-             m_names.size(), mape(m_pred, m_meas), kendall_tau(m_pred, m_meas), mape(m_analytic, m_meas),
-             kendall_tau(m_analytic, m_meas));
+  // The zoo's models as they are, then their shape-varied copies.
+  for (bool copies : {false, true}) {
+    std::vector<double> p, m, an;
+    for (std::size_t i = 0; i < m_names.size(); ++i)
+      if ((m_names[i].find('@') != std::string::npos) == copies)
+        p.push_back(m_pred[i]), m.push_back(m_meas[i]), an.push_back(m_analytic[i]);
+    if (p.empty()) continue;
+    fmt::print(
+        "whole models{}: {} models, learned MAPE {:.1f}%, Kendall tau {:.3f}; analytic MAPE {:.1f}%, tau {:.3f}\n",
+        copies ? " (shape-varied copies)" : "", p.size(), mape(p, m), kendall_tau(p, m), mape(an, m),
+        kendall_tau(an, m));
+  }
 
   if (equiv) {
     // Equivalent graphs of one model: "equiv:<model>:<variant>".

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <xgboost/c_api.h>
 
 #include <cmath>
 #include <filesystem>
@@ -67,6 +68,46 @@ TEST(Kernels, AKernelAsAMicroModelWithVariedShapes) {
   EXPECT_FALSE(kernel_graph(r, Kernel{{0}}, {.batch = 2, .spatial = 1}).has_value());
 }
 
+// ONNX Runtime's optimized graph of x -> MatMul -> Add(bias, 3-D) -> Softmax
+// -> Relu as its profiler names it: MatMul and Add fused into one kernel
+// that computes the Add's result, the Softmax on an NCHWc-style path (a
+// kernel named "<value>_nchwc" and a ReorderOutput restoring the value),
+// the Relu as it was.
+TEST(Kernels, InContextTimesShareEachProfiledKernelAmongItsNodes) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 16, 64});
+  auto m = b.op1(ir::Op::MatMul, {x, b.weight("w", {64, 64})});
+  auto a = b.op1(ir::Op::Add, {m, b.weight("b", {64})});
+  ir::Graph g = b.finish({b.op1(ir::Op::Relu, {b.op1(ir::Op::Softmax, {a})})});
+  ASSERT_EQ(g.value(a).name, "v1");
+  ir::Graph opt;
+  ir::ValueId v = opt.add_input("x", g.value(x).type);
+  for (auto [name, out] :
+       {std::pair{"MatMulAddFusion", "v1"}, {"v2_nchwc", "reorder_token_0"}, {"ReorderOutput", "v2"}, {"relu", "v3"}}) {
+    ir::Node n;
+    n.name = name;
+    n.op_type = "Fused";
+    n.inputs = {v};
+    v = opt.node(opt.add_node(std::move(n), {out}, {g.value(x).type})).outputs[0];
+  }
+  std::vector<ProfiledKernel> profile{
+      {"MatMulAddFusion", 30}, {"v2_nchwc", 8}, {"ReorderOutput", 2}, {"relu", 10}, {"NotInTheGraph", 5}};
+  auto baseline = learned_baseline(*find_spec("cpu"));
+  // The matched kernels sum to 50 us; the run took 46: 1 us less per kernel.
+  auto t = in_context_times(g, opt, profile, 0.046, *baseline);
+  ASSERT_TRUE(t.has_value()) << t.error().str();
+  EXPECT_EQ(t->kernels, 5u);
+  EXPECT_EQ(t->unmatched, 1u);
+  EXPECT_NEAR(t->dispatch_ms, -0.001, 1e-9);
+  ASSERT_EQ(t->ms.size(), 4u);
+  EXPECT_NEAR(t->ms[0] + t->ms[1], 0.029, 1e-9);  // MatMul and Add: one kernel
+  EXPECT_GT(t->ms[0], t->ms[1]);                  // shared by their work
+  EXPECT_NEAR(t->ms[2], 0.008, 1e-9);             // Softmax: its kernel and the reorder
+  EXPECT_NEAR(t->ms[3], 0.009, 1e-9);
+  // A run shorter than the kernels' floors cannot be shared.
+  EXPECT_FALSE(in_context_times(g, opt, profile, 1e-5, *baseline).has_value());
+}
+
 std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream s;
@@ -101,6 +142,23 @@ TEST(Learned, TrainingIsDeterministicAndLearnsTheTrend) {
   EXPECT_NEAR(p[1], 0.402, 0.06);
   EXPECT_FALSE(train_cost_model({samples.begin(), samples.begin() + 3}, 0, dir / "c.ubj").has_value());
   EXPECT_FALSE(Booster::load(dir / "missing.ubj").has_value());
+  // A model of other features (trained before they changed) is refused.
+  std::vector<float> x(10 * 3, 1.0f), y(10, 1.0f);
+  for (int i = 0; i < 10; ++i)
+    x[static_cast<std::size_t>(i) * 3] = static_cast<float>(i), y[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  DMatrixHandle dm = nullptr;
+  BoosterHandle other = nullptr;
+  ASSERT_EQ(XGDMatrixCreateFromMat(x.data(), 10, 3, NAN, &dm), 0);
+  ASSERT_EQ(XGDMatrixSetFloatInfo(dm, "label", y.data(), y.size()), 0);
+  ASSERT_EQ(XGBoosterCreate(&dm, 1, &other), 0);
+  ASSERT_EQ(XGBoosterUpdateOneIter(other, 0, dm), 0);
+  ASSERT_EQ(XGBoosterSetAttr(other, "run_overhead_ms", "0.01"), 0);
+  ASSERT_EQ(XGBoosterSaveModel(other, (dir / "other.ubj").c_str()), 0);
+  XGBoosterFree(other);
+  XGDMatrixFree(dm);
+  auto refused = Booster::load(dir / "other.ubj");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().str().find("reads 3 features"), std::string::npos) << refused.error().str();
   std::filesystem::remove_all(dir);
 }
 

@@ -19,12 +19,34 @@
 // overhead (a session run of a one-element Add, `overhead` entry of the
 // manifest, kind 'overhead') is re-timed every 25 entries; overhead_ms is
 // the latest. A progress line goes to stderr. Exit: 0 ok, 2 error.
+// A whole model (kind 'model') is also profiled in context by
+// tools/ort/profile.mjs (--profile-runs runs, default 10; 0: not profiled):
+// its record gets profile: [[kernel name, median us], ...] for the kernels
+// of ORT's optimized graph, profile_run_us, and optimized: the optimized
+// graph written beside DATASET (optimized/<id>.onnx), from which `refinery
+// measure` finds each kernel's nodes (targets/kernels.h, in_context_times).
 
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createSession, feedsOf, generateInputs, loadOrt, modelIO, num, parseArgs } from './ortlib.mjs';
 
-const USAGE = 'usage: measure.mjs MANIFEST.jsonl DATASET.jsonl [--warmup W] [--runs N] [--min-ms T] [--max-runs M]';
+const USAGE = 'usage: measure.mjs MANIFEST.jsonl DATASET.jsonl [--warmup W] [--runs N] [--min-ms T] [--max-runs M] ' +
+  '[--profile-runs P]';
+const PROFILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'profile.mjs');
+
+// ORT's optimized graph of a whole model and its kernels timed in context (profile.mjs).
+function profile(file, runs, optimized) {
+  fs.mkdirSync(path.dirname(optimized), { recursive: true });
+  const out = execFileSync(process.execPath, [PROFILE, file, '--json', '--runs', String(runs), '--optimized', optimized],
+    { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const rows = out.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  const total = rows.pop()?.total;
+  if (!total) throw new Error(`${file}: profile.mjs printed no total`);
+  return { profile: rows.map((r) => [r.name, r.us]), profile_run_us: total.run_us, optimized };
+}
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -86,7 +108,9 @@ async function main(argv) {
   const opts = {
     warmup: num(args.warmup ?? 2, 'warmup'), runs: num(args.runs ?? 15, 'runs'),
     minMs: num(args['min-ms'] ?? 30, 'min-ms'), maxRuns: num(args['max-runs'] ?? 200, 'max-runs'),
+    profileRuns: num(args['profile-runs'] ?? 10, 'profile-runs'),
   };
+  const optimizedDir = path.join(path.dirname(path.resolve(datasetFile)), 'optimized');
   const manifest = readJsonl(manifestFile);
   const overheadEntry = manifest.find((e) => e.kind === 'overhead');
   if (!overheadEntry) throw new Error(`${manifestFile}: no entry of kind 'overhead'`);
@@ -102,6 +126,10 @@ async function main(argv) {
     let rec;
     try {
       rec = { ...e, ...(await time(e.file, opts)), overhead_ms: overhead, load: os.loadavg()[0] };
+      if (e.kind === 'model' && opts.profileRuns > 0) {
+        const name = e.id.replace(/[^A-Za-z0-9_.-]/g, '_');
+        Object.assign(rec, profile(e.file, opts.profileRuns, path.join(optimizedDir, `${name}.onnx`)));
+      }
     } catch (err) {
       rec = { ...e, error: err.message.split('\n')[0] };
     }
