@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "frontends/onnx.h"
@@ -370,6 +371,18 @@ ir::Attributes pads1() {
   return a;
 }
 
+// `g` optimized for the cpu with the rule library: rewritten, and validated.
+void optimize_validated(const ir::Graph& g, std::optional<OptimizeResult>& out) {
+  auto lib = rules::load_library();
+  ASSERT_TRUE(lib.has_value()) << lib.error().str();
+  auto r = optimize(g, *lib, target("cpu"), OptimizeOptions{});
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  ASSERT_EQ(r->report.outcome, Outcome::Optimized) << r->report.reason;
+  ASSERT_TRUE(r->report.validation.has_value());
+  EXPECT_TRUE(r->report.validation->passed) << r->report.validation->first_divergence;
+  out = std::move(*r);
+}
+
 }  // namespace pruned
 
 // Half of conv1's filters are zero (pruned, with a bias: constant channels
@@ -387,13 +400,8 @@ TEST(Pipeline, APrunedConvChainComputesOnlyItsLiveChannels) {
   auto r1 = b.op1(ir::Op::Relu, {c1});
   auto c2 = b.op1(ir::Op::Conv, {r1, w2, b2}, pruned::pads1());
   ir::Graph g = b.finish({b.op1(ir::Op::Relu, {c2})});
-  auto lib = rules::load_library();
-  ASSERT_TRUE(lib.has_value()) << lib.error().str();
-  auto r = optimize(g, *lib, target("cpu"), OptimizeOptions{});
-  ASSERT_TRUE(r.has_value()) << r.error().str();
-  ASSERT_EQ(r->report.outcome, Outcome::Optimized) << r->report.reason;
-  ASSERT_TRUE(r->report.validation.has_value());
-  EXPECT_TRUE(r->report.validation->passed) << r->report.validation->first_divergence;
+  std::optional<OptimizeResult> r;
+  ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r));
   EXPECT_LT(r->report.flops_after, 0.6 * r->report.flops_before);
   EXPECT_EQ(r->report.ops_after.count("Gather"), 0u) << ir::print_graph(r->graph);
   EXPECT_EQ(r->report.ops_after.at("Conv"), 2);
@@ -418,13 +426,8 @@ TEST(Pipeline, APrunedResidualBlockComputesOnlyItsLiveFilters) {
   auto r1 = b.op1(ir::Op::Relu, {c1});
   auto c2 = b.op1(ir::Op::Conv, {r1, w2, b2}, pruned::pads1());
   ir::Graph g = b.finish({b.op1(ir::Op::Relu, {b.op1(ir::Op::Add, {x, c2})})});
-  auto lib = rules::load_library();
-  ASSERT_TRUE(lib.has_value()) << lib.error().str();
-  auto r = optimize(g, *lib, target("cpu"), OptimizeOptions{});
-  ASSERT_TRUE(r.has_value()) << r.error().str();
-  ASSERT_EQ(r->report.outcome, Outcome::Optimized) << r->report.reason;
-  ASSERT_TRUE(r->report.validation.has_value());
-  EXPECT_TRUE(r->report.validation->passed) << r->report.validation->first_divergence;
+  std::optional<OptimizeResult> r;
+  ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r));
   EXPECT_LT(r->report.flops_after, 0.45 * r->report.flops_before) << ir::print_graph(r->graph);
   EXPECT_EQ(r->report.ops_after.at("Conv"), 3) << ir::print_graph(r->graph);
   EXPECT_EQ(r->report.ops_after.count("Gather"), 0u) << ir::print_graph(r->graph);
