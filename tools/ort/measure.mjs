@@ -17,8 +17,9 @@
 // time other processes held the core (docs/targets.md).
 // Entries already in DATASET (by id) are skipped: resumable. The run
 // overhead (a session run of a one-element Add, `overhead` entry of the
-// manifest, kind 'overhead') is re-timed every 25 entries; overhead_ms is
-// the latest. A progress line goes to stderr. Exit: 0 ok, 2 error.
+// manifest, kind 'overhead') is re-timed every 25 entries and before each
+// whole model; overhead_ms is the latest. A whole model is timed with at
+// least 15 runs and 30 ms. A progress line goes to stderr. Exit: 0 ok, 2 error.
 // A whole model (kind 'model') is also profiled in context by
 // tools/ort/profile.mjs (--profile-runs runs, default 10; 0: not profiled):
 // its record gets profile: [[kernel name, median us], ...] for the kernels
@@ -122,10 +123,17 @@ async function main(argv) {
   let lastLine = -Infinity;
   for (let i = 0; i < todo.length; i++) {
     const e = todo[i];
-    if (overhead === null || i % 25 === 0) overhead = (await time(overheadEntry.file, { ...opts, minMs: 10 })).median_ms;
+    // A whole model's run less the overhead is what its nodes' in-context
+    // times share (refinery measure): both are timed at the same moment, the
+    // model with at least the defaults' runs, since on a loaded machine a
+    // median of a few runs of a 0.1 ms model, less an overhead timed minutes
+    // earlier, can be near 0 (seen: 0.02 to 0.08 ms for one model).
+    const whole = e.kind === 'model';
+    if (overhead === null || i % 25 === 0 || whole) overhead = (await time(overheadEntry.file, { ...opts, minMs: 10 })).median_ms;
     let rec;
     try {
-      rec = { ...e, ...(await time(e.file, opts)), overhead_ms: overhead, load: os.loadavg()[0] };
+      const o = whole ? { ...opts, runs: Math.max(opts.runs, 15), minMs: Math.max(opts.minMs, 30) } : opts;
+      rec = { ...e, ...(await time(e.file, o)), overhead_ms: overhead, load: os.loadavg()[0] };
       if (e.kind === 'model' && opts.profileRuns > 0) {
         const name = e.id.replace(/[^A-Za-z0-9_.-]/g, '_');
         Object.assign(rec, profile(e.file, opts.profileRuns, path.join(optimizedDir, `${name}.onnx`)));
