@@ -293,6 +293,8 @@ std::optional<std::vector<int64_t>> OpProposals::gen_ints(const Pat& p, size_t i
       Sizes s;
       if (rank < 0)
         if (auto joined = rejoin(x); joined && dice_.coin(0.6)) s = *joined;
+      if (rank < 0 && s.empty())
+        if (auto parted = unmerge(x); parted && dice_.coin(0.6)) s = *parted;
       if (rank == r && r >= 2 && dice_.coin(0.5)) s = split_merge(x);
       if (s.empty() && (rank == r + 1 || (rank < 0 && dice_.coin(0.3) && dice_.coin(0.5))))
         s = split_axis(x);
@@ -436,7 +438,17 @@ Sizes OpProposals::merge_axes(const Sizes& x) {
   size_t k = dice_.coin(0.6) ? x.size() - 2 : static_cast<size_t>(dice_.pick(static_cast<int>(x.size()) - 1));
   Sizes s(x.begin(), x.begin() + static_cast<int64_t>(k));
   s.push_back(x[k] * x[k + 1]);
+  merges_.try_emplace(x[k] * x[k + 1], x[k], x[k + 1]);
   s.insert(s.end(), x.begin() + static_cast<int64_t>(k) + 2, x.end());
+  return s;
+}
+
+std::optional<Sizes> OpProposals::unmerge(const Sizes& x) const {
+  if (x.empty()) return std::nullopt;
+  auto it = merges_.find(x.front());
+  if (it == merges_.end() || it->first <= 1) return std::nullopt;
+  Sizes s{it->second.first, it->second.second};
+  s.insert(s.end(), x.begin() + 1, x.end());
   return s;
 }
 

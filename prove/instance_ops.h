@@ -96,6 +96,9 @@ class OpProposals {
   // and the heads merged into the axis before: [.., B, H] -> [.., B h, d].
   Sizes split_merge(const Sizes& x);
   std::optional<Sizes> rejoin(const Sizes& x) const;
+  // `x` with a leading size this draw merged from two split again (the rows
+  // of a product put back): [a b, M] -> [a, b, M].
+  std::optional<Sizes> unmerge(const Sizes& x) const;
 
   Dice& dice_;
   const Demands& demands_;
@@ -107,6 +110,7 @@ class OpProposals {
   std::map<std::string, int64_t> slice_part_;     // in thirds: a slice (by its starts variable) -> its third
   int64_t n_ = 2;  // a Gemm's output columns, drawn with its B for its C
   std::map<int64_t, std::pair<int64_t, int64_t>> splits_;  // a size this draw split in two, and how
+  std::map<int64_t, std::pair<int64_t, int64_t>> merges_;  // a size this draw merged from two, and from which
 };
 
 }  // namespace refinery::prove

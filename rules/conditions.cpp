@@ -217,6 +217,23 @@ const CondDef kConditions[] = {
      {},
      "x, w [H_in, 3 H], then the starts and ends of three slices of x w along its last axis and their axes: the "
      "slices are [0, H), [H, 2 H), [2 H, 3 H)"},
+    {"rows-flattened",
+     "TTTT",
+     [](const Env&, std::span<const ArgVal> a) {
+       // x [d0, .., dk-2, K]; w [K, M]; s a target of two entries (x reshaped to [N, K]: the
+       // product by w fixes the second to K, so the rows are x's leading dims flattened); y, the
+       // product reshaped, [d0, .., dk-2, ?]: the rows put back, so y is x's own product
+       const ir::Shape &x = *shape(a[0]), &w = *shape(a[1]), &s = *shape(a[2]), &y = *shape(a[3]);
+       int64_t k = x.rank();
+       if (k < 2 || w.rank() != 2 || s.rank() != 1 || !(s[0] == ir::Dim(2)) || y.rank() != k) return false;
+       if (x[k - 1].is_unknown() || !(w[0] == x[k - 1])) return false;
+       for (int64_t i = 0; i + 1 < k; ++i)
+         if (x[i].is_unknown() || !(y[i] == x[i])) return false;
+       return true;
+     },
+     {},
+     "x [.., K], w [K, M], a reshape target of two entries, and y [x's leading dims, ?]: x's rows flattened for "
+     "a 2-d product by w and put back"},
     {"different",
      "TT",
      [](const Env& env, std::span<const ArgVal> a) {
