@@ -106,8 +106,8 @@ class OpProposals {
   std::map<std::string, ir::Attributes>& rests_;
   std::optional<int64_t> slice_axis_;  // one Slice's bounds, drawn once for its integer inputs
   int64_t slice_start_ = 0, slice_end_ = 1;
-  bool slice_thirds_ = false;                     // the draw's slices are the equal thirds of their axis
-  std::map<std::string, int64_t> slice_part_;     // in thirds: a slice (by its starts variable) -> its third
+  bool slice_thirds_ = false;                  // the draw's slices are the equal thirds of their axis
+  std::map<std::string, int64_t> slice_part_;  // in thirds: a slice (by its starts variable) -> its third
   int64_t n_ = 2;  // a Gemm's output columns, drawn with its B for its C
   std::map<int64_t, std::pair<int64_t, int64_t>> splits_;  // a size this draw split in two, and how
   std::map<int64_t, std::pair<int64_t, int64_t>> merges_;  // a size this draw merged from two, and from which
