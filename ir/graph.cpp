@@ -194,6 +194,12 @@ Expected<void> Graph::infer_shapes() {
       const Value& val = values_[index(v)];
       ins[i].type = &val.type;
       ins[i].constant = val.constant.get();
+      // A Constant node's value: its integer contents as they are (known_
+      // holds them as dims, where a negative entry, an axis or index counted
+      // from the end, reads as unknown).
+      if (!ins[i].constant && val.kind == ValueKind::NodeResult && val.producer != kNoNode &&
+          nodes_[index(val.producer)].op == Op::Constant)
+        if (TensorRef t = nodes_[index(val.producer)].attrs.get_tensor("value")) ins[i].constant = t.get();
       if (known_[index(v)]) ins[i].known = &*known_[index(v)];
     }
     // Past an op whose result is unranked (an opaque op), nothing is known:

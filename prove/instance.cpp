@@ -56,7 +56,7 @@ class Generator {
     for (const Let& let : body_.lets) {
       auto args = resolve(env, let.args);
       auto val = find_let(let.fn)->compute(args);
-      if (!val) return why("a :let function declined");
+      if (!val) return why(fmt::format("a :let function declined: {}", let.fn));
       env.attrs[let.var] = *val;
       computed_[let.var] = *val;
     }

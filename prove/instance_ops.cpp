@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 namespace refinery::prove {
 
@@ -292,6 +293,9 @@ std::optional<std::vector<int64_t>> OpProposals::gen_ints(const Pat& p, size_t i
       Sizes s;
       if (rank < 0)
         if (auto joined = rejoin(x); joined && dice_.coin(0.6)) s = *joined;
+      if (rank < 0 && s.empty())
+        if (auto parted = unmerge(x); parted && dice_.coin(0.6)) s = *parted;
+      if (rank == r && r >= 2 && dice_.coin(0.5)) s = split_merge(x);
       if (s.empty() && (rank == r + 1 || (rank < 0 && dice_.coin(0.3) && dice_.coin(0.5))))
         s = split_axis(x);
       else if (s.empty() && r >= 2 && (rank == r - 1 || (rank < 0 && dice_.coin(0.3))))
@@ -371,11 +375,18 @@ std::optional<std::vector<int64_t>> OpProposals::gen_ints(const Pat& p, size_t i
     case Op::Slice: {
       if (r == 0) return std::nullopt;
       if (!slice_axis_) {
-        slice_axis_ = dice_.pick(static_cast<int>(r));
+        // three slices: their last axis' thirds half the time (Q, K and V of a packed projection)
+        slice_thirds_ = demands_.slices == 3 && x.back() > 0 && x.back() % 3 == 0 && dice_.coin(0.5);
+        slice_axis_ = slice_thirds_ ? r - 1 : dice_.pick(static_cast<int>(r));
         int64_t d = x[static_cast<size_t>(*slice_axis_)];
         if (d == 0) return std::nullopt;  // no bounds drawn on an empty axis
         slice_start_ = dice_.pick(static_cast<int>(d));
         slice_end_ = slice_start_ + 1 + dice_.pick(static_cast<int>(d - slice_start_));
+      }
+      if (slice_thirds_ && (i == 1 || i == 2) && p.kids.size() > 1 && p.kids[1].kind == Pat::Kind::Var) {
+        auto [it, fresh] = slice_part_.try_emplace(p.kids[1].var, static_cast<int64_t>(slice_part_.size()));
+        int64_t third = x.back() / 3;
+        return Sizes{(it->second + (i == 2 ? 1 : 0)) * third};
       }
       if (i == 1) return Sizes{slice_start_};
       if (i == 2) return Sizes{slice_end_};
@@ -407,12 +418,37 @@ Sizes OpProposals::split_axis(const Sizes& x) {
   return s;
 }
 
+Sizes OpProposals::split_merge(const Sizes& x) {
+  Sizes s = x;
+  auto [it, fresh] = splits_.try_emplace(x.back(), 1, x.back());
+  if (fresh) {
+    std::vector<int64_t> divs;
+    for (int64_t d = 1; d <= x.back(); ++d)
+      if (x.back() % d == 0) divs.push_back(d);
+    int64_t a = divs[static_cast<size_t>(dice_.pick(static_cast<int>(divs.size())))];
+    it->second = {a, x.back() / a};
+  }
+  s[s.size() - 2] *= it->second.first;
+  s.back() = it->second.second;
+  return s;
+}
+
 Sizes OpProposals::merge_axes(const Sizes& x) {
   // the last pair most of the time (heads x head dim into the hidden dim)
   size_t k = dice_.coin(0.6) ? x.size() - 2 : static_cast<size_t>(dice_.pick(static_cast<int>(x.size()) - 1));
   Sizes s(x.begin(), x.begin() + static_cast<int64_t>(k));
   s.push_back(x[k] * x[k + 1]);
+  merges_.try_emplace(x[k] * x[k + 1], x[k], x[k + 1]);
   s.insert(s.end(), x.begin() + static_cast<int64_t>(k) + 2, x.end());
+  return s;
+}
+
+std::optional<Sizes> OpProposals::unmerge(const Sizes& x) const {
+  if (x.empty()) return std::nullopt;
+  auto it = merges_.find(x.front());
+  if (it == merges_.end() || it->first <= 1) return std::nullopt;
+  Sizes s{it->second.first, it->second.second};
+  s.insert(s.end(), x.begin() + 1, x.end());
   return s;
 }
 
@@ -444,7 +480,7 @@ void demand_multiple(const Pat& p, int64_t from_end, int64_t n, Demands& d) {
   if (p.op == ir::Op::MatMul && from_end == 1 && p.kids.size() == 2) return demand_multiple(p.kids[1], 1, n, d);
 }
 
-void read_demands(const Pat& p, Demands& d) {
+void read_demands(const Pat& p, Demands& d, std::set<std::string>& starts) {
   if (p.kind != Pat::Kind::Op) return;
   for (const AttrPat& a : p.attrs) {
     if (a.is_var) continue;
@@ -454,14 +490,20 @@ void read_demands(const Pat& p, Demands& d) {
     if (p.op == ir::Op::Split && a.name == "axis" && p.nout && !p.kids.empty())
       if (auto* ax = std::get_if<int64_t>(&a.literal); ax && *ax < 0) demand_multiple(p.kids[0], -*ax, *p.nout, d);
   }
-  for (const Pat& k : p.kids) read_demands(k, d);
+  if (p.op == ir::Op::Slice && p.kids.size() > 1 && p.kids[1].kind == Pat::Kind::Var) {
+    starts.insert(p.kids[1].var);
+    if (starts.size() == 3) demand_multiple(p.kids[0], 1, 3, d);
+  }
+  for (const Pat& k : p.kids) read_demands(k, d, starts);
 }
 
 }  // namespace
 
 Demands read_demands(const RuleBody& body) {
   Demands d;
-  for (const auto& [root, p] : body.lhs) read_demands(p, d);
+  std::set<std::string> starts;
+  for (const auto& [root, p] : body.lhs) read_demands(p, d, starts);
+  d.slices = starts.size();
   return d;
 }
 

@@ -59,10 +59,12 @@ class Dice {
 // read off the pattern before the draw (so that a draw fits more often than
 // by chance): the rank of an op's result that a transpose with a literal
 // perm reads, and the dim of a variable that a split along a negative axis
-// into n parts reads (a multiple of n, so that equal parts exist).
+// into n parts reads (a multiple of n, so that equal parts exist), or that
+// three slices with distinct starts read (a multiple of 3: the thirds).
 struct Demands {
   std::map<const rules::Pat*, int64_t> rank;
   std::map<std::string, std::pair<int64_t, int64_t>> multiple;  // variable -> (dim counted from the end, n)
+  size_t slices = 0;  // the slices with distinct starts variables (three: a packed projection cut in thirds)
 };
 Demands read_demands(const rules::RuleBody& body);
 
@@ -90,7 +92,13 @@ class OpProposals {
   // merged, a pair this draw split merged again (nullopt: none).
   Sizes split_axis(const Sizes& x);
   Sizes merge_axes(const Sizes& x);
+  // `x` with its last axis split in heads x head dim (as split_axis draws it)
+  // and the heads merged into the axis before: [.., B, H] -> [.., B h, d].
+  Sizes split_merge(const Sizes& x);
   std::optional<Sizes> rejoin(const Sizes& x) const;
+  // `x` with a leading size this draw merged from two split again (the rows
+  // of a product put back): [a b, M] -> [a, b, M].
+  std::optional<Sizes> unmerge(const Sizes& x) const;
 
   Dice& dice_;
   const Demands& demands_;
@@ -98,8 +106,11 @@ class OpProposals {
   std::map<std::string, ir::Attributes>& rests_;
   std::optional<int64_t> slice_axis_;  // one Slice's bounds, drawn once for its integer inputs
   int64_t slice_start_ = 0, slice_end_ = 1;
+  bool slice_thirds_ = false;                  // the draw's slices are the equal thirds of their axis
+  std::map<std::string, int64_t> slice_part_;  // in thirds: a slice (by its starts variable) -> its third
   int64_t n_ = 2;  // a Gemm's output columns, drawn with its B for its C
   std::map<int64_t, std::pair<int64_t, int64_t>> splits_;  // a size this draw split in two, and how
+  std::map<int64_t, std::pair<int64_t, int64_t>> merges_;  // a size this draw merged from two, and from which
 };
 
 }  // namespace refinery::prove

@@ -49,6 +49,9 @@ bool constant_matches(const TensorData& d, const Literal& lit) {
 }
 
 std::optional<std::vector<int64_t>> known_ints(const TensorData& d) {
+  // an integer constant as it is (its known dims read a negative entry, an axis from the end, as unknown)
+  if (d.constant && ir::is_integer(d.constant->dtype()) && d.constant->numel() <= 64)
+    return d.constant->to_int_vector();
   if (!d.known) return std::nullopt;
   std::vector<int64_t> v;
   for (const ir::Dim& x : *d.known) {

@@ -177,6 +177,63 @@ const CondDef kConditions[] = {
      },
      {},
      "x is [B, S, H]; Q, K^T, V are its heads: [B, h, S, d], [B, h, d, S], [B, h, S, d] (h and d static)"},
+    {"attention-heads-merged",
+     "TTTTT",
+     [](const Env&, std::span<const ArgVal> a) {
+       // torch's nn.MultiheadAttention, sequence first: x [S, B, H_in], w [H_in, 3 H]; Q and V per head
+       // [M, S, d], K^T [M, d, S] with d static and dividing H: each reshape of a [S, B, H] third to
+       // [S, M, d] kept S in place, so M = B H / d and row m is batch m / (H / d), head m % (H / d).
+       const ir::Shape &x = *shape(a[0]), &w = *shape(a[1]), &q = *shape(a[2]), &k = *shape(a[3]), &v = *shape(a[4]);
+       if (x.rank() != 3 || w.rank() != 2 || q.rank() != 3 || k.rank() != 3 || v.rank() != 3) return false;
+       const ir::Dim &s = x[0], &d = q[2];
+       if (s.is_unknown() || !d.is_static() || d.size() == 0 || !w[1].is_static() || w[1].size() % 3 != 0) return false;
+       if ((w[1].size() / 3) % d.size() != 0) return false;
+       return q[1] == s && k[1] == d && k[2] == s && v[1] == s && v[2] == d;
+     },
+     {},
+     "x is [S, B, H_in], w [H_in, 3 H]; Q, K^T, V are its heads merged with the batch: [M, S, d], [M, d, S], "
+     "[M, S, d] (d static, dividing H)"},
+    {"packed-thirds",
+     "TTTTTTTTT",
+     [](const Env&, std::span<const ArgVal> a) {
+       // three slices of x w [.., 3 H] (x of rank 2 or more; w [H_in, 3 H]) along its last axis, their
+       // starts and ends (Q's, K's, V's) and their axes, are its equal thirds in order
+       const ir::Shape &x = *shape(a[0]), &w = *shape(a[1]);
+       if (x.rank() < 2 || w.rank() != 2 || !w[1].is_static()) return false;
+       int64_t n = w[1].size();
+       if (n % 3 != 0) return false;
+       auto one = [&](size_t i) -> std::optional<int64_t> {
+         auto v = as_ints(a[i]);
+         if (!v || v->size() != 1) return std::nullopt;
+         return v->front();
+       };
+       auto ax = one(8);
+       if (!ax || ir::normalize_axis(*ax, x.rank()) != x.rank() - 1) return false;
+       for (int64_t t = 0; t < 3; ++t)
+         if (one(2 + 2 * static_cast<size_t>(t)) != t * n / 3 || one(3 + 2 * static_cast<size_t>(t)) != (t + 1) * n / 3)
+           return false;
+       return true;
+     },
+     {},
+     "x, w [H_in, 3 H], then the starts and ends of three slices of x w along its last axis and their axes: the "
+     "slices are [0, H), [H, 2 H), [2 H, 3 H)"},
+    {"rows-flattened",
+     "TTTT",
+     [](const Env&, std::span<const ArgVal> a) {
+       // x [d0, .., dk-2, K]; w [K, M]; s a target of two entries (x reshaped to [N, K]: the
+       // product by w fixes the second to K, so the rows are x's leading dims flattened); y, the
+       // product reshaped, [d0, .., dk-2, ?]: the rows put back, so y is x's own product
+       const ir::Shape &x = *shape(a[0]), &w = *shape(a[1]), &s = *shape(a[2]), &y = *shape(a[3]);
+       int64_t k = x.rank();
+       if (k < 2 || w.rank() != 2 || s.rank() != 1 || !(s[0] == ir::Dim(2)) || y.rank() != k) return false;
+       if (x[k - 1].is_unknown() || !(w[0] == x[k - 1])) return false;
+       for (int64_t i = 0; i + 1 < k; ++i)
+         if (x[i].is_unknown() || !(y[i] == x[i])) return false;
+       return true;
+     },
+     {},
+     "x [.., K], w [K, M], a reshape target of two entries, and y [x's leading dims, ?]: x's rows flattened for "
+     "a 2-d product by w and put back"},
     {"different",
      "TT",
      [](const Env& env, std::span<const ArgVal> a) {

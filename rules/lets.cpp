@@ -221,6 +221,16 @@ const LetDef kLets[] = {
        return Literal((*shape(a[0]))[*ax].size());
      },
      "the tensor's size at the axis"},
+    {"merged-heads", "TT",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // heads of a packed projection w [H_in, 3 H] whose per-head tensor [.., .., d] has head dim d
+       const ir::Shape &w = *shape(a[0]), &q = *shape(a[1]);
+       if (w.rank() != 2 || q.rank() < 1 || !w[1].is_static() || !q[q.rank() - 1].is_static()) return std::nullopt;
+       int64_t h3 = w[1].size(), d = q[q.rank() - 1].size();
+       if (d == 0 || h3 % 3 != 0 || (h3 / 3) % d != 0 || h3 == 0) return std::nullopt;
+       return Literal(h3 / 3 / d);
+     },
+     "H / d heads for a packed projection [H_in, 3 H] and a per-head tensor whose last dim is d"},
     {"split-sizes", "TTV",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
        auto i = axis_of(a[2], a[0]);

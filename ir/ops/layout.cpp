@@ -240,11 +240,13 @@ Result concat(InferContext& c) {
   }
   out[static_cast<size_t>(*axis)] = known_len ? Dim(total) : (c.inputs.size() == 1 ? x[*axis] : Dim::unknown());
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(out)};
-  if (x.rank() == 1) {  // propagate known contents
+  if (x.rank() == 1) {  // propagate known contents; a part of known length but unknown contents (b * 4 of a
+                        // symbolic b) as that many unknown entries, as a -1 is held
     std::vector<Dim> v;
     for (size_t i = 0; i < c.inputs.size(); ++i) {
       auto part = c.dims_value(i);
-      if (!part) return {};
+      if (!part && !c.shape(i)[0].is_static()) return {};
+      if (!part) part = std::vector<Dim>(static_cast<size_t>(c.shape(i)[0].size()), Dim::unknown());
       v.insert(v.end(), part->begin(), part->end());
     }
     c.known[0] = std::move(v);

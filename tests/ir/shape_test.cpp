@@ -86,6 +86,33 @@ TEST(ShapeRules, ReshapeToSeveralRunTimeSizes) {
   EXPECT_EQ(infer(body, "%x: tensor<?x?x64xf32>", "y"), "tensor<?x?x4x16xf32>");
 }
 
+// torch's nn.MultiheadAttention: the packed projection cut in thirds by
+// Slice along axis -1 read from Constant nodes, each third reshaped to
+// [S, B * heads, d] with B * heads computed from a symbolic batch. A
+// Constant's [-1] is read as it is (not as an unknown dim), and the
+// Concat of the target keeps S and d with the product unknown between.
+TEST(ShapeRules, TorchMultiheadAttentionSlicesAndHeads) {
+  std::string body =
+      "%s = shape(%p) : tensor<*xi64>\n"
+      "%last = constant() {value = dense<[-1]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%n = gather(%s, %last) {axis = 0} : tensor<*xi64>\n"
+      "%three = constant() {value = dense<[3]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%e = div(%n, %three) : tensor<*xi64>\n"
+      "%zero = constant() {value = dense<[0]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%q = slice(%p, %zero, %e, %last) : tensor<*xf32>\n"
+      "%i0 = constant() {value = dense<[0]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%seq = gather(%s, %i0) {axis = 0} : tensor<*xi64>\n"
+      "%i1 = constant() {value = dense<[1]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%b = gather(%s, %i1) {axis = 0} : tensor<*xi64>\n"
+      "%four = constant() {value = dense<[4]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%bh = mul(%b, %four) : tensor<*xi64>\n"
+      "%d = constant() {value = dense<[16]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%t = concat(%seq, %bh, %d) {axis = 0} : tensor<*xi64>\n"
+      "%y = reshape(%q, %t) : tensor<*xf32>";
+  EXPECT_EQ(infer(body, "%p: tensor<\"seq\"x\"batch\"x192xf32>", "q"), "tensor<\"seq\"x\"batch\"x64xf32>");
+  EXPECT_EQ(infer(body, "%p: tensor<\"seq\"x\"batch\"x192xf32>", "y"), "tensor<\"seq\"x?x16xf32>");
+}
+
 TEST(ShapeRules, RefineKeepsTheMorePreciseAndRefusesContradictions) {
   auto t = [](Shape s) { return TensorType{DType::f32, std::move(s)}; };
   Dim seq = Dim::symbol("seq"), n = Dim::symbol("N");
