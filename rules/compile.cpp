@@ -213,6 +213,8 @@ class CompiledRule {
       const TensorData& d = g[id].data;
       env.tensors[var] = TensorFact{d.type,         d.constant.get(), known_ints(d),
                                     static_cast<int64_t>(egraph::index(g.find(id))), d.zero, d.channels.get()};
+      if (d.constant && d.constant->dims().size() >= 3)
+        env.tensors[var].zero_pairs = &g.analysis().context().zero_pairs(d.constant);
     }
     for (const auto& [var, v] : b.attrs) env.attrs[var] = v;
     for (const Let& let : body_->lets) {

@@ -112,26 +112,25 @@ std::optional<Literal> channel_indices(const TensorFact& t, bool constant) {
 std::optional<Literal> live_filters(std::span<const ArgVal> a) {
   const ir::Shape& s = *shape(a[0]);
   if (s.rank() < 3 || !s.is_static() || s[0].size() == 0) return std::nullopt;
-  const int64_t n = s[0].size(), numel = *s.num_elements(), per = numel / n;
+  const int64_t n = s[0].size(), c = s[1].size();
   std::vector<bool> out(static_cast<size_t>(n), false);
   int64_t live = n;
   if (a[0].tensor->id == -1) {
     for (int64_t i = verification_kept_neurons(n); i < n; ++i, --live) out[static_cast<size_t>(i)] = true;
   } else {
-    // Every convolution with constant weights asks, each iteration: a row
-    // is read up to its first entry that is not 0 (the whole row only while
-    // the weights may still be a selection).
+    // The analysis' zero (filter, input channel) pairs, computed once per
+    // weight (egraph/tensor/context.h): every convolution with constant
+    // weights asks here each iteration.
     const ir::Tensor* w = a[0].tensor->constant;
-    if (!w) return std::nullopt;
-    bool selection = per == s[1].size();
+    const std::vector<bool>* zero = a[0].tensor->zero_pairs;
+    if (!w || !zero) return std::nullopt;
+    bool selection = *s.num_elements() == n * c;  // 1x1: a pair is one entry
     for (int64_t i = 0; i < n; ++i) {
       int64_t nonzero = 0;
-      for (int64_t k = i * per; k < (i + 1) * per; ++k) {
-        const double x = w->as_double(k);
-        if (x == 0) continue;
+      for (int64_t j = 0; j < c; ++j) {
+        if ((*zero)[static_cast<size_t>(i * c + j)]) continue;
         ++nonzero;
-        selection = selection && x == 1 && nonzero == 1;
-        if (!selection) break;
+        selection = selection && nonzero == 1 && w->as_double(i * c + j) == 1;
       }
       if (nonzero == 0) {
         out[static_cast<size_t>(i)] = true;
@@ -148,25 +147,19 @@ std::optional<Literal> live_filters(std::span<const ArgVal> a) {
   return ints(std::move(keep));
 }
 
-// The weights that put the L filters `live-filters` kept back in their
-// places among the weights' n: an n x L selection (entry [l_j, j] is 1),
-// flattened (scatter-weight-shape gives its shape); and the mask of the
-// filters left out (1 there, 0 at the kept ones), for the bias.
-std::optional<Literal> scatter_weight(std::span<const ArgVal> a, bool mask) {
+// The filters `live-filters` kept (the second argument) among the n along
+// the first argument's axis 0, when they are indices of them: n and the list.
+struct Kept {
+  int64_t n = 0;
+  std::vector<int64_t> list;
+};
+std::optional<Kept> kept_filters(std::span<const ArgVal> a) {
   const ir::Shape& s = *shape(a[0]);
   auto kept = as_ints(a[1]);
   if (s.rank() < 3 || !s[0].is_static() || !kept || kept->empty()) return std::nullopt;
-  const int64_t n = s[0].size(), l = static_cast<int64_t>(kept->size());
   for (int64_t i : *kept)
-    if (i < 0 || i >= n) return std::nullopt;
-  if (mask) {
-    std::vector<float> m(static_cast<size_t>(n), 1.0f);
-    for (int64_t i : *kept) m[static_cast<size_t>(i)] = 0.0f;
-    return Literal(std::move(m));
-  }
-  std::vector<float> e(static_cast<size_t>(n * l), 0.0f);
-  for (int64_t j = 0; j < l; ++j) e[static_cast<size_t>((*kept)[static_cast<size_t>(j)] * l + j)] = 1.0f;
-  return Literal(std::move(e));
+    if (i < 0 || i >= s[0].size()) return std::nullopt;
+  return Kept{s[0].size(), std::move(*kept)};
 }
 
 const LetDef kLets[] = {
@@ -392,20 +385,35 @@ const LetDef kLets[] = {
      "the filters (rows along axis 0) of a convolution's weights that are not all 0, with the first zero ones where "
      "that makes their count a multiple of 16 in weights of 16k filters (in verification: the first ceil(n/2)); "
      "declines when none or all would be left out, and on a 1x1 selection"},
-    {"scatter-weight", "TV", [](std::span<const ArgVal> a) { return scatter_weight(a, false); },
+    {"scatter-weight", "TV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // entry [l_j, j] of the n x L selection is 1
+       auto k = kept_filters(a);
+       if (!k) return std::nullopt;
+       const auto l = static_cast<int64_t>(k->list.size());
+       std::vector<float> e(static_cast<size_t>(k->n * l), 0.0f);
+       for (int64_t j = 0; j < l; ++j) e[static_cast<size_t>(k->list[static_cast<size_t>(j)] * l + j)] = 1.0f;
+       return Literal(std::move(e));
+     },
      "the n x L selection, flattened, that puts L kept filters (the second argument) back in their places among the "
      "n of the first argument's axis 0"},
     {"scatter-weight-shape", "TV",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
-       const ir::Shape& s = *shape(a[0]);
-       auto kept = as_ints(a[1]);
-       if (s.rank() < 3 || !s[0].is_static() || !kept || kept->empty()) return std::nullopt;
-       std::vector<int64_t> shape{s[0].size(), static_cast<int64_t>(kept->size())};
-       shape.resize(static_cast<size_t>(s.rank()), 1);
-       return ints(std::move(shape));
+       auto k = kept_filters(a);
+       if (!k) return std::nullopt;
+       std::vector<int64_t> dims{k->n, static_cast<int64_t>(k->list.size())};
+       dims.resize(static_cast<size_t>(shape(a[0])->rank()), 1);
+       return ints(std::move(dims));
      },
      "[n, L, 1, ...]: the 1x1 convolution weights of scatter-weight, for weights of the first argument's rank"},
-    {"pruned-mask", "TV", [](std::span<const ArgVal> a) { return scatter_weight(a, true); },
+    {"pruned-mask", "TV",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       auto k = kept_filters(a);
+       if (!k) return std::nullopt;
+       std::vector<float> m(static_cast<size_t>(k->n), 1.0f);
+       for (int64_t i : k->list) m[static_cast<size_t>(i)] = 0.0f;
+       return Literal(std::move(m));
+     },
      "1 at the filters of the first argument's axis 0 that the kept ones (the second argument) leave out, 0 at the "
      "kept ones"},
     {"kept-neurons", "TTTT", kept_neurons,
