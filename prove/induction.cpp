@@ -175,20 +175,9 @@ std::vector<SymTensor> inputs(const Instance& inst, SymDomain& d, const std::str
     for (int64_t k = 0; k < numel; ++k) {
       z3::expr e = d.var(fmt::format("{}{}#{}", tag, inst.inputs[i], k));
       rules::ValueCond c = inst.input_conds[i];
-      if (has(c, rules::ValueCond::ZeroPruned) || has(c, rules::ValueCond::NonNegativePruned) ||
-          has(c, rules::ValueCond::NonPositivePruned)) {
-        // element k belongs to neuron k / (elements per neuron) (axis 0)
-        int64_t n = v.type.shape.rank() >= 1 ? v.type.shape[0].size() : 1;
-        if (rules::verification_pruned_element(k, numel, n)) {
-          if (has(c, rules::ValueCond::ZeroPruned)) constraints.push_back(e == d.num(0));
-          if (has(c, rules::ValueCond::NonNegativePruned)) constraints.push_back(d.num(0) <= e);
-          if (has(c, rules::ValueCond::NonPositivePruned)) constraints.push_back(e <= d.num(0));
-        }
-      }
-      if (has(c, rules::ValueCond::Positive)) constraints.push_back(d.num(0) < e);
-      if (has(c, rules::ValueCond::NonNegative)) constraints.push_back(d.num(0) <= e);
-      if (has(c, rules::ValueCond::Nonzero)) constraints.push_back(e != d.num(0));
-      if (has(c, rules::ValueCond::Zero)) constraints.push_back(e == d.num(0));
+      // element k belongs to neuron k / (elements per neuron) (axis 0)
+      const int64_t n = v.type.shape.rank() >= 1 ? v.type.shape[0].size() : 1;
+      d.assume(c, e, rules::verification_pruned_element(k, numel, n), constraints);
       if (has(c, rules::ValueCond::Step) && d.step != nullptr) constraints.push_back(e == d.step->dt);
       if (has(c, rules::ValueCond::Uniform) && k > 0) constraints.push_back(e == t.elems.front());
       t.elems.push_back(e);

@@ -78,6 +78,21 @@ int SymDomain::is_unit(const z3::expr& e) const {
 
 z3::expr SymDomain::var(const std::string& name) const { return ctx_.constant(name.c_str(), sort()); }
 
+void SymDomain::assume(rules::ValueCond c, const z3::expr& e, bool pruned, std::vector<z3::expr>& out) const {
+  using rules::ValueCond;
+  // fp.lt and fp.leq are false on NaN: value conditions hold of finite values
+  if (fp32_ && c != ValueCond::None) out.push_back(finite(e));
+  const z3::expr zero = fp32_ ? e.mk_is_zero() : e == num(0);
+  if (has(c, ValueCond::Positive)) out.push_back(num(0) < e);
+  if (has(c, ValueCond::NonNegative)) out.push_back(num(0) <= e);
+  if (has(c, ValueCond::Nonzero)) out.push_back(!zero);
+  if (has(c, ValueCond::Zero)) out.push_back(zero);
+  if (!pruned) return;
+  if (has(c, ValueCond::ZeroPruned)) out.push_back(zero);
+  if (has(c, ValueCond::NonNegativePruned)) out.push_back(num(0) <= e);
+  if (has(c, ValueCond::NonPositivePruned)) out.push_back(e <= num(0));
+}
+
 void SymDomain::require(const z3::expr& p, bool partial) {
   if (p.simplify().is_true()) return;
   (partial ? defined : facts).push_back(p);

@@ -38,20 +38,8 @@ std::vector<SymTensor> symbolic_inputs(const Instance& inst, SymDomain& d, std::
     for (int64_t k = 0; k < n; ++k) {
       z3::expr e = d.var(fmt::format("{}#{}", inst.inputs[i], k));
       // Binary32 inputs may be NaN, infinite or a signed zero unless a
-      // value condition says otherwise (fp.lt and fp.leq are false on NaN).
-      ValueCond c = inst.input_conds[i];
-      if (d.fp32() && c != ValueCond::None)
-        constraints.push_back(d.finite(e));  // value conditions hold of finite values
-      if (has(c, ValueCond::Positive)) constraints.push_back(d.num(0) < e);
-      if (has(c, ValueCond::NonNegative)) constraints.push_back(d.num(0) <= e);
-      if (has(c, ValueCond::Nonzero)) constraints.push_back(d.fp32() ? !e.mk_is_zero() : e != d.num(0));
-      if (has(c, ValueCond::Zero)) constraints.push_back(d.fp32() ? e.mk_is_zero() : e == d.num(0));
-      if (has(c, ValueCond::ZeroPruned) && verification_pruned_element(k, n, rows))
-        constraints.push_back(d.fp32() ? e.mk_is_zero() : e == d.num(0));
-      if (has(c, ValueCond::NonNegativePruned) && verification_pruned_element(k, n, rows))
-        constraints.push_back(d.num(0) <= e);
-      if (has(c, ValueCond::NonPositivePruned) && verification_pruned_element(k, n, rows))
-        constraints.push_back(e <= d.num(0));
+      // value condition says otherwise.
+      d.assume(inst.input_conds[i], e, verification_pruned_element(k, n, rows), constraints);
       t.elems.push_back(e);
     }
     ins.push_back(std::move(t));

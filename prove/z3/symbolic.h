@@ -19,6 +19,7 @@
 
 #include "ir/diag.h"
 #include "ir/graph.h"
+#include "rules/builtins.h"
 
 namespace refinery::prove {
 
@@ -56,6 +57,13 @@ class SymDomain {
   z3::sort sort() const;
   z3::expr num(double v) const;
   z3::expr var(const std::string& name) const;
+  // What a rule's value conditions (rules::ValueCond) say of one input
+  // element `e`, appended to `out`; `pruned`: the element lies in a row
+  // verification takes to be pruned (rules::verification_pruned_element),
+  // where the *Pruned conditions hold. Binary32 elements under a condition
+  // are finite. The conditions that need more than the element (Step: the
+  // run's dt; Uniform: the first element) are the caller's.
+  void assume(rules::ValueCond c, const z3::expr& e, bool pruned, std::vector<z3::expr>& out) const;
   // IEEE addition and multiplication are commutative (round(a+b) is
   // round(b+a)); in binary32 the operands go in a canonical order (by AST
   // id) so that goals equal up to commutation are equal terms, which
