@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  createSession, feedsOf, generateInputs, num, parseArgs, parseDims, modelIO, toNumbers,
+  createSession, feedsOf, generateInputs, median, modelIO, num, parseArgs, parseDims, toNumbers,
 } from '../../tools/ort/ortlib.mjs';
 
 const USAGE = 'usage: bench.mjs (--pairs a.onnx:b.onnx,... | --models DIR) [--runs N] [--warmup W] ' +
@@ -38,12 +38,6 @@ function modelsDir(dir) {
     .filter((f) => fs.existsSync(path.join(dir, f.replace(/\.onnx$/, '.opt.onnx'))))
     .map((f) => ({ name: f.replace(/\.onnx$/, ''), a: path.join(dir, f), b: path.join(dir, f.replace(/\.onnx$/, '.opt.onnx')) }));
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((x, y) => x - y);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 async function timed(session, feeds) {
   const t0 = process.hrtime.bigint();

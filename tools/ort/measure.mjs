@@ -32,7 +32,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createSession, feedsOf, generateInputs, loadOrt, modelIO, num, parseArgs } from './ortlib.mjs';
+import { createSession, feedsOf, generateInputs, loadOrt, median, modelIO, num, parseArgs } from './ortlib.mjs';
 
 const USAGE = 'usage: measure.mjs MANIFEST.jsonl DATASET.jsonl [--warmup W] [--runs N] [--min-ms T] [--max-runs M] ' +
   '[--profile-runs P]';
@@ -48,12 +48,6 @@ function profile(file, runs, optimized) {
   if (!total) throw new Error(`${file}: profile.mjs printed no total`);
   return { profile: rows.map((r) => [r.name, r.us]), profile_run_us: total.run_us, optimized };
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 function readJsonl(file) {
   if (!fs.existsSync(file)) return [];

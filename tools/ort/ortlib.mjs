@@ -236,6 +236,13 @@ export function feedsOf(inputs) {
   return feeds;
 }
 
+// The median of a list of numbers (the mean of the middle two of an even count).
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
 // ---------------------------------------------------------------------------
 // Command line
 // ---------------------------------------------------------------------------

@@ -20,16 +20,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createSession, feedsOf, generateInputs, modelIO, num, parseArgs, parseDims } from './ortlib.mjs';
+import { createSession, feedsOf, generateInputs, median, modelIO, num, parseArgs, parseDims } from './ortlib.mjs';
 
 const USAGE = 'usage: profile.mjs MODEL.onnx [--runs N] [--warmup W] [--threads T] [--opt LEVEL] ' +
   '[--dim name=value ...] [--json] [--optimized OUT.onnx]';
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 const shapeText = (list) => (list ?? []).map((o) => {
   const [type, dims] = Object.entries(o)[0] ?? ['?', []];
