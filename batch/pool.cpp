@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -27,14 +28,15 @@ struct Running {
   Clock::time_point termed_at;
 };
 
-// In the child, between vfork and exec: only async-signal-safe calls, no
-// writes to memory the parent reads.
-[[noreturn]] void exec_child(char* const* argv, const char* log, std::uint64_t memory_bytes, pid_t parent,
-                             const sigset_t* mask) {
+// In the child, after vfork or fork: its own process group, killed with the
+// parent, stdin from /dev/null, stdout and stderr to the log, the address-
+// space limit. Only async-signal-safe calls, no writes to memory the parent
+// reads (a vfork child shares it). False: the parent is gone.
+bool setup_child(const char* log, std::uint64_t memory_bytes, pid_t parent, const sigset_t* mask) {
   sigprocmask(SIG_SETMASK, mask, nullptr);  // the parent blocks SIGCHLD; the child must not inherit that
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(127);  // the parent died before prctl
+  if (getppid() != parent) return false;  // the parent died before prctl
   int null = open("/dev/null", O_RDONLY);
   if (null >= 0) dup2(null, 0);
   int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -46,10 +48,27 @@ struct Running {
     rlimit limit{memory_bytes, memory_bytes};
     setrlimit(RLIMIT_AS, &limit);
   }
+  return true;
+}
+
+[[noreturn]] void exec_child(char* const* argv, const char* log, std::uint64_t memory_bytes, pid_t parent,
+                             const sigset_t* mask) {
+  if (!setup_child(log, memory_bytes, parent, mask)) _exit(127);
   execv(argv[0], argv);
   const char msg[] = "refinery: error: cannot run the executable\n";
   (void)!write(2, msg, sizeof msg - 1);
   _exit(127);
+}
+
+// One thread: a fork copies only the calling thread (a live progress
+// display has a second one).
+bool single_threaded() {
+  std::error_code ec;
+  std::size_t n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    ++n;
+  return !ec && n == 1;
 }
 
 pid_t start(const ProcessSpec& spec, const PoolOptions& options, const sigset_t& mask) {
@@ -59,6 +78,20 @@ pid_t start(const ProcessSpec& spec, const PoolOptions& options, const sigset_t&
   argv.push_back(nullptr);
   std::string log = spec.log.string();
   pid_t parent = getpid();
+  if (options.in_process && single_threaded()) {
+    // The child runs the command in a copy of this process: nothing the
+    // parent buffered may be written again by it.
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (!setup_child(log.c_str(), options.memory_bytes, parent, &mask)) _exit(127);
+      int code = options.in_process(static_cast<int>(spec.argv.size()), argv.data());
+      std::fflush(nullptr);
+      _exit(code);
+    }
+    if (pid > 0) setpgid(pid, pid);
+    return pid;
+  }
   // vfork: the child shares our memory until execv, so that starting a child
   // does not copy the page tables of a large parent (posix_spawn does the
   // same); exec_child makes only async-signal-safe calls and writes nothing.

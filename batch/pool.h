@@ -3,6 +3,10 @@
 // file, an address-space limit and a timeout (SIGTERM to the group, then
 // SIGKILL). A child that crashes, hangs or runs out of memory ends with its
 // reason in its ProcessResult; the pool goes on.
+// A child is an exec of argv[0], or, with PoolOptions::in_process, a fork
+// of this process that calls it with the argv: refinery's children are
+// refinery itself, and an exec pays its start again (libtorch's shared
+// libraries, 0.9 s a child, half the time of a small model's optimize).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -22,6 +26,12 @@ struct PoolOptions {
   double timeout_s = 0;            // wall-clock limit per child; 0: none
   std::uint64_t memory_bytes = 0;  // RLIMIT_AS per child; 0: none
   double kill_grace_s = 2;         // after SIGTERM, SIGKILL this much later
+  // When set, each child is a fork of this process that runs
+  // in_process(argc, argv) with the spec's argv and exits with its result
+  // (argv[0] is not exec'd), provided this process has one thread then (a
+  // fork copies only the calling thread, so a lock another thread held
+  // would stay held in the child); else argv[0] is exec'd.
+  std::function<int(int, char**)> in_process;
 };
 
 struct ProcessResult {

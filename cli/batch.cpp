@@ -28,6 +28,9 @@ int run(BatchArgs& a) {
   // A target no child could load is a bad invocation, found before any job runs.
   for (const std::string& t : o.targets)
     if (auto target = targets::load_target(t); !target) return report(target.error());
+  // Children that run this executable are forks that call main_entry: no
+  // start of the executable each (batch/pool.h).
+  if (o.executable.empty()) o.pool.in_process = main_entry;
   ProgressDisplay display("batch", a.progress.effective());
   o.progress = display.callback();
   auto result = batch::run_batch(o);

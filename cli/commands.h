@@ -40,6 +40,10 @@ inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitInternal = 3;    // an exception no library turned into a Diag (a bug)
 inline constexpr int kExitLimitation = 3;  // a valid model Refinery cannot handle (Diag::limitation)
 
+// The whole command line: what main runs, and what a batch child forked
+// from a batch process runs in its place (batch/pool.h, in_process).
+int main_entry(int argc, char** argv);
+
 // Prints "refinery: error: <diag>" to stderr and returns kExitBadInput, or
 // kExitLimitation for a Diag marked as Refinery's limitation.
 int report(const Diag& diag);

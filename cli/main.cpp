@@ -62,10 +62,7 @@ Expected<std::map<std::string, int64_t>> parse_dims(const std::vector<std::strin
   return dims;
 }
 
-}  // namespace refinery::cli
-
-int main(int argc, char** argv) {
-  using namespace refinery::cli;
+int main_entry(int argc, char** argv) {
   the_command_line = refinery::report::shell_command({argv, argv + argc});
   CLI::App app{"refinery: an equality-saturation superoptimizer for neural-network graphs"};
   app.require_subcommand(1);
@@ -94,3 +91,7 @@ int main(int argc, char** argv) {
   }
   return kExitBadInput;
 }
+
+}  // namespace refinery::cli
+
+int main(int argc, char** argv) { return refinery::cli::main_entry(argc, argv); }

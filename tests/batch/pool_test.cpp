@@ -2,7 +2,14 @@
 // a child that ignores it), the memory limit and logs, with /bin/sh children.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <condition_variable>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
 #include <fstream>
 #include <sstream>
 
@@ -93,6 +100,52 @@ TEST(Pool, JobsAtOnceAreBounded) {
 TEST(Pool, MissingExecutableIsExit127) {
   auto r = run({{{"/nonexistent/refinery"}, log_dir() / "x.log"}}, {.jobs = 1});
   EXPECT_EQ(r[0].exit_code, 127);
+}
+
+// A child that runs this process's own command line is a fork that calls
+// the entry with the spec's argv, not an exec of argv[0] (here /bin/echo,
+// which would print its argument and exit 0); what the parent buffered is
+// not written again by the child; timeouts reach it as they reach an exec.
+int entry(int argc, char** argv) {
+  std::string what = argv[1];
+  if (what == "sleep") ::sleep(30);
+  std::printf("in process: %s, %d args\n", argv[1], argc);
+  std::fprintf(stderr, "err\n");
+  return std::atoi(argv[1]);
+}
+
+TEST(Pool, InProcessChildrenAreForksThatRunTheEntry) {
+  std::printf("buffered by the parent, not flushed yet");
+  auto r = run({{{"/bin/echo", "7"}, log_dir() / "f.log"}, {{"/bin/echo", "sleep"}, log_dir() / "s.log"}},
+               {.jobs = 2, .timeout_s = 0.5, .kill_grace_s = 0.3, .in_process = entry});
+  std::printf("\n");
+  EXPECT_EQ(r[0].exit_code, 7);
+  // stdout to a file is fully buffered, stderr not: as in an exec'd child.
+  EXPECT_EQ(slurp(log_dir() / "f.log"), "err\nin process: 7, 2 args\n");
+  EXPECT_TRUE(r[1].timed_out);
+  EXPECT_EQ(r[1].signal, SIGTERM);
+  EXPECT_LT(r[1].wall_seconds, 5);
+}
+
+TEST(Pool, WithASecondThreadTheChildIsAnExec) {
+  // A fork copies only the calling thread: with another one running, the
+  // pool execs argv[0] instead.
+  std::mutex m;
+  std::condition_variable cv;
+  bool stop = false;
+  std::thread other([&] {
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return stop; });
+  });
+  auto r = run({{{"/bin/echo", "7"}, log_dir() / "e.log"}}, {.jobs = 1, .in_process = entry});
+  {
+    std::lock_guard lock(m);
+    stop = true;
+  }
+  cv.notify_one();
+  other.join();
+  EXPECT_EQ(r[0].exit_code, 0);
+  EXPECT_EQ(slurp(log_dir() / "e.log"), "7\n");
 }
 
 }  // namespace
