@@ -7,6 +7,9 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -82,10 +85,46 @@ ir::Attributes rest_of(const ir::Attributes& attrs, const Pat& p, int64_t rank) 
 
 }  // namespace
 
+// The variables a match binds, by name. A rule binds a handful, so each kind
+// is a flat list searched in order (names are views of the rule's own
+// strings or the search's variable table, which outlive the match): solve
+// binds and unbinds as it backtracks, with no copy per candidate node.
+template <typename T>
+struct Bound {
+  std::vector<std::pair<std::string_view, T>> items;
+  const T* find(std::string_view name) const {
+    for (const auto& [n, v] : items)
+      if (n == name) return &v;
+    return nullptr;
+  }
+  const T& at(std::string_view name) const {
+    const T* v = find(name);
+    if (!v) throw std::out_of_range(fmt::format("variable {} is not bound", name));  // the load checks prevent it
+    return *v;
+  }
+  void set(std::string_view name, T value) {
+    for (auto& [n, v] : items)
+      if (n == name) {
+        v = std::move(value);
+        return;
+      }
+    items.emplace_back(name, std::move(value));
+  }
+};
+
 struct Binding {
-  std::map<std::string, Id> tensors;
-  std::map<std::string, std::optional<Literal>> attrs;
-  std::map<std::string, ir::Attributes> rests;
+  Bound<Id> tensors;
+  Bound<std::optional<Literal>> attrs;
+  Bound<ir::Attributes> rests;
+  struct Mark {
+    std::size_t tensors, attrs, rests;
+  };
+  Mark mark() const { return {tensors.items.size(), attrs.items.size(), rests.items.size()}; }
+  void undo(const Mark& m) {
+    tensors.items.resize(m.tensors);
+    attrs.items.resize(m.attrs);
+    rests.items.resize(m.rests);
+  }
 };
 
 class CompiledRule {
@@ -100,8 +139,10 @@ class CompiledRule {
   const RuleBody& body() const { return *body_; }
   const std::string& name() const { return name_; }
 
-  // Every exact match of the left side with the given pre-bound classes.
-  void solve(const TensorEGraph& g, std::vector<std::pair<const Pat*, Id>> todo, Binding b,
+  // Every exact match of the left side with the given pre-bound classes:
+  // `todo` (patterns and the classes they must match) and `b` are extended
+  // and restored as the search backtracks.
+  void solve(const TensorEGraph& g, std::vector<std::pair<const Pat*, Id>>& todo, Binding& b,
              const std::function<void(const Binding&)>& found) const {
     if (todo.empty()) {
       found(b);
@@ -112,34 +153,36 @@ class CompiledRule {
     Id cls = g.find(raw);
     switch (p->kind) {
       case Pat::Kind::Var: {
-        auto it = b.tensors.find(p->var);
-        if (it != b.tensors.end()) {
-          if (g.find(it->second) != cls) return;
+        if (const Id* bound = b.tensors.find(p->var)) {
+          if (g.find(*bound) == cls) solve(g, todo, b, found);
         } else {
-          b.tensors[p->var] = cls;
+          b.tensors.items.emplace_back(p->var, cls);
+          solve(g, todo, b, found);
+          b.tensors.items.pop_back();
         }
-        solve(g, std::move(todo), std::move(b), found);
-        return;
+        break;
       }
       case Pat::Kind::Literal:
-        if (!constant_matches(g[cls].data, p->literal)) return;
-        solve(g, std::move(todo), std::move(b), found);
-        return;
+        if (constant_matches(g[cls].data, p->literal)) solve(g, todo, b, found);
+        break;
       case Pat::Kind::Op: {
         const TensorContext& ctx = g.analysis().context();
         for (const TensorNode& n : g[cls].nodes) {
           if (n.op != static_cast<std::uint32_t>(p->op) || n.kids.size() != p->kids.size()) continue;
           if (!kids_may_match(g, n, *p, b)) continue;
-          Binding b2 = b;
+          Binding::Mark mark = b.mark();
           int64_t rank = n.kids.empty() ? -1 : g[n.kids[0]].data.type.shape.rank();
-          if (!attrs_match(ctx.attrs(n.payload), *p, rank, b2)) continue;
-          auto todo2 = todo;
-          for (size_t i = 0; i < p->kids.size(); ++i) todo2.emplace_back(&p->kids[i], n.kids[i]);
-          solve(g, std::move(todo2), std::move(b2), found);
+          if (attrs_match(ctx.attrs(n.payload), *p, rank, b)) {
+            for (size_t i = 0; i < p->kids.size(); ++i) todo.emplace_back(&p->kids[i], n.kids[i]);
+            solve(g, todo, b, found);
+            todo.resize(todo.size() - p->kids.size());
+          }
+          b.undo(mark);
         }
-        return;
+        break;
       }
     }
+    todo.emplace_back(p, raw);
   }
 
   // A cheap filter before `solve` copies its state for `n`: children bound
@@ -150,8 +193,8 @@ class CompiledRule {
     for (size_t i = 0; i < p.kids.size(); ++i) {
       const Pat& k = p.kids[i];
       if (k.kind == Pat::Kind::Var) {
-        auto it = b.tensors.find(k.var);
-        if (it != b.tensors.end() && g.find(it->second) != g.find(n.kids[i])) return false;
+        const Id* bound = b.tensors.find(k.var);
+        if (bound && g.find(*bound) != g.find(n.kids[i])) return false;
       } else if (k.kind == Pat::Kind::Literal) {
         if (!constant_matches(g[n.kids[i]].data, k.literal)) return false;
       } else {
@@ -176,8 +219,11 @@ class CompiledRule {
       if (a.name == "*") {
         has_rest = true;
         ir::Attributes rest = rest_of(na.attrs, p, rank);
-        auto [it, fresh] = b.rests.emplace(a.var, rest);
-        if (!fresh && !(it->second == rest)) return false;
+        if (const ir::Attributes* bound = b.rests.find(a.var)) {
+          if (!(*bound == rest)) return false;
+        } else {
+          b.rests.items.emplace_back(a.var, std::move(rest));
+        }
         continue;
       }
       std::optional<Literal> v;
@@ -189,8 +235,11 @@ class CompiledRule {
         if (!v || !literal_equal(*v, a.literal)) return false;
         continue;
       }
-      auto [it, fresh] = b.attrs.emplace(a.var, v);
-      if (!fresh && !opt_equal(it->second, v)) return false;
+      if (const std::optional<Literal>* bound = b.attrs.find(a.var)) {
+        if (!opt_equal(*bound, v)) return false;
+      } else {
+        b.attrs.items.emplace_back(a.var, std::move(v));
+      }
     }
     if (!has_rest) {
       // Attributes the pattern does not name must be at their default.
@@ -209,14 +258,15 @@ class CompiledRule {
   // The environment of a match: facts of each tensor variable, attribute
   // values, then the :let values in order. False when a :let declines.
   bool environment(const TensorEGraph& g, const Binding& b, Env& env) const {
-    for (const auto& [var, id] : b.tensors) {
+    for (const auto& [name, id] : b.tensors.items) {
+      std::string var(name);
       const TensorData& d = g[id].data;
       env.tensors[var] = TensorFact{d.type,         d.constant.get(), known_ints(d),
                                     static_cast<int64_t>(egraph::index(g.find(id))), d.zero, d.channels.get()};
       if (d.constant && d.constant->dims().size() >= 3)
         env.tensors[var].zero_pairs = &g.analysis().context().zero_pairs(d.constant);
     }
-    for (const auto& [var, v] : b.attrs) env.attrs[var] = v;
+    for (const auto& [var, v] : b.attrs.items) env.attrs[std::string(var)] = v;
     for (const Let& let : body_->lets) {
       auto args = resolve(env, let.args);
       auto v = find_let(let.fn)->compute(args);
@@ -233,8 +283,8 @@ class CompiledRule {
   // mul-div-assoc would turn (c + 1) / 2 * 1 into (c + 1) * (1 / 2) = 0.
   bool floating(const TensorEGraph& g, const Binding& b) const {
     for (const auto& v : value_vars_) {
-      auto it = b.tensors.find(v);
-      if (it != b.tensors.end() && !ir::is_float(g[it->second].data.type.dtype)) return false;
+      const Id* bound = b.tensors.find(v);
+      if (bound && !ir::is_float(g[*bound].data.type.dtype)) return false;
     }
     return true;
   }
@@ -272,7 +322,7 @@ class CompiledRule {
     };
     switch (p.kind) {
       case Pat::Kind::Var: {
-        if (auto it = b.tensors.find(p.var); it != b.tensors.end()) return typed(it->second);
+        if (const Id* bound = b.tensors.find(p.var)) return typed(*bound);
         auto v = env.attrs.at(p.var);
         if (!v) return std::nullopt;
         return typed(g.add(TensorNode::constant(constant(ctx, literal_tensor(*v, true)))));
@@ -321,11 +371,12 @@ class CompiledRule {
       const std::string& name = vars.name(egraph::make_var(i));
       if (name.starts_with("?#")) continue;  // a literal's hidden variable
       Id id = s[egraph::make_var(i)];
-      if (id != egraph::kInvalidId) b0.tensors[name] = g.find(id);
+      if (id != egraph::kInvalidId) b0.tensors.set(name, g.find(id));
     }
     // A single left side may name its root (`?y = (conv ...)`) to read the
     // matched class's facts: the search binds no variable for it.
-    if (body_->lhs.size() == 1 && !body_->lhs[0].first.empty()) b0.tensors[body_->lhs[0].first] = g.find(root);
+    if (body_->lhs.size() == 1 && !body_->lhs[0].first.empty())
+      b0.tensors.set(body_->lhs[0].first, g.find(root));
     std::vector<std::pair<const Pat*, Id>> todo;
     for (const auto& [root_var, pat] : body_->lhs)
       todo.emplace_back(&pat, root_var.empty() ? root : b0.tensors.at(root_var));
