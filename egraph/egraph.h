@@ -92,8 +92,9 @@ class EGraph {
   // Asserts that two classes are equal. Returns false if they already were.
   bool merge(Id a, Id b) {
     if (explain_) return merge_impl(a, b, Justification{explain_->intern_reason("union"), true});
-    if (uf_.find_mut(a) == uf_.find_mut(b)) return false;  // the common case, inline
-    return merge_impl(a, b, Justification{});
+    Id ra = uf_.find_mut(a), rb = uf_.find_mut(b);
+    if (ra == rb) return false;  // the common case, inline
+    return merge_roots(ra, rb, a, b, Justification{});
   }
 
   // As merge, recording `reason` for explanations: term(a) -> term(b) by the
@@ -276,6 +277,11 @@ class EGraph {
     Id a = uf_.find_mut(a_raw);
     Id b = uf_.find_mut(b_raw);
     if (a == b) return false;
+    return merge_roots(a, b, a_raw, b_raw, why);
+  }
+
+  // merge_impl of the distinct roots a and b of a_raw and b_raw.
+  bool merge_roots(Id a, Id b, Id a_raw, Id b_raw, Justification why) {
     if (explain_) explain_->link(a_raw, b_raw, why);
     if (classes_[index(a)].parents.size() < classes_[index(b)].parents.size()) std::swap(a, b);
     Class& ca = classes_[index(a)];

@@ -171,26 +171,43 @@ class Program {
 
   // Writes matches into `out` through raw pointers: the buffers grow by
   // doubling (zero-filled once per growth, not per match) and are cut to
-  // the matches written by finish().
+  // the matches written by finish(). What a match copies (the variables'
+  // registers, the root's) is held here, not read through the program per
+  // match.
   template <class G>
   struct Yield {
-    const Program* prog;
     SearchMatches* out;
     std::size_t limit;
-    std::size_t n;  // matches in `out`
+    std::size_t n;    // matches in `out`
+    std::size_t cap;  // matches `out` has room for
+    const std::uint32_t* var_reg;
     std::size_t nv;
+    std::uint32_t root_reg;  // a multi-pattern's root register, else kNoReg
+    Id* roots;
+    Id* substs;
     Yield(const Program* p, SearchMatches* o, std::size_t lim)
-        : prog(p), out(o), limit(lim), n(o->roots.size()), nv(p->var_reg_.size()) {}
+        : out(o),
+          limit(lim),
+          n(o->roots.size()),
+          cap(n),
+          var_reg(p->var_reg_.data()),
+          nv(p->var_reg_.size()),
+          root_reg(p->root_ == RootKind::Multi ? p->multi_root_reg_ : kNoReg),
+          roots(o->roots.data()),
+          substs(o->substs.data()) {}
     bool operator()(const Id* regs, Id root) {
-      if (n == out->roots.size()) {
-        std::size_t cap = std::max<std::size_t>(64, 2 * n);
-        out->roots.resize(cap);
-        out->substs.resize(cap * nv);
-      }
-      out->roots[n] = prog->root_ == RootKind::Multi ? regs[prog->multi_root_reg_] : root;
-      Id* dst = out->substs.data() + n * nv;
-      for (std::uint32_t r : prog->var_reg_) *dst++ = regs[r];
+      if (n == cap) grow();
+      roots[n] = root_reg == kNoReg ? root : regs[root_reg];
+      Id* dst = substs + n * nv;
+      for (std::size_t v = 0; v < nv; ++v) dst[v] = regs[var_reg[v]];
       return ++n < limit;
+    }
+    void grow() {
+      cap = std::max<std::size_t>(64, 2 * n);
+      out->roots.resize(cap);
+      out->substs.resize(cap * nv);
+      roots = out->roots.data();
+      substs = out->substs.data();
     }
     void finish() {
       out->roots.resize(n);

@@ -186,7 +186,10 @@ class Rewrite {
   // The pattern applier without explanations, in batches: for each term of
   // the right side, every match's node is hashed and its hashcons slot
   // prefetched before any is looked up, so the memory latency of the
-  // lookups overlaps. Unions follow once per batch, in match order.
+  // lookups overlaps. Unions follow once per batch, in match order. A
+  // child is read where it is (a match's variable, or the class of an
+  // earlier term for each match of the batch: rhs_sources_), one child
+  // position at a time over the batch.
   std::size_t apply_batched(Graph& g, const SearchMatches& matches, std::size_t first, std::size_t last) const {
     constexpr std::size_t kBatch = 16;
     const PatternAst<N>& pat = rhs_.front().second;
@@ -199,6 +202,11 @@ class Rewrite {
     std::array<bool, kBatch> ok;
     ok.fill(true);
     std::size_t changed = 0;
+    // Where source `s` of match j of the batch is: base[j * stride].
+    auto locate = [&](Source s, const Id* subst) -> std::pair<const Id*, std::size_t> {
+      if (s.from_match) return {subst + s.index, nv};
+      return {ids.data() + s.index * kBatch, 1};
+    };
     for (std::size_t base = first; base < last; base += kBatch) {
       const std::size_t m = std::min(kBatch, last - base);
       const Id* subst = matches.substs.data() + base * nv;
@@ -213,28 +221,28 @@ class Rewrite {
           }
         }
       }
+      const Source* src = rhs_sources_.data();
       for (std::size_t t = 0; t < T; ++t) {
         const auto& term = pat.terms[t];
+        if (term.is_var) continue;
         Id* out = ids.data() + t * kBatch;
-        if (term.is_var) {
-          for (std::size_t j = 0; j < m; ++j) out[j] = subst[j * nv + index(term.var)];
-          continue;
-        }
         const std::size_t unions = g.union_count();
-        for (std::size_t j = 0; j < m; ++j) {
-          if (!ok[j]) continue;
-          nodes[j] = term.node;
-          for (Id& c : nodes[j].children()) c = ids[index(c) * kBatch + j];
-          hashes[j] = g.prepare(nodes[j]);
+        for (std::size_t j = 0; j < m; ++j) nodes[j] = term.node;
+        const std::size_t arity = term.node.children().size();
+        for (std::size_t k = 0; k < arity; ++k, ++src) {
+          auto [from, stride] = locate(*src, subst);
+          for (std::size_t j = 0; j < m; ++j) nodes[j].children()[k] = from[j * stride];
         }
+        for (std::size_t j = 0; j < m; ++j)
+          if (ok[j]) hashes[j] = g.prepare(nodes[j]);
         // Only adds happen between prepare and add_prepared (children stay
         // canonical), unless an analysis's modify unions.
         for (std::size_t j = 0; j < m; ++j)
           if (ok[j]) out[j] = g.add_prepared(nodes[j], hashes[j], g.union_count() != unions);
       }
-      const Id* top = ids.data() + (T - 1) * kBatch;
+      auto [top, stride] = locate(rhs_top_, subst);
       for (std::size_t j = 0; j < m; ++j)
-        if (ok[j]) changed += g.merge(matches.roots[base + j], top[j]);
+        if (ok[j]) changed += g.merge(matches.roots[base + j], top[j * stride]);
     }
     return changed;
   }
@@ -257,6 +265,12 @@ class Rewrite {
 
  private:
   enum class ApplierKind { Pattern, MultiPattern, Custom };
+  // A child of a right-side term, for apply_batched: a variable of the
+  // match (from_match) or the class an earlier term of the right side made.
+  struct Source {
+    bool from_match = false;
+    std::uint32_t index = 0;  // the variable, or the term
+  };
 
   explicit Rewrite(std::string name) : name_(std::move(name)) {}
 
@@ -275,6 +289,18 @@ class Rewrite {
               {},
               "rule '" + name_ + "': variable " + vars_.name(v) + " on the right side is not bound by the left side"});
     }
+    if (applier_ == ApplierKind::Pattern) {
+      // Each node term's children, then the top, as apply_batched reads them.
+      const PatternAst<N>& pat = rhs_.front().second;
+      auto source = [&](Id term) {
+        const auto& t = pat[term];
+        return t.is_var ? Source{true, index(t.var)} : Source{false, index(term)};
+      };
+      for (const auto& t : pat.terms)
+        if (!t.is_var)
+          for (Id c : t.node.children()) rhs_sources_.push_back(source(c));
+      rhs_top_ = source(pat.root());
+    }
     if (multi_) {
       program_ = Program<N>::compile_multi(lhs_, vars_.size());
     } else {
@@ -292,6 +318,8 @@ class Rewrite {
   CustomApplier<N, A> custom_;
   std::vector<Condition<N, A>> conditions_;
   Program<N> program_;
+  std::vector<Source> rhs_sources_;  // the pattern applier's (finish)
+  Source rhs_top_;
 };
 
 }  // namespace refinery::egraph

@@ -1,7 +1,8 @@
 // The math test language of egg's tests/math.rs: + - * / pow ln sqrt sin cos,
-// d (derivative) and i (integral), constants and symbols. Symbols of up to
-// eight characters are stored inline, so a node is 24 bytes and needs no
-// symbol table.
+// d (derivative) and i (integral), constants and symbols. A leaf has no
+// children and an operator no payload, so the two share one 8-byte field:
+// a node is 12 bytes (egg's enum of two ids is 12 too), and symbols of up
+// to eight characters are stored inline, without a symbol table.
 #pragma once
 
 #include <array>
@@ -45,21 +46,19 @@ inline constexpr std::array<OpInfo, 11> kOps{{{MathOp::Diff, "d", 2},
 struct MathNode {
   MathOp op = MathOp::Constant;
   std::uint8_t arity = 0;
+  // An operator's children; a leaf's payload (a constant's double bits, a
+  // symbol's characters) as two words, high word first, so that comparing
+  // the two in order compares the payload as one number.
   std::array<Id, 2> kids{};
-  std::uint64_t payload = 0;  // constant: the double's bits; symbol: up to 8 chars
 
   static MathNode constant(double v) {
     if (v == 0.0) v = 0.0;  // one zero: -0 and +0 are the same constant
-    MathNode n;
-    n.op = MathOp::Constant;
-    n.payload = std::bit_cast<std::uint64_t>(v);
-    return n;
+    return leaf(MathOp::Constant, std::bit_cast<std::uint64_t>(v));
   }
   static MathNode symbol(std::string_view name) {
-    MathNode n;
-    n.op = MathOp::Symbol;
-    std::memcpy(&n.payload, name.data(), name.size());
-    return n;
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, name.data(), name.size());
+    return leaf(MathOp::Symbol, bits);
   }
   static MathNode make(MathOp op, std::span<const Id> children) {
     MathNode n;
@@ -72,10 +71,12 @@ struct MathNode {
   bool is_constant() const { return op == MathOp::Constant; }
   bool is_symbol() const { return op == MathOp::Symbol; }
   bool is_leaf() const { return arity == 0; }
-  double value() const { return std::bit_cast<double>(payload); }
+  std::uint64_t payload() const { return std::uint64_t{index(kids[0])} << 32 | index(kids[1]); }
+  double value() const { return std::bit_cast<double>(payload()); }
   std::string symbol_name() const {
     char buf[9] = {};
-    std::memcpy(buf, &payload, 8);
+    std::uint64_t bits = payload();
+    std::memcpy(buf, &bits, 8);
     return buf;
   }
 
@@ -83,12 +84,10 @@ struct MathNode {
   std::span<Id> children() { return {kids.data(), arity}; }
   std::span<const Id> children() const { return {kids.data(), arity}; }
   std::uint32_t op_key() const { return static_cast<std::uint32_t>(op); }
-  bool same_op(const MathNode& o) const { return op == o.op && payload == o.payload && arity == o.arity; }
+  // Same operator and arity; a leaf's payload too (an operator's is empty).
+  bool same_op(const MathNode& o) const { return op == o.op && arity == o.arity && (arity != 0 || kids == o.kids); }
   std::uint64_t hash() const {
-    std::uint64_t h = hash_combine(static_cast<std::uint64_t>(op), payload);
-    if (arity > 0) h = hash_combine(h, index(kids[0]));
-    if (arity > 1) h = hash_combine(h, index(kids[1]));
-    return hash_finalize(h);
+    return hash_mix(static_cast<std::uint64_t>(op) << 8 | arity, std::uint64_t{index(kids[0])} << 32 | index(kids[1]));
   }
   std::string op_string() const {
     if (op == MathOp::Constant) return fmt::format("{}", value());
@@ -97,12 +96,12 @@ struct MathNode {
       if (info.op == op) return std::string(info.name);
     return "?";
   }
-  bool operator==(const MathNode& o) const {
-    return op == o.op && arity == o.arity && payload == o.payload && kids[0] == o.kids[0] && kids[1] == o.kids[1];
-  }
+  bool operator==(const MathNode& o) const { return op == o.op && arity == o.arity && kids == o.kids; }
+  // Operator, arity, then the children or the payload: the order of the
+  // former 24-byte layout (operator, payload, arity, children), as an
+  // operator's arity is fixed and only leaves carry a payload.
   std::strong_ordering operator<=>(const MathNode& o) const {
     if (auto c = op <=> o.op; c != 0) return c;
-    if (auto c = payload <=> o.payload; c != 0) return c;
     if (auto c = arity <=> o.arity; c != 0) return c;
     if (auto c = kids[0] <=> o.kids[0]; c != 0) return c;
     return kids[1] <=> o.kids[1];
@@ -125,6 +124,15 @@ struct MathNode {
     if (atom.size() > 8) return std::unexpected(fmt::format("symbol '{}' is longer than 8 characters", atom));
     return symbol(atom);
   }
+
+ private:
+  static MathNode leaf(MathOp op, std::uint64_t payload) {
+    MathNode n;
+    n.op = op;
+    n.kids = {Id{static_cast<std::uint32_t>(payload >> 32)}, Id{static_cast<std::uint32_t>(payload)}};
+    return n;
+  }
 };
+static_assert(sizeof(MathNode) == 12);
 
 }  // namespace refinery::egraph::math

@@ -1,6 +1,10 @@
 // egg's math suite: every goal egg proves is proved here.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <bit>
+#include <cstdint>
+
 #include "tests/egraph/math_suite.h"
 
 namespace refinery::egraph::math {
@@ -16,6 +20,26 @@ TEST_P(MathSuite, ProvesGoalLikeEgg) {
 
 INSTANTIATE_TEST_SUITE_P(Egg, MathSuite, ::testing::ValuesIn(math_cases()),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// The 12-byte node orders as the 24-byte one did (operator, then a leaf's
+// payload as one number or an operator's children), so a class's sorted
+// nodes and every result built on them are unchanged.
+TEST(MathNode, OrdersPayloadsAsNumbersAndOperatorsByChildren) {
+  auto bits = [](std::uint64_t b) { return MathNode::constant(std::bit_cast<double>(b)); };
+  EXPECT_LT(bits(0x0000'0000'ffff'ffffULL), bits(0x0000'0001'0000'0000ULL));
+  EXPECT_LT(MathNode::constant(1.0), MathNode::constant(2.0));
+  EXPECT_EQ(bits(0x0000'0001'0000'0002ULL).payload(), 0x0000'0001'0000'0002ULL);
+  EXPECT_EQ(MathNode::symbol("abcdefgh").symbol_name(), "abcdefgh");
+  EXPECT_NE(MathNode::symbol("x"), MathNode::symbol("y"));
+  const Id a{1}, b{2};
+  EXPECT_LT(MathNode::make(MathOp::Add, std::array{a, b}), MathNode::make(MathOp::Add, std::array{b, a}));
+  EXPECT_LT(MathNode::make(MathOp::Add, std::array{b, b}), MathNode::make(MathOp::Mul, std::array{a, a}));
+  EXPECT_LT(MathNode::make(MathOp::Cos, std::array{b}), MathNode::constant(0.0));
+  EXPECT_TRUE(MathNode::constant(3.0).same_op(MathNode::constant(3.0)));
+  EXPECT_FALSE(MathNode::constant(3.0).same_op(MathNode::constant(4.0)));
+  EXPECT_TRUE(MathNode::make(MathOp::Add, std::array{a, b}).same_op(MathNode::make(MathOp::Add, std::array{b, a})));
+  EXPECT_NE(MathNode::make(MathOp::Add, std::array{a, b}).hash(), MathNode::make(MathOp::Add, std::array{b, a}).hash());
+}
 
 TEST(MathSuite, AssociateAddsEndsWith127Classes) {
   MathCase mc = math_cases().front();
