@@ -240,12 +240,55 @@ TEST(Ilp, LazyCycleCutsBreakLongFreeCycles) {
   p.roots = {0};
   // Without the reduction (its bound step alone would drop the costlier
   // leaves and leave no cycle to cut).
-  IlpResult r =
-      extract_ilp(p, {.time_limit_s = 5, .reduce = false, .condensed_share = 0, .max_enumerated_component = 4});
+  // Nor the entry choices, which give the whole cycle its entry cut.
+  IlpResult r = extract_ilp(p, {.time_limit_s = 5,
+                                .reduce = false,
+                                .entry_choices = false,
+                                .condensed_share = 0,
+                                .max_enumerated_component = 4});
   EXPECT_EQ(r.status, IlpStatus::Optimal);
   ASSERT_EQ(check_solution(p, r.solution), "");
   EXPECT_NEAR(r.cost, 5, 1e-9);  // class 0's own leaf: every other way out costs more
   EXPECT_GE(r.rounds, 2u);       // the first answer was the free cycle
+}
+
+// A value V and its negation N, each computed by a subtraction of the
+// same two costly inputs (A - B and B - A) or by negating the other, as the
+// e-graphs of squeezenet have them; V also has a costly way of its own, so
+// no requirement cut says every computation of V needs A. The relaxation
+// without the entry choices computes V half by A - B and half as -N, N half
+// by B - A: each subtraction at one half, so A and B at one half, and pays
+// half of the two inputs. With them, entering {V, N} picks one subtraction
+// whole, which needs A and B whole.
+Problem negation_pair(std::uint32_t layers) {
+  Problem p;
+  p.classes = {{leaf(0)}};  // the input
+  std::uint32_t below = 0;
+  for (std::uint32_t l = 0; l < layers; ++l) {
+    const auto v = static_cast<std::uint32_t>(p.classes.size()), n = v + 1, a = v + 2, b = v + 3;
+    p.classes.push_back({node(0.1, {a, b}), node(0.1, {n}), node(100, {below})});  // V
+    p.classes.push_back({node(0.1, {a, b}), node(0.1, {v})});                      // N
+    p.classes.push_back({node(10, {below})});                                        // A
+    p.classes.push_back({node(10, {below})});                                        // B
+    below = v;
+  }
+  p.roots = {below};
+  return p;
+}
+
+TEST(Ilp, EntryChoicesPayBothInputsOfASubtractionSharedByANegationPair) {
+  Problem p = negation_pair(4);
+  const double optimum = 4 * 20.1;  // each layer: A, B and V = A - B
+  IlpOptions relaxation{.reduce = false, .requirement_cuts = true, .condensed_share = 0, .relaxation_only = true};
+  IlpResult with = extract_ilp(p, relaxation);
+  relaxation.entry_choices = false;
+  IlpResult without = extract_ilp(p, relaxation);
+  for (const IlpResult* r : {&with, &without}) {
+    ASSERT_EQ(check_solution(p, r->solution), "");
+    EXPECT_NEAR(r->cost, optimum, 1e-9);  // greedy's answer
+  }
+  EXPECT_GE(with.bound, optimum - 1e-6);
+  EXPECT_LT(without.bound, 0.6 * optimum);
 }
 
 }  // namespace
