@@ -8,6 +8,7 @@
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <limits>
 #include <memory>
 
 #include "extract/greedy.h"
@@ -147,22 +148,17 @@ class Model {
     first_x_.assign(n + 1, 0);
     for (std::size_t c = 0; c < n; ++c) first_x_[c + 1] = first_x_[c] + q.classes[c].size();
     a0_ = static_cast<int>(first_x_[n]);
-    Cbc_Model* m = model_.get();
-    Cbc_setLogLevel(m, 0);
-    // CBC 2.10 crashes in CglPreProcess::postProcess when its time limit hits
-    // during preprocessing (Debian 12 build); reduce() does the useful part.
-    Cbc_setParameter(m, "preprocess", "off");
     for (std::size_t c = 0; c < n; ++c)
       for (const Candidate& cand : q.classes[c])
-        Cbc_addCol(m, col_name(), 0, 1, cand.cost * scale, 1, 0, nullptr, nullptr);
-    for (std::size_t c = 0; c < n; ++c) Cbc_addCol(m, col_name(), required[c] ? 1 : 0, 1, 0, 0, 0, nullptr, nullptr);
+        add_col(0, 1, cand.cost * scale, true);
+    for (std::size_t c = 0; c < n; ++c) add_col(required[c] ? 1 : 0, 1, 0, false);
     int t = a0_ + static_cast<int>(n);
     t_.assign(n, -1);
     if (levels)
       for (std::size_t c = 0; c < n; ++c)
         if (comp_size[comp[c]] > 1) {
           t_[c] = t++;
-          Cbc_addCol(m, col_name(), 0, comp_size[comp[c]] - 1.0, 0, 0, 0, nullptr, nullptr);
+          add_col(0, comp_size[comp[c]] - 1.0, 0, false);
         }
     // A use variable per component of several classes (1 when any of its
     // classes is active); a one-class component's is its class's activity.
@@ -172,9 +168,8 @@ class Model {
     for (std::size_t s = 0; s < comp_size.size(); ++s)
       if (u_[s] < 0) {
         u_[s] = t++;
-        Cbc_addCol(m, col_name(), 0, 1, 0, 0, 0, nullptr, nullptr);
+        add_col(0, 1, 0, false);
       }
-    num_cols_ = t;
     std::vector<int> cols;
     std::vector<double> coefs;
     for (std::size_t c = 0; c < n; ++c) {
@@ -186,7 +181,7 @@ class Model {
       }
       cols.push_back(a0_ + static_cast<int>(c));
       coefs.push_back(-1);
-      Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'E', 0);
+      add_row(static_cast<int>(cols.size()), cols.data(), coefs.data(), 'E', 0);
       // For each class k a candidate of c needs: the candidates of c that
       // need k sum to at most a_k (one row per pair, not per candidate: at
       // most one candidate of c is chosen, and the aggregate is a much
@@ -199,7 +194,7 @@ class Model {
       for_each_key(uses, cols, coefs, [&](std::uint32_t kid) {
         cols.push_back(a0_ + static_cast<int>(kid));
         coefs.push_back(-1);
-        Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'L', 0);
+        add_row(static_cast<int>(cols.size()), cols.data(), coefs.data(), 'L', 0);
       });
       for (std::size_t i = 0; i < q.classes[c].size(); ++i) {
         int x = static_cast<int>(first_x_[c] + i);
@@ -209,21 +204,68 @@ class Model {
             double big = comp_size[comp[c]];
             int ct[3] = {t_[c], t_[k], x};
             double vt[3] = {1, -1, -big};
-            Cbc_addRow(m, "", 3, ct, vt, 'G', 1 - big);
+            add_row(3, ct, vt, 'G', 1 - big);
           }
         }
       }
     }
   }
 
-  // CBC reads a MIP start by column name: every column needs its own.
-  const char* col_name() {
-    name_ = "c" + std::to_string(next_col_++);
-    return name_.c_str();
+  // Columns and rows are gathered here and given to CBC at once when the
+  // model is first used (get()): CBC 2.10's Cbc_addRow copies the matrix
+  // on every call, which took seconds of the time limit on the zoo's
+  // e-graphs before the solver started.
+  int add_col(double lb, double ub, double obj, bool integer) {
+    col_lb_.push_back(lb);
+    col_ub_.push_back(ub);
+    obj_.push_back(obj);
+    integer_.push_back(integer ? 1 : 0);
+    return num_cols_++;
+  }
+  void add_row(int nz, const int* cols, const double* coefs, char sense, double rhs) {
+    for (int j = 0; j < nz; ++j) entries_.push_back({cols[j], static_cast<int>(row_lb_.size()), coefs[j]});
+    row_lb_.push_back(sense == 'L' ? -COIN_DBL_MAX_ : rhs);
+    row_ub_.push_back(sense == 'G' ? COIN_DBL_MAX_ : rhs);
   }
 
   int x(std::uint32_t c, std::size_t i) const { return static_cast<int>(first_x_[c] + i); }
-  Cbc_Model* get() { return model_.get(); }
+  // The candidate of column xi (a candidate's column).
+  const Candidate& candidate_of(int xi) const {
+    auto c = static_cast<std::size_t>(std::upper_bound(first_x_.begin(), first_x_.end(), static_cast<std::size_t>(xi)) -
+                                      first_x_.begin() - 1);
+    return q_.classes[c][static_cast<std::size_t>(xi) - first_x_[c]];
+  }
+  // The CBC model, loaded with every column and row added so far on the
+  // first call; none may be added after it.
+  Cbc_Model* get() {
+    Cbc_Model* m = model_.get();
+    if (loaded_) return m;
+    loaded_ = true;
+    std::sort(entries_.begin(), entries_.end(),
+              [](const Entry& a, const Entry& b) { return a.col != b.col ? a.col < b.col : a.row < b.row; });
+    std::vector<CoinBigIndex> start(static_cast<std::size_t>(num_cols_) + 1, 0);
+    std::vector<int> index(entries_.size());
+    std::vector<double> value(entries_.size());
+    for (std::size_t e = 0; e < entries_.size(); ++e) {
+      ++start[static_cast<std::size_t>(entries_[e].col) + 1];
+      index[e] = entries_[e].row;
+      value[e] = entries_[e].coef;
+    }
+    for (std::size_t j = 0; j < static_cast<std::size_t>(num_cols_); ++j) start[j + 1] += start[j];
+    Cbc_loadProblem(m, num_cols_, static_cast<int>(row_lb_.size()), start.data(), index.data(), value.data(),
+                    col_lb_.data(), col_ub_.data(), obj_.data(), row_lb_.data(), row_ub_.data());
+    // CBC reads a MIP start by column name: every column needs its own.
+    for (int j = 0; j < num_cols_; ++j) {
+      Cbc_setColName(m, j, ("c" + std::to_string(j)).c_str());
+      if (integer_[static_cast<std::size_t>(j)]) Cbc_setInteger(m, j);
+    }
+    Cbc_setLogLevel(m, 0);
+    // CBC 2.10 crashes in CglPreProcess::postProcess when its time limit hits
+    // during preprocessing (Debian 12 build); reduce() does the useful part.
+    Cbc_setParameter(m, "preprocess", "off");
+    std::vector<Entry>().swap(entries_);
+    return m;
+  }
 
   // Use cuts of each component S of more than one class: a class c outside
   // S whose chosen candidate needs a class of S makes S entered (a chosen
@@ -257,7 +299,7 @@ class Model {
           cols.push_back(col);
           coefs.push_back(-1);
         }
-        Cbc_addRow(model_.get(), "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'L', 0);
+        add_row(static_cast<int>(cols.size()), cols.data(), coefs.data(), 'L', 0);
       });
     }
   }
@@ -291,7 +333,6 @@ class Model {
         if (std::none_of(kids.begin(), kids.end(), [&](std::uint32_t k) { return comp_[k] == comp_[c]; }))
           entering[comp_[c]].push_back(x(c, i));
       }
-    Cbc_Model* m = model_.get();
     std::vector<int> cols;
     std::vector<double> coefs;
     // Rows "S used and entered" from column `from`, for the nearest of `set`.
@@ -306,22 +347,23 @@ class Model {
         if (skip != nullptr && ((skip[s / 64] >> (s % 64)) & 1)) continue;
         int two[2] = {u_[s], from};
         double signs[2] = {1, -1};
-        Cbc_addRow(m, "", 2, two, signs, 'G', 0);
+        add_row(2, two, signs, 'G', 0);
         if (comp_size_[s] == 1) continue;  // entering one class is its activity
         cols = entering[s];
         coefs.assign(cols.size(), 1);
         cols.push_back(from);
         coefs.push_back(-1);
-        Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
+        add_row(static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
       }
     };
     std::vector<std::uint64_t> own(words);
+    u_linked_ = true;
     for (std::uint32_t s = 0; s < num_comps; ++s) {
       if (comp_size_[s] > 1) {
         for (std::uint32_t c : members[s]) {
           int two[2] = {u_[s], a0_ + static_cast<int>(c)};
           double signs[2] = {1, -1};
-          Cbc_addRow(m, "", 2, two, signs, 'G', 0);
+          add_row(2, two, signs, 'G', 0);
         }
       }
       rows_from(u_[s], common.data() + s * words, nullptr);
@@ -399,7 +441,7 @@ class Model {
             cols.push_back(col);
             coefs.push_back(-1);
           }
-          Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
+          add_row(static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
           if (comp_size_[s] == 1) continue;
           cols = entering[s];
           coefs.assign(cols.size(), 1);
@@ -407,9 +449,69 @@ class Model {
             cols.push_back(col);
             coefs.push_back(-1);
           }
-          Cbc_addRow(m, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
+          add_row(static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
         }
       }
+    }
+  }
+
+  // Entry choices: an acyclic answer that uses a component S of several
+  // classes enters it through at least one chosen entering candidate (one
+  // that needs no class of S); pick one, y_i (continuous, added here):
+  // the y of S sum to u_S, y_i <= x_i, and a kid k of the picked one is
+  // active: the y of S's candidates that need k sum to at most a_k. This is
+  // the condensed relaxation (reduce.h) inside the model. Without it, a
+  // value and its negation (or layout) each entered half by the same
+  // subtraction need that subtraction's inputs only at one half: the
+  // per-class rows bound a_k by each class's own use, never by the sum over
+  // the component, and the cost paid halves at every such pair.
+  void add_entry_choices() {
+    const std::size_t n = q_.classes.size(), num_comps = comp_size_.size();
+    std::vector<std::vector<int>> entering(num_comps);
+    for (std::uint32_t c = 0; c < n; ++c) {
+      if (comp_size_[comp_[c]] < 2) continue;
+      for (std::size_t i = 0; i < q_.classes[c].size(); ++i) {
+        const auto& kids = q_.classes[c][i].kids;
+        if (std::none_of(kids.begin(), kids.end(), [&](std::uint32_t k) { return comp_[k] == comp_[c]; }))
+          entering[comp_[c]].push_back(x(c, i));
+      }
+    }
+    if (!u_linked_)  // u_S >= a_c, as add_requirement_cuts states them
+      for (std::uint32_t c = 0; c < n; ++c)
+        if (comp_size_[comp_[c]] > 1) {
+          int two[2] = {u_[comp_[c]], a0_ + static_cast<int>(c)};
+          double signs[2] = {1, -1};
+          add_row(2, two, signs, 'G', 0);
+        }
+    y_of_x_.clear();
+    std::vector<int> cols;
+    std::vector<double> coefs;
+    std::vector<std::pair<std::uint32_t, int>> uses;  // kid, y column
+    for (std::uint32_t s = 0; s < num_comps; ++s) {
+      if (comp_size_[s] < 2 || entering[s].empty()) continue;
+      cols.clear();
+      coefs.clear();
+      uses.clear();
+      for (int xi : entering[s]) {
+        int y = add_col(0, 1, 0, false);
+        y_of_x_.emplace_back(xi, y);
+        int two[2] = {y, xi};
+        double signs[2] = {1, -1};
+        add_row(2, two, signs, 'L', 0);
+        cols.push_back(y);
+        coefs.push_back(1);
+        for (std::uint32_t k : candidate_of(xi).kids) uses.push_back({k, y});
+      }
+      cols.push_back(u_[s]);
+      coefs.push_back(-1);
+      add_row(static_cast<int>(cols.size()), cols.data(), coefs.data(), 'E', 0);
+      std::sort(uses.begin(), uses.end());
+      uses.erase(std::unique(uses.begin(), uses.end()), uses.end());
+      for_each_key(uses, cols, coefs, [&](std::uint32_t kid) {
+        cols.push_back(a0_ + static_cast<int>(kid));
+        coefs.push_back(-1);
+        add_row(static_cast<int>(cols.size()), cols.data(), coefs.data(), 'L', 0);
+      });
     }
   }
 
@@ -435,7 +537,7 @@ class Model {
     coefs.back() = -1;
     for (std::uint32_t j : in) {
       cols.back() = a0_ + static_cast<int>(j);
-      Cbc_addRow(model_.get(), "", static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
+      add_row(static_cast<int>(cols.size()), cols.data(), coefs.data(), 'G', 0);
     }
   }
 
@@ -450,15 +552,25 @@ class Model {
       if (levels_ && t_[c] >= 0) values[static_cast<std::size_t>(t_[c])] = level[c];
       if (s.choice[c] != kUnchosen) values[static_cast<std::size_t>(u_[comp_[c]])] = 1;
     }
+    // One chosen entering candidate per component used: its y.
+    std::vector<std::uint8_t> picked(comp_size_.size(), 0);
+    for (const auto& [xi, y] : y_of_x_) {
+      auto c = static_cast<std::uint32_t>(
+          std::upper_bound(first_x_.begin(), first_x_.end(), static_cast<std::size_t>(xi)) - first_x_.begin() - 1);
+      if (values[static_cast<std::size_t>(xi)] > 0.5 && !picked[comp_[c]]) {
+        picked[comp_[c]] = 1;
+        values[static_cast<std::size_t>(y)] = 1;
+      }
+    }
     std::vector<int> idx(values.size());
     for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int>(i);
-    Cbc_setMIPStartI(model_.get(), static_cast<int>(idx.size()), idx.data(), values.data());
+    Cbc_setMIPStartI(get(), static_cast<int>(idx.size()), idx.data(), values.data());
   }
 
   // The chosen candidates, or nothing when CBC has no solution.
   std::optional<Solution> solution() {
-    const double* v = Cbc_getColSolution(model_.get());
-    if (v == nullptr || Cbc_getNumCols(model_.get()) != num_cols_) return std::nullopt;
+    const double* v = Cbc_getColSolution(get());
+    if (v == nullptr || Cbc_getNumCols(get()) != num_cols_) return std::nullopt;
     Solution s{std::vector<std::int32_t>(q_.classes.size(), kUnchosen)};
     for (std::uint32_t c = 0; c < q_.classes.size(); ++c)
       for (std::size_t i = 0; i < q_.classes[c].size(); ++i)
@@ -475,8 +587,17 @@ class Model {
   std::vector<std::size_t> first_x_;
   std::vector<int> t_, u_;
   int a0_ = 0, num_cols_ = 0;
-  int next_col_ = 0;
-  std::string name_;
+  bool u_linked_ = false;  // rows u_S >= a_c added
+  std::vector<std::pair<int, int>> y_of_x_;  // (x column, y column) of each entering candidate, by component
+  struct Entry {
+    int col, row;
+    double coef;
+  };
+  static constexpr double COIN_DBL_MAX_ = std::numeric_limits<double>::max();
+  std::vector<double> col_lb_, col_ub_, obj_, row_lb_, row_ub_;
+  std::vector<std::uint8_t> integer_;
+  std::vector<Entry> entries_;
+  bool loaded_ = false;
 };
 
 void set_parameters(Cbc_Model* m, const IlpOptions& options) {
@@ -643,6 +764,7 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
     for (const auto& cycle : cuts) model.forbid(cycle);
     if (!levels_mode) model.add_use_cuts();
     if (options.requirement_cuts) model.add_requirement_cuts();
+    if (options.entry_choices) model.add_entry_choices();
     if (have_incumbent) model.warm_start(incumbent);
     Cbc_Model* m = model.get();
     set_parameters(m, options);

@@ -8,8 +8,10 @@
 // small component up front, the cycles of larger ones added lazily: solve,
 // forbid the cycles the answer has, solve again) or by order variables.
 // Requirement cuts make every component a class cannot be computed without
-// used and entered wherever the class is, and a first bound comes from the
-// condensed relaxation (reduce.h), solved on its own first.
+// used and entered wherever the class is, entry choices pick one entering
+// candidate of each component used and pay its kids whole, and a first
+// bound comes from the condensed relaxation (reduce.h), solved on its own
+// first.
 // Warm-started from the greedy DAG answer and bounded in CPU time; never
 // returns a cyclic or incomplete solution, nor one costlier than greedy's.
 #pragma once
@@ -37,6 +39,9 @@ struct IlpOptions {
   // Rows that make each component every computation of a class needs used
   // and entered wherever that class is (see ilp.cpp, add_requirement_cuts).
   bool requirement_cuts = true;
+  // Rows that pick one entering candidate of each component used and
+  // require its kids (see ilp.cpp, add_entry_choices).
+  bool entry_choices = true;
   // Share of the time limit for a first bound from the condensed relaxation
   // (reduce.h, condensed); 0: none.
   double condensed_share = 0.2;

@@ -1,6 +1,6 @@
 // Extractors compared on real e-graphs.
 //
-//   bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts]
+//   bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts] [--no-entry-choices]
 //                     [--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]... FILE.json...
 //       reads each file back as a flat problem and runs tree greedy, DAG
 //       greedy and the ILP, one line each: sizes before and after the
@@ -30,7 +30,7 @@ using namespace refinery;
 
 int usage() {
   fmt::print(stderr,
-             "usage: bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts] "
+             "usage: bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts] [--no-entry-choices] "
              "[--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]... FILE.json...\n");
   return 2;
 }
@@ -115,6 +115,8 @@ int main(int argc, char** argv) {
       acyclicity = args[++i];
     else if (args[i] == "--no-requirement-cuts")
       options.requirement_cuts = false;
+    else if (args[i] == "--no-entry-choices")
+      options.entry_choices = false;
     else if (args[i] == "--condensed-share" && i + 1 < args.size())
       options.condensed_share = std::atof(args[++i].c_str());
     else if (args[i] == "--relaxation-only")
