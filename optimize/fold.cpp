@@ -32,7 +32,10 @@ Expected<Folded> fold_constants(const ir::Graph& g) {
 
   for (std::size_t i = 0; i < g.num_nodes(); ++i) {
     const ir::Node& n = g.nodes()[i];
-    bool all_const = !n.inputs.empty();
+    // A Constant node's value is known to the nodes that read it (a scale
+    // a rule divided a weight by); the node itself stays as it was written.
+    const bool constant_node = n.op == ir::Op::Constant;
+    bool all_const = !n.inputs.empty() || constant_node;
     double in_bytes = 0, out_bytes = 0;
     for (ir::ValueId v : n.inputs) {
       if (v == ir::kNoValue) continue;
@@ -47,7 +50,7 @@ Expected<Folded> fold_constants(const ir::Graph& g) {
       static_out &= g.value(o).type.shape.is_static();
       out_bytes += targets::bytes(g.value(o).type);
     }
-    if (!all_const || any_output || !static_out || !foldable(n.op, in_bytes, out_bytes)) continue;
+    if (!all_const || any_output || !static_out || (!constant_node && !foldable(n.op, in_bytes, out_bytes))) continue;
     // A graph of just this node on its constant inputs.
     ir::Graph one;
     ir::Node copy = n;
@@ -65,6 +68,7 @@ Expected<Folded> fold_constants(const ir::Graph& g) {
     if (!ok) continue;
     for (std::size_t k = 0; k < n.outputs.size(); ++k)
       value[ir::index(n.outputs[k])] = std::make_shared<const ir::Tensor>(std::move((*r)[k]));
+    if (constant_node) continue;
     folded[i] = true;
     ++out.folded;
   }

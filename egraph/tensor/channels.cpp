@@ -106,6 +106,9 @@ ChannelSet channel_fact(const TensorEGraph& g, const TensorNode& n, const ir::Te
     return true;
   };
   if (is_channelwise_unary(op)) return rest_input_free() ? same() : nullptr;
+  // A node of input-free operands is input-free (a constant expression: a
+  // LoRA adapter merged into its weight, W + s A B).
+  if (input_free(x) && rest_input_free()) return make_set(std::vector<bool>(static_cast<size_t>(c), true));
   switch (op) {
     case Op::BatchNormalization:
     case Op::MaxPool: case Op::AveragePool: case Op::GlobalAveragePool: case Op::GlobalMaxPool:

@@ -8,8 +8,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <optional>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "frontends/onnx.h"
 #include "ir/io.h"
@@ -297,6 +298,29 @@ TEST(Fold, EvaluatesConstantExpressionsAndDropsDeadConstants) {
   EXPECT_EQ(t.as_double(0), 1.0);
 }
 
+// A weight divided by a Constant node's value (a rule's constant expression
+// over a scale the exporter wrote as a node, attention-separate-div-fold's
+// W / sqrt(d)) is folded; the Constant node stays as it was written.
+TEST(Fold, ReadsAConstantNodesValue) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 3});
+  auto w = b.weight("w", {2, 3});
+  ir::Attributes two;
+  two.set("value_float", 2.0f);
+  auto c = b.op1(ir::Op::Constant, {}, two);
+  auto q = b.op1(ir::Op::Div, {b.op1(ir::Op::Exp, {w}), c});  // exp(0) / 2
+  ir::Graph g = b.finish({b.op1(ir::Op::Mul, {x, q}), b.op1(ir::Op::Add, {x, c})});
+  auto f = fold_constants(g);
+  ASSERT_TRUE(f.has_value()) << f.error().str();
+  EXPECT_EQ(f->folded, 2u);
+  int divs = 0, constant_nodes = 0;
+  for (const ir::Node& n : f->graph.nodes()) divs += n.op == ir::Op::Div, constant_nodes += n.op == ir::Op::Constant;
+  EXPECT_EQ(divs, 0);
+  EXPECT_EQ(constant_nodes, 1);
+  ASSERT_EQ(f->graph.constants().size(), 1u);
+  EXPECT_EQ(f->graph.value(f->graph.constants()[0]).constant->as_double(0), 0.5);
+}
+
 // The guard on modelled gains: four ReLUs and three Concats become three
 // Concats and one ReLU (concat-relu). The same FLOPs and bytes move, yet
 // the CPU model, which charges each op its dispatch, prices it 1.75x
@@ -458,6 +482,55 @@ TEST(Pipeline, AnUnmergedLoraAdapterBecomesOneMatMul) {
   EXPECT_EQ(r->report.ops_after.at("MatMul"), 1) << ir::print_graph(r->graph);
   EXPECT_EQ(r->report.ops_after.count("Mul"), 0u);
   EXPECT_EQ(r->report.extraction.rules_used.count("lowrank-merge-bias"), 1u);
+}
+
+// Hugging Face BERT's attention with LoRA on Q and V (lora_encoder's form):
+// three projections, the score divided by sqrt(32), not a power of two. Its
+// adapters merge (W + s A B, a constant expression), and the attention
+// becomes ONNX Runtime's Attention with the divisor folded into Q's weight
+// and bias (attention-separate-div-fold); the folded weights are written as
+// constants, nothing of the division is left to run.
+TEST(Pipeline, LoraAttentionDividedBySqrtOfTheHeadDimIsFused) {
+  GraphBuilder b;
+  const int64_t batch = 2, seq = 4, hidden = 64, heads = 2, head = 32;
+  auto x = b.input("x", {batch, seq, hidden});
+  auto perm = [](std::vector<int64_t> p) {
+    ir::Attributes a;
+    a.set("perm", std::move(p));
+    return a;
+  };
+  auto lora_scale = b.graph().add_constant("s", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(2.0f)));
+  auto projection = [&](const std::string& n, uint32_t seed, bool lora) {
+    auto w = pruned::filled(b, "w" + n, {hidden, hidden}, seed);
+    auto c = pruned::filled(b, "b" + n, {hidden}, seed + 1);
+    auto base = b.op1(ir::Op::Add, {c, b.op1(ir::Op::MatMul, {x, w})});
+    if (!lora) return base;
+    auto a = pruned::filled(b, "a" + n, {hidden, 4}, seed + 2);
+    auto bb = pruned::filled(b, "bb" + n, {4, hidden}, seed + 3);
+    auto delta = b.op1(ir::Op::Mul, {b.op1(ir::Op::MatMul, {b.op1(ir::Op::MatMul, {x, a}), bb}), lora_scale});
+    return b.op1(ir::Op::Add, {base, delta});
+  };
+  auto heads_of = [&](ir::ValueId t, std::vector<int64_t> p) {
+    auto split = b.ints("heads" + std::to_string(ir::index(t)), {batch, seq, heads, head});
+    return b.op1(ir::Op::Transpose, {b.op1(ir::Op::Reshape, {t, split})}, perm(std::move(p)));
+  };
+  auto q = heads_of(projection("q", 10, true), {0, 2, 1, 3});
+  auto k = heads_of(projection("k", 20, false), {0, 2, 3, 1});
+  auto v = heads_of(projection("v", 30, true), {0, 2, 1, 3});
+  auto root = b.graph().add_constant(
+      "sqrt_d", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(std::sqrt(static_cast<float>(head)))));
+  ir::Attributes last;
+  last.set("axis", int64_t{-1});
+  auto p = b.op1(ir::Op::Softmax, {b.op1(ir::Op::Div, {b.op1(ir::Op::MatMul, {q, k}), root})}, last);
+  auto ctx = b.op1(ir::Op::Transpose, {b.op1(ir::Op::MatMul, {p, v})}, perm({0, 2, 1, 3}));
+  ir::Graph g = b.finish({b.op1(ir::Op::Reshape, {ctx, b.ints("joined", {batch, seq, hidden})})});
+  std::optional<OptimizeResult> r;
+  ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r));
+  ASSERT_EQ(r->report.ops_after.count("Attention"), 1u) << ir::print_graph(r->graph);
+  EXPECT_EQ(r->report.ops_after.at("Attention"), 1);
+  EXPECT_EQ(r->report.extraction.rules_used.count("attention-separate-div-fold"), 1u)
+      << fmt::format("{}", fmt::join(r->report.extraction.rules_used, ", "));
+  for (const char* op : {"Div", "Softmax", "Concat", "Mul"}) EXPECT_EQ(r->report.ops_after.count(op), 0u) << op;
 }
 
 }  // namespace
