@@ -267,6 +267,19 @@ class Model {
     return m;
   }
 
+  // Each component's entering candidates: those with no kid in the
+  // component (the only way into it of an acyclic answer).
+  std::vector<std::vector<int>> entering_candidates() const {
+    std::vector<std::vector<int>> entering(comp_size_.size());
+    for (std::uint32_t c = 0; c < q_.classes.size(); ++c)
+      for (std::size_t i = 0; i < q_.classes[c].size(); ++i) {
+        const auto& kids = q_.classes[c][i].kids;
+        if (std::none_of(kids.begin(), kids.end(), [&](std::uint32_t k) { return comp_[k] == comp_[c]; }))
+          entering[comp_[c]].push_back(x(c, i));
+      }
+    return entering;
+  }
+
   // Use cuts of each component S of more than one class: a class c outside
   // S whose chosen candidate needs a class of S makes S entered (a chosen
   // candidate of S needing no class of S). One row per (S, c). Without them
@@ -275,15 +288,7 @@ class Model {
   // every layer of the network.
   void add_use_cuts() {
     const std::size_t n = q_.classes.size();
-    std::map<std::uint32_t, std::vector<int>> entering;  // component -> its entering candidates
-    for (std::uint32_t c = 0; c < n; ++c) {
-      if (comp_size_[comp_[c]] < 2) continue;
-      for (std::size_t i = 0; i < q_.classes[c].size(); ++i) {
-        const auto& kids = q_.classes[c][i].kids;
-        if (std::none_of(kids.begin(), kids.end(), [&](std::uint32_t k) { return comp_[k] == comp_[c]; }))
-          entering[comp_[c]].push_back(x(c, i));
-      }
-    }
+    std::vector<std::vector<int>> entering = entering_candidates();
     std::vector<std::pair<std::uint32_t, int>> uses;  // component, candidate of c
     std::vector<int> cols;
     std::vector<double> coefs;
@@ -325,14 +330,7 @@ class Model {
     for (std::uint32_t c = 0; c < n; ++c)
       for (std::size_t w = 0; w < words; ++w) common[comp_[c] * words + w] &= req.of(c)[w];
     for (std::size_t s = 0; s < num_comps; ++s) common[s * words + s / 64] &= ~(std::uint64_t{1} << (s % 64));
-    // Each component's entering candidates (no kid in the component).
-    std::vector<std::vector<int>> entering(num_comps);
-    for (std::uint32_t c = 0; c < n; ++c)
-      for (std::size_t i = 0; i < q_.classes[c].size(); ++i) {
-        const auto& kids = q_.classes[c][i].kids;
-        if (std::none_of(kids.begin(), kids.end(), [&](std::uint32_t k) { return comp_[k] == comp_[c]; }))
-          entering[comp_[c]].push_back(x(c, i));
-      }
+    std::vector<std::vector<int>> entering = entering_candidates();
     std::vector<int> cols;
     std::vector<double> coefs;
     // Rows "S used and entered" from column `from`, for the nearest of `set`.
@@ -467,15 +465,7 @@ class Model {
   // the component, and the cost paid halves at every such pair.
   void add_entry_choices() {
     const std::size_t n = q_.classes.size(), num_comps = comp_size_.size();
-    std::vector<std::vector<int>> entering(num_comps);
-    for (std::uint32_t c = 0; c < n; ++c) {
-      if (comp_size_[comp_[c]] < 2) continue;
-      for (std::size_t i = 0; i < q_.classes[c].size(); ++i) {
-        const auto& kids = q_.classes[c][i].kids;
-        if (std::none_of(kids.begin(), kids.end(), [&](std::uint32_t k) { return comp_[k] == comp_[c]; }))
-          entering[comp_[c]].push_back(x(c, i));
-      }
-    }
+    std::vector<std::vector<int>> entering = entering_candidates();
     if (!u_linked_)  // u_S >= a_c, as add_requirement_cuts states them
       for (std::uint32_t c = 0; c < n; ++c)
         if (comp_size_[comp_[c]] > 1) {
