@@ -269,6 +269,19 @@ std::expected<Sides, std::string> evaluate_sides(const Instance& inst, SymDomain
 
 }  // namespace
 
+// The divisions by a count of nothing and the logs of an empty sum among
+// what `d` evaluated: inv and log applied to what simplifies to 0 (at an
+// instance with empty dims; they have no real value).
+static std::vector<z3::expr> of_nothing(SymDomain& d) {
+  std::vector<z3::expr> out;
+  for (const char* f : {"inv", "log"})
+    for (const z3::expr& a : d.applications[f]) {
+      z3::expr v = a.simplify();
+      if (v.is_numeral() && v.get_decimal_string(0) == "0") out.push_back(d.apply(f, a));
+    }
+  return out;
+}
+
 static Query special_values(const RuleBody& body, const Instance& inst, unsigned timeout_ms);
 static bool finite_over_reals(const RuleBody& body, const Instance& inst, unsigned timeout_ms);
 
@@ -290,11 +303,7 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
   // such a division or log makes false.
   std::vector<z3::expr> unreal = d.unreal;
   if (inst.empty && !fp32)
-    for (const char* f : {"inv", "log"})
-      for (const z3::expr& a : d.applications[f]) {
-        z3::expr v = a.simplify();
-        if (v.is_numeral() && v.get_decimal_string(0) == "0") unreal.push_back(d.apply(f, a));
-      }
+    for (const z3::expr& e : of_nothing(d)) unreal.push_back(e);
   auto real = [&](const z3::expr& e) {
     return fp32 || !inst.empty || (!mentions(e, unreal) && !e.simplify().is_false());
   };
@@ -629,12 +638,7 @@ static bool finite_over_reals(const RuleBody& body, const Instance& inst, unsign
   SymDomain d(ctx, false);
   use_axioms(body, d);
   auto sides = evaluate_sides(inst, d);
-  if (!sides || !d.unreal.empty()) return false;
-  for (const char* f : {"inv", "log"})
-    for (const z3::expr& a : d.applications[f]) {
-      z3::expr v = a.simplify();
-      if (v.is_numeral() && v.get_decimal_string(0) == "0") return false;
-    }
+  if (!sides || !d.unreal.empty() || !of_nothing(d).empty()) return false;
   std::vector<z3::expr> defined = sides->lhs_defined;
   defined.insert(defined.end(), sides->rhs_defined.begin(), sides->rhs_defined.end());
   if (defined.empty()) return true;
