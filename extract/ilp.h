@@ -37,10 +37,10 @@ struct IlpOptions {
   Acyclicity acyclicity = Acyclicity::CycleCuts;
   bool reduce = true;  // reduce.h before the solver
   // Rows that make each component every computation of a class needs used
-  // and entered wherever that class is (see ilp.cpp, add_requirement_cuts).
+  // and entered wherever that class is (see ilp_model.h, add_requirement_cuts).
   bool requirement_cuts = true;
   // Rows that pick one entering candidate of each component used and
-  // require its kids (see ilp.cpp, add_entry_choices).
+  // require its kids (see ilp_model.h, add_entry_choices).
   bool entry_choices = true;
   // Share of the time limit for a first bound from the condensed relaxation
   // (reduce.h, condensed); 0: none.
