@@ -160,6 +160,7 @@ void run_pool(const std::vector<ProcessSpec>& specs, const PoolOptions& options,
     // Until a child ends, or the next timeout check.
     timespec wait{0, 50'000'000};
     sigtimedwait(&chld, nullptr, &wait);
+    if (options.on_wait) options.on_wait();
   }
   pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
 }

@@ -32,6 +32,10 @@ struct PoolOptions {
   // fork copies only the calling thread, so a lock another thread held
   // would stay held in the child); else argv[0] is exec'd.
   std::function<int(int, char**)> in_process;
+  // Called in the calling thread each time the pool has waited for its
+  // children (at most 50 ms apart while any runs): a live display's clock
+  // moves on without a thread of its own, so children can still be forks.
+  std::function<void()> on_wait;
 };
 
 struct ProcessResult {

@@ -31,8 +31,11 @@ int run(BatchArgs& a) {
   // Children that run this executable are forks that call main_entry: no
   // start of the executable each (batch/pool.h).
   if (o.executable.empty()) o.pool.in_process = main_entry;
-  ProgressDisplay display("batch", a.progress.effective());
+  // The pool's waits move the live line's clock: no second thread, so the
+  // children stay forks on a terminal too.
+  ProgressDisplay display("batch", a.progress.effective(), stderr, ProgressClock::Ticks);
   o.progress = display.callback();
+  o.pool.on_wait = [&display] { display.tick(); };
   auto result = batch::run_batch(o);
   display.finish();
   if (!result) {

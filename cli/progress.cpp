@@ -20,10 +20,10 @@ std::string clock_time(double s) {
 
 }  // namespace
 
-ProgressDisplay::ProgressDisplay(std::string title, ProgressMode mode, std::FILE* out)
+ProgressDisplay::ProgressDisplay(std::string title, ProgressMode mode, std::FILE* out, ProgressClock clock)
     : title_(std::move(title)), mode_(mode), out_(out) {
   if (mode_ == ProgressMode::Auto) mode_ = isatty(fileno(out_)) == 1 ? ProgressMode::Live : ProgressMode::Plain;
-  if (mode_ == ProgressMode::Live) clock_ = std::thread([this] { tick_live(); });
+  if (mode_ == ProgressMode::Live && clock == ProgressClock::Thread) clock_ = std::thread([this] { tick_live(); });
 }
 
 ProgressDisplay::~ProgressDisplay() { finish(); }
@@ -80,6 +80,7 @@ void ProgressDisplay::update(const ProgressUpdate& u) {
 
 void ProgressDisplay::draw_live() {
   if (!has_status_) return;
+  last_drawn_ = Clock::now();
   fmt::print(out_, "\r\033[K{}", line(std::chrono::duration<double>(Clock::now() - start_).count()));
   std::fflush(out_);
 }
@@ -95,6 +96,12 @@ void ProgressDisplay::tick_live() {
     wake_.wait_for(lock, kRedraw);
     if (!finished_) draw_live();
   }
+}
+
+void ProgressDisplay::tick() {
+  if (mode_ != ProgressMode::Live || clock_.joinable()) return;
+  std::lock_guard lock(mu_);
+  if (!finished_ && Clock::now() - last_drawn_ >= kRedraw) draw_live();
 }
 
 void ProgressDisplay::finish() {

@@ -22,10 +22,17 @@ enum class ProgressMode {
   Never,  // nothing (--quiet)
 };
 
+// What moves a live line's clock between updates: a thread of the
+// display's own, or the owner calling tick() (`refinery batch`: its pool
+// wakes every 50 ms anyway, and it forks its children only while it has
+// one thread, batch/pool.h).
+enum class ProgressClock { Thread, Ticks };
+
 class ProgressDisplay {
  public:
   // `title` begins each line ("optimize", "verify", "batch").
-  ProgressDisplay(std::string title, ProgressMode mode, std::FILE* out = stderr);
+  ProgressDisplay(std::string title, ProgressMode mode, std::FILE* out = stderr,
+                  ProgressClock clock = ProgressClock::Thread);
   ~ProgressDisplay();
   ProgressDisplay(const ProgressDisplay&) = delete;
   ProgressDisplay& operator=(const ProgressDisplay&) = delete;
@@ -35,6 +42,9 @@ class ProgressDisplay {
   ProgressFn callback() {
     return [this](const ProgressUpdate& u) { update(u); };
   }
+  // With ProgressClock::Ticks: redraws the live line when its clock has
+  // moved on since the last draw; cheap, call it often. Otherwise nothing.
+  void tick();
   // Clears the live line (the command's own output follows); idempotent.
   void finish();
 
@@ -47,7 +57,7 @@ class ProgressDisplay {
   std::string title_;
   ProgressMode mode_;
   std::FILE* out_;
-  Clock::time_point start_ = Clock::now(), last_plain_{};
+  Clock::time_point start_ = Clock::now(), last_plain_{}, last_drawn_{};
   std::mutex mu_;
   std::condition_variable wake_;
   bool has_status_ = false, finished_ = false;

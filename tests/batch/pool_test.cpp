@@ -148,5 +148,18 @@ TEST(Pool, WithASecondThreadTheChildIsAnExec) {
   EXPECT_EQ(slurp(log_dir() / "e.log"), "7\n");
 }
 
+TEST(Pool, OnWaitIsCalledInTheCallingThreadWhileAChildRuns) {
+  int calls = 0;
+  bool elsewhere = false;
+  auto self = std::this_thread::get_id();
+  auto r = run({sh("sleep 0.5", "w.log")}, {.jobs = 1, .on_wait = [&] {
+                                               ++calls;
+                                               elsewhere = elsewhere || std::this_thread::get_id() != self;
+                                             }});
+  EXPECT_EQ(r[0].exit_code, 0);
+  EXPECT_GE(calls, 3);  // waits of at most 50 ms over half a second
+  EXPECT_FALSE(elsewhere);
+}
+
 }  // namespace
 }  // namespace refinery::batch

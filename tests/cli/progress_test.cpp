@@ -4,7 +4,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <iterator>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -62,6 +66,36 @@ TEST(ProgressDisplay, LiveRedrawsOneLineWithABarAndShowsFailuresAboveIt) {
   EXPECT_NE(out.find("\r\033[K[2/2] cpu/b.onnx: crashed (0.5 s): killed by SIGSEGV\n"), std::string::npos) << out;
   EXPECT_EQ(out.find("cpu/a.onnx"), std::string::npos) << "a job written is no line of its own on the live line";
   EXPECT_TRUE(out.ends_with("\r\033[K")) << "the live line is cleared at the end: " << out;
+}
+
+// `refinery batch` moves its live line's clock from the pool's waits: a
+// thread of the display's own would make the pool exec its children
+// instead of forking them (batch/pool.h).
+TEST(ProgressDisplay, TicksMoveTheLiveClockWithoutAThread) {
+  auto threads = [] { return std::distance(std::filesystem::directory_iterator("/proc/self/task"), {}); };
+  auto before = threads();
+  std::FILE* f = std::tmpfile();
+  auto size = [f] {
+    std::fflush(f);
+    return std::ftell(f);
+  };
+  {
+    ProgressDisplay d("batch", ProgressMode::Live, f, cli::ProgressClock::Ticks);
+    EXPECT_EQ(threads(), before);
+    d.update(kBatch[0]);
+    long drawn = size();
+    d.tick();  // the clock has not moved on a redraw's worth
+    EXPECT_EQ(size(), drawn);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    d.tick();
+    EXPECT_GT(size(), drawn);
+  }
+  std::rewind(f);
+  std::string out;
+  for (int c; (c = std::fgetc(f)) != EOF;) out += static_cast<char>(c);
+  std::fclose(f);
+  EXPECT_EQ(out.find("\r\033[Kbatch: [....................] 0/2 jobs, 0 failed, 0.0 s"), 0u) << out;
+  EXPECT_NE(out.find("0/2 jobs, 0 failed, 0.3 s"), std::string::npos) << out;
 }
 
 TEST(ProgressDisplay, NeverPrintsNothing) { EXPECT_EQ(shown(ProgressMode::Never, kBatch), ""); }
