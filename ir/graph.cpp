@@ -194,9 +194,8 @@ Expected<void> Graph::infer_shapes() {
       const Value& val = values_[index(v)];
       ins[i].type = &val.type;
       ins[i].constant = val.constant.get();
-      // A Constant node's value: its integer contents as they are (known_
-      // holds them as dims, where a negative entry, an axis or index counted
-      // from the end, reads as unknown).
+      // A Constant node's value, read by the rules that take a constant
+      // (known_ holds its small integer contents too).
       if (!ins[i].constant && val.kind == ValueKind::NodeResult && val.producer != kNoNode &&
           nodes_[index(val.producer)].op == Op::Constant)
         if (TensorRef t = nodes_[index(val.producer)].attrs.get_tensor("value")) ins[i].constant = t.get();

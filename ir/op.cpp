@@ -213,23 +213,31 @@ std::optional<std::vector<int64_t>> InferContext::ints(size_t i) const {
   if (inputs[i].known != nullptr) {
     std::vector<int64_t> out;
     for (const Dim& d : *inputs[i].known) {
-      if (!d.is_static()) return std::nullopt;
-      out.push_back(d.size());
+      if (!d.is_integer()) return std::nullopt;
+      out.push_back(d.value());
     }
     return out;
   }
   return std::nullopt;
 }
 
-std::optional<std::vector<Dim>> InferContext::dims_value(size_t i) const {
+std::optional<std::vector<Dim>> InferContext::contents(size_t i) const {
   if (!has_input(i)) return std::nullopt;
   if (inputs[i].known != nullptr) return *inputs[i].known;
   if (inputs[i].constant != nullptr && is_integer(inputs[i].constant->dtype()) && inputs[i].constant->numel() <= 64) {
     std::vector<Dim> out;
-    for (int64_t v : inputs[i].constant->to_int_vector()) out.emplace_back(v);
+    for (int64_t v : inputs[i].constant->to_int_vector()) out.push_back(Dim::integer(v));
     return out;
   }
   return std::nullopt;
+}
+
+std::optional<std::vector<Dim>> InferContext::dims_value(size_t i) const {
+  auto v = contents(i);
+  if (v)
+    for (Dim& d : *v)
+      if (d.is_negative()) d = Dim::unknown();
+  return v;
 }
 
 }  // namespace refinery::ir

@@ -31,9 +31,10 @@ inline constexpr int kNumOps = static_cast<int>(Op::Opaque) + 1;
 struct InferInput {
   const TensorType* type = nullptr;         // nullptr: an optional input that is absent
   const Tensor* constant = nullptr;         // its value, when it is a constant
-  const std::vector<Dim>* known = nullptr;  // its contents, when it is a small integer
-                                            // tensor whose entries are known as dims
-                                            // (ONNX "data propagation": Shape -> Gather -> Concat)
+  const std::vector<Dim>* known = nullptr;  // its contents, when it is a small integer (or bool)
+                                            // tensor whose entries are known as dims or
+                                            // negative integers (Dim::integer; ONNX "data
+                                            // propagation": Shape -> Gather -> Concat)
 };
 
 class OpAttrs;
@@ -55,7 +56,11 @@ struct InferContext {
   const Shape& shape(size_t i) const { return inputs[i].type->shape; }
   // The integer contents of input i, from a constant or propagated values.
   std::optional<std::vector<int64_t>> ints(size_t i) const;
-  std::optional<std::vector<Dim>> dims_value(size_t i) const;  // contents as dims
+  // Its contents entry by entry (a negative integer as it is, Dim::integer),
+  // from propagated values or a small integer constant.
+  std::optional<std::vector<Dim>> contents(size_t i) const;
+  // Its contents as the dims of a shape: a negative entry reads as unknown.
+  std::optional<std::vector<Dim>> dims_value(size_t i) const;
   // The node's attributes, defaults filled in from the op table.
   OpAttrs op_attrs() const;
 };

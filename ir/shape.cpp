@@ -8,15 +8,18 @@
 namespace refinery::ir {
 
 std::string Dim::str() const {
-  if (is_static()) return std::to_string(size_);
+  if (is_integer()) return std::to_string(size_);
   if (is_symbol()) return fmt::format("\"{}\"", symbol_);
   return "?";
 }
 
 std::optional<Dim> refine(const Dim& a, const Dim& b) {
-  if (a.is_static() && b.is_static()) return a.size() == b.size() ? std::optional<Dim>(a) : std::nullopt;
-  if (a.is_static() || b.is_unknown()) return a;
-  if (b.is_static() || a.is_unknown()) return b;
+  if (a.is_integer() && b.is_integer()) return a.value() == b.value() ? std::optional<Dim>(a) : std::nullopt;
+  if (b.is_unknown()) return a;
+  if (a.is_unknown()) return b;
+  if (a.is_negative() || b.is_negative()) return std::nullopt;  // a symbol names a size, never negative
+  if (a.is_static()) return a;
+  if (b.is_static()) return b;
   return a;  // two symbols: names of one size; a's stays
 }
 

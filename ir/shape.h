@@ -20,29 +20,46 @@ namespace refinery::ir {
 // or mapped.
 inline constexpr int64_t kMaxElements = int64_t{1} << 40;
 
+// A Dim is also one entry of a small integer tensor's known contents
+// (InferInput::known: ONNX's data propagation through Shape, Gather,
+// Concat ...). There an entry may be a negative integer as well (the -1 of
+// a Reshape target, an axis counted from the end, torch's expand(-1, ...)),
+// known and distinct from an unknown entry. A negative integer is never a
+// dimension of a Shape: the shape rules read it as an unknown dim there
+// (InferContext::dims_value).
 class Dim {
  public:
   Dim() = default;                    // unknown
-  Dim(int64_t size) : size_(size) {}  // static (implicit: shapes read like {1, 3, 224})
+  Dim(int64_t size) : size_(size) {}  // static (implicit: shapes read like {1, 3, 224}); negative: unknown
   static Dim symbol(std::string name) {
     Dim d;
     d.symbol_ = std::move(name);
     return d;
   }
   static Dim unknown() { return Dim(); }
+  // A known integer of any sign: static when v >= 0, else a negative integer.
+  static Dim integer(int64_t v) {
+    Dim d(v);
+    d.negative_ = v < 0;
+    return d;
+  }
 
   bool is_static() const { return size_ >= 0; }
   bool is_symbol() const { return !symbol_.empty(); }
-  bool is_unknown() const { return size_ < 0 && symbol_.empty(); }
+  bool is_negative() const { return negative_; }
+  bool is_integer() const { return is_static() || negative_; }  // static or a negative integer
+  bool is_unknown() const { return size_ < 0 && symbol_.empty() && !negative_; }
   int64_t size() const { return size_; }  // -1 unless static
+  int64_t value() const { return size_; }  // the integer, when is_integer()
   const std::string& name() const { return symbol_; }
 
   friend bool operator==(const Dim&, const Dim&) = default;
-  std::string str() const;  // "3", "\"N\"" (quoted, so any name parses back), "?"
+  std::string str() const;  // "3", "\"N\"" (quoted, so any name parses back), "?", "-1" (a negative integer)
 
  private:
   int64_t size_ = -1;
   std::string symbol_;
+  bool negative_ = false;
 };
 
 class Shape {

@@ -283,7 +283,7 @@ class Generator {
       ins[i].type = &kids[i]->type;
       ins[i].constant = kids[i]->constant;
       if (kids[i]->ints) {
-        for (int64_t v : *kids[i]->ints) known[i].emplace_back(v);
+        for (int64_t v : *kids[i]->ints) known[i].push_back(ir::Dim::integer(v));
         ins[i].known = &known[i];
       }
     }
@@ -305,8 +305,9 @@ class Generator {
     Drawn out{t, std::nullopt, nullptr};
     if (ctx.known[static_cast<size_t>(p.out)]) {
       std::vector<int64_t> v;
-      for (const auto& d : *ctx.known[static_cast<size_t>(p.out)]) v.push_back(d.size());
-      out.ints = v;
+      for (const auto& d : *ctx.known[static_cast<size_t>(p.out)])
+        if (d.is_integer()) v.push_back(d.value());
+      if (v.size() == ctx.known[static_cast<size_t>(p.out)]->size()) out.ints = v;
     }
     return out;
   }
@@ -390,7 +391,7 @@ class Generator {
         ins[i].type = &v.type;
         ins[i].constant = v.constant.get();
         if (v.constant && ir::is_integer(v.constant->dtype())) {
-          for (int64_t x : v.constant->to_int_vector()) known[i].emplace_back(x);
+          for (int64_t x : v.constant->to_int_vector()) known[i].push_back(ir::Dim::integer(x));
           ins[i].known = &known[i];
         } else if (const auto& kv = g.known_value(node.inputs[i])) {
           known[i] = *kv;

@@ -34,7 +34,7 @@ bool constant_matches(const TensorData& d, const Literal& lit) {
     if (!d.known) return false;
     if (d.known->size() != list->size() || d.type.shape.rank() != 1) return false;
     for (size_t i = 0; i < list->size(); ++i)
-      if (!((*d.known)[i] == ir::Dim((*list)[i]))) return false;
+      if (!((*d.known)[i] == ir::Dim::integer((*list)[i]))) return false;
     return true;
   }
   if (!d.constant || d.constant->numel() == 0) return false;
@@ -52,14 +52,13 @@ bool constant_matches(const TensorData& d, const Literal& lit) {
 }
 
 std::optional<std::vector<int64_t>> known_ints(const TensorData& d) {
-  // an integer constant as it is (its known dims read a negative entry, an axis from the end, as unknown)
   if (d.constant && ir::is_integer(d.constant->dtype()) && d.constant->numel() <= 64)
     return d.constant->to_int_vector();
   if (!d.known) return std::nullopt;
   std::vector<int64_t> v;
   for (const ir::Dim& x : *d.known) {
-    if (!x.is_static()) return std::nullopt;
-    v.push_back(x.size());
+    if (!x.is_integer()) return std::nullopt;
+    v.push_back(x.value());
   }
   return v;
 }

@@ -96,7 +96,7 @@ Expected<ir::Graph> kernel_graph(const ir::Graph& g, const Kernel& kernel, const
                                               val.type.shape.rank() <= 1) {
       std::vector<int64_t> ints;
       for (const ir::Dim& d : *known)
-        if (d.is_static()) ints.push_back(d.size());
+        if (d.is_integer()) ints.push_back(d.value());
       if (ints.size() == known->size()) {
         ir::Tensor t = val.type.shape.rank() == 0 ? ir::Tensor::from_values<int64_t>(ir::DType::i64, {}, ints)
                                                   : ir::Tensor::vector_i64(ints);

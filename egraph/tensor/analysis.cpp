@@ -11,7 +11,7 @@ namespace {
 std::optional<std::vector<ir::Dim>> small_int_contents(const ir::Tensor& t) {
   if (!ir::is_integer(t.dtype()) || t.dims().size() > 1 || t.numel() > 64) return std::nullopt;
   std::vector<ir::Dim> v;
-  for (int64_t x : t.to_int_vector()) v.emplace_back(x);
+  for (int64_t x : t.to_int_vector()) v.push_back(ir::Dim::integer(x));
   return v;
 }
 

@@ -43,37 +43,60 @@ Result broadcast_all(InferContext& c, DType out_dtype, bool check_dtypes = true)
   return {};
 }
 
+// The contents of inputs `a` and `b`, paired entry by entry with
+// broadcasting, when both are known and the result has rank 1 or less.
+std::optional<std::vector<std::pair<Dim, Dim>>> paired_contents(const InferContext& c, size_t a, size_t b) {
+  if (c.outputs[0].shape.rank() > 1) return std::nullopt;
+  auto x = c.contents(a), y = c.contents(b);
+  if (!x || !y || (x->size() != y->size() && x->size() != 1 && y->size() != 1)) return std::nullopt;
+  std::vector<std::pair<Dim, Dim>> out;
+  for (size_t i = 0; i < std::max(x->size(), y->size()); ++i)
+    out.emplace_back((*x)[x->size() == 1 ? 0 : i], (*y)[y->size() == 1 ? 0 : i]);
+  return out;
+}
+
 // Small integer arithmetic is propagated so Reshape targets computed from
-// Shape stay known (ONNX data propagation).
-Result arith(InferContext& c, int64_t (*f)(int64_t, int64_t)) {
+// Shape stay known (ONNX data propagation). `f` gives nullopt where the
+// result is not an int64 (overflow, a division by 0): that entry is unknown.
+Result arith(InferContext& c, std::optional<int64_t> (*f)(int64_t, int64_t)) {
   if (c.in(0).dtype == DType::boolean) return error("expects numeric inputs, got bool");
   if (auto ok = broadcast_all(c, c.in(0).dtype); !ok) return ok;
-  if (f == nullptr || c.in(0).dtype != DType::i64 || c.outputs[0].shape.rank() > 1) return {};
-  auto a = c.dims_value(0), b = c.dims_value(1);
-  if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return {};
-  size_t n = std::max(a->size(), b->size());
+  if (f == nullptr || c.in(0).dtype != DType::i64) return {};
+  auto pairs = paired_contents(c, 0, 1);
+  if (!pairs) return {};
   std::vector<Dim> out;
-  for (size_t i = 0; i < n; ++i) {
-    const Dim& x = (*a)[a->size() == 1 ? 0 : i];
-    const Dim& y = (*b)[b->size() == 1 ? 0 : i];
-    if (!x.is_static() || !y.is_static()) return {};
-    out.emplace_back(f(x.size(), y.size()));
+  for (const auto& [x, y] : *pairs) {
+    if (!x.is_integer() || !y.is_integer()) return {};
+    auto r = f(x.value(), y.value());
+    out.push_back(r ? Dim::integer(*r) : Dim::unknown());
   }
   c.known[0] = std::move(out);
   return {};
 }
 
 Result add(InferContext& c) {
-  return arith(c, [](int64_t a, int64_t b) { return a + b; });
+  return arith(c, [](int64_t a, int64_t b) -> std::optional<int64_t> {
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional(r);
+  });
 }
 Result sub(InferContext& c) {
-  return arith(c, [](int64_t a, int64_t b) { return a - b; });
+  return arith(c, [](int64_t a, int64_t b) -> std::optional<int64_t> {
+    int64_t r;
+    return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional(r);
+  });
 }
 Result mul(InferContext& c) {
-  return arith(c, [](int64_t a, int64_t b) { return a * b; });
+  return arith(c, [](int64_t a, int64_t b) -> std::optional<int64_t> {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional(r);
+  });
 }
 Result div(InferContext& c) {
-  return arith(c, [](int64_t a, int64_t b) { return b == 0 ? int64_t{0} : a / b; });
+  return arith(c, [](int64_t a, int64_t b) -> std::optional<int64_t> {
+    if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
+    return a / b;
+  });
 }
 Result numeric_nary(InferContext& c) { return arith(c, nullptr); }
 
@@ -82,7 +105,28 @@ Result pow_rule(InferContext& c) {  // base and exponent may differ in type
   return broadcast_all(c, c.in(0).dtype, false);
 }
 
-Result compare(InferContext& c) { return broadcast_all(c, DType::boolean); }
+// Equal of known integer contents is known (1 or 0 per entry): torch's
+// expand(-1, 1, S, -1) finds its -1 entries so. A symbol names a size, so
+// it equals no negative integer; an entry that cannot be told stays unknown.
+Result compare(InferContext& c) {
+  if (auto ok = broadcast_all(c, DType::boolean); !ok) return ok;
+  if (c.op != Op::Equal || !is_integer(c.in(0).dtype)) return {};
+  auto pairs = paired_contents(c, 0, 1);
+  if (!pairs) return {};
+  std::vector<Dim> out;
+  for (const auto& [x, y] : *pairs) {
+    if (x.is_integer() && y.is_integer())
+      out.emplace_back(x.value() == y.value() ? 1 : 0);
+    else if (x.is_symbol() && x == y)
+      out.emplace_back(1);
+    else if ((x.is_symbol() && y.is_negative()) || (x.is_negative() && y.is_symbol()))
+      out.emplace_back(0);
+    else
+      out.push_back(Dim::unknown());
+  }
+  c.known[0] = std::move(out);
+  return {};
+}
 
 Result logic(InferContext& c) {
   if (c.in(0).dtype != DType::boolean || c.in(1).dtype != DType::boolean) return error("expects bool inputs");
@@ -98,6 +142,22 @@ Result where(InferContext& c) {
   auto s2 = broadcast(*s, c.shape(2));
   if (!s2) return std::unexpected(s2.error());
   c.outputs[0] = TensorType{c.in(1).dtype, std::move(*s2)};
+  // Known contents pick entry by entry (the condition's from Equal above).
+  auto cond = c.contents(0);
+  auto pairs = paired_contents(c, 1, 2);
+  if (!is_integer(c.in(1).dtype) || !cond || !pairs || (cond->size() != pairs->size() && cond->size() != 1) ||
+      (pairs->size() == 1 && cond->size() != 1))
+    return {};
+  std::vector<Dim> out;
+  for (size_t i = 0; i < pairs->size(); ++i) {
+    const Dim& k = (*cond)[cond->size() == 1 ? 0 : i];
+    const auto& [x, y] = (*pairs)[i];
+    if (k.is_static())
+      out.push_back(k.size() != 0 ? x : y);
+    else
+      out.push_back(x == y ? x : Dim::unknown());
+  }
+  c.known[0] = std::move(out);
   return {};
 }
 
@@ -123,7 +183,7 @@ Result cast(InferContext& c) {
   if (!t) return error(fmt::format("cannot cast to ONNX type {}", to));
   c.outputs[0] = TensorType{*t, c.shape(0)};
   if (*t == DType::i64 || *t == DType::i32)
-    if (auto v = c.dims_value(0)) c.known[0] = std::move(*v);
+    if (auto v = c.contents(0)) c.known[0] = std::move(*v);
   return {};
 }
 
@@ -134,7 +194,7 @@ Result cast_like(InferContext& c) {
 
 Result identity(InferContext& c) {
   c.outputs[0] = c.in(0);
-  if (auto v = c.dims_value(0)) c.known[0] = std::move(*v);
+  if (auto v = c.contents(0)) c.known[0] = std::move(*v);
   return {};
 }
 

@@ -29,7 +29,7 @@ std::expected<Dim, InferError> product(const Shape& x, int64_t first, int64_t la
 Result reshape(InferContext& c) {
   const Shape& x = c.shape(0);
   if (c.shape(1).rank() != 1) return error(fmt::format("shape input must be 1-d, got {}", c.shape(1).str()));
-  auto target = c.dims_value(1);
+  auto target = c.contents(1);
   if (!target) {
     // A shape input of unknown length (computed at run time) leaves the rank unknown.
     if (!c.shape(1)[0].is_static()) {
@@ -40,23 +40,24 @@ Result reshape(InferContext& c) {
     return {};
   }
   bool allowzero = c.op_attrs().get_int("allowzero") != 0;
-  // Known contents hold a -1 and a size computed at run time alike, as an
-  // unknown Dim. One unknown entry is the one to infer (a run-time size
+  // A -1 and a size computed at run time (an unknown entry) are both read
+  // as a dim to infer. One such entry is the one to infer (a run-time size
   // there must equal the inferred one); with several (x.view(b, s, 4, 16),
   // b and s read from a shape) none can be told apart: each stays unknown.
-  auto unknown_entries = std::count_if(target->begin(), target->end(), [](const Dim& d) { return d.is_unknown(); });
+  auto open = [](const Dim& d) { return d.is_unknown() || d == Dim::integer(-1); };
+  auto unknown_entries = std::count_if(target->begin(), target->end(), open);
   std::vector<Dim> out;
   int infer_at = -1;
   for (size_t i = 0; i < target->size(); ++i) {
     const Dim& d = (*target)[i];
-    if (d.is_unknown()) {
+    if (open(d)) {
       out.push_back(Dim::unknown());
       if (unknown_entries == 1) infer_at = static_cast<int>(i);
     } else if (d.is_static() && d.size() == 0 && !allowzero) {
       if (static_cast<int64_t>(i) >= x.rank()) return error("a 0 in the shape copies a dimension the input lacks");
       out.push_back(x[static_cast<int64_t>(i)]);
-    } else if (d.is_static() && d.size() < -1) {
-      return error(fmt::format("invalid dimension {}", d.size()));
+    } else if (d.is_negative()) {
+      return error(fmt::format("invalid dimension {}", d.value()));
     } else {
       out.push_back(d);
     }
@@ -124,6 +125,9 @@ Result reshape(InferContext& c) {
     if (auto n = s.num_elements(); n && *n != *total)
       return error(fmt::format("cannot reshape {} ({} elements) to {} ({} elements)", x.str(), *total, s.str(), *n));
   }
+  // Known contents keep their order (torch writes a shape as Reshape(Concat(...), [-1])).
+  if (out.size() <= 1 && x.rank() <= 1)
+    if (auto v = c.contents(0)) c.known[0] = std::move(v);
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
   return {};
 }
@@ -185,7 +189,7 @@ Result squeeze(InferContext& c) {
   for (int64_t i = 0; i < x.rank(); ++i)
     if (!drop[static_cast<size_t>(i)]) out.push_back(x[i]);
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(std::move(out))};
-  if (auto v = c.dims_value(0); v && out.size() <= 1) c.known[0] = v;
+  if (auto v = c.contents(0); v && out.size() <= 1) c.known[0] = v;
   return {};
 }
 
@@ -209,7 +213,7 @@ Result unsqueeze(InferContext& c) {
   int64_t j = 0;
   for (int64_t i = 0; i < rank; ++i) out.push_back(added[static_cast<size_t>(i)] ? Dim(1) : x[j++]);
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(out)};
-  if (auto v = c.dims_value(0); v && out.size() <= 1) c.known[0] = v;
+  if (auto v = c.contents(0); v && out.size() <= 1) c.known[0] = v;
   return {};
 }
 
@@ -241,10 +245,10 @@ Result concat(InferContext& c) {
   out[static_cast<size_t>(*axis)] = known_len ? Dim(total) : (c.inputs.size() == 1 ? x[*axis] : Dim::unknown());
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(out)};
   if (x.rank() == 1) {  // propagate known contents; a part of known length but unknown contents (b * 4 of a
-                        // symbolic b) as that many unknown entries, as a -1 is held
+                        // symbolic b) as that many unknown entries
     std::vector<Dim> v;
     for (size_t i = 0; i < c.inputs.size(); ++i) {
-      auto part = c.dims_value(i);
+      auto part = c.contents(i);
       if (!part && !c.shape(i)[0].is_static()) return {};
       if (!part) part = std::vector<Dim>(static_cast<size_t>(c.shape(i)[0].size()), Dim::unknown());
       v.insert(v.end(), part->begin(), part->end());
@@ -326,7 +330,7 @@ Result slice(InferContext& c) {
   }
   c.outputs[0] = TensorType{c.in(0).dtype, out};
   if (x.rank() == 1 && axes->size() == 1 && (*steps)[0] == 1 && out[0].is_static())
-    if (auto v = c.dims_value(0)) {
+    if (auto v = c.contents(0)) {
       int64_t dim = static_cast<int64_t>(v->size());
       int64_t s = (*starts)[0] < 0 ? (*starts)[0] + dim : (*starts)[0];
       s = std::clamp<int64_t>(s, 0, dim);
@@ -346,7 +350,7 @@ Result gather(InferContext& c) {
   out.insert(out.end(), x.dims().begin() + *axis + 1, x.dims().end());
   c.outputs[0] = TensorType{c.in(0).dtype, Shape(out)};
   if (x.rank() == 1 && idx.rank() <= 1)
-    if (auto v = c.dims_value(0); v)
+    if (auto v = c.contents(0); v)
       if (auto i = c.ints(1)) {
         std::vector<Dim> picked;
         for (int64_t k : *i) {

@@ -34,7 +34,7 @@ Result constant(InferContext& c) {
     c.outputs[0] = TensorType{t->dtype(), Shape::of(t->dims())};
     if (is_integer(t->dtype()) && t->dims().size() <= 1 && t->numel() <= 64) {
       std::vector<Dim> v;
-      for (int64_t x : t->to_int_vector()) v.emplace_back(x);
+      for (int64_t x : t->to_int_vector()) v.push_back(Dim::integer(x));
       c.known[0] = std::move(v);
     }
   } else if (a.has("value_float")) {
@@ -43,11 +43,11 @@ Result constant(InferContext& c) {
     c.outputs[0] = TensorType{DType::f32, Shape({Dim(static_cast<int64_t>(std::get<std::vector<float>>(*f).size()))})};
   } else if (a.has("value_int")) {
     c.outputs[0] = TensorType{DType::i64, Shape()};
-    c.known[0] = std::vector<Dim>{Dim(a.get_int("value_int", 0))};
+    c.known[0] = std::vector<Dim>{Dim::integer(a.get_int("value_int", 0))};
   } else if (auto ints = a.maybe_ints("value_ints")) {
     c.outputs[0] = TensorType{DType::i64, Shape({Dim(static_cast<int64_t>(ints->size()))})};
     std::vector<Dim> v;
-    for (int64_t x : *ints) v.emplace_back(x);
+    for (int64_t x : *ints) v.push_back(Dim::integer(x));
     c.known[0] = std::move(v);
   } else {
     return error("constant has no supported value attribute");
@@ -62,6 +62,11 @@ Result constant_of_shape(InferContext& c) {
   if (c.shape(0).rank() != 1) return error("shape input must be 1-d");
   if (auto dims = c.dims_value(0)) {
     c.outputs[0] = TensorType{dt, Shape(*dims)};
+    // Small integer contents are known: torch's expand(-1, ...) compares its
+    // target with ConstantOfShape(Shape(target)) * -1.
+    auto n = c.outputs[0].shape.num_elements();
+    if (is_integer(dt) && dims->size() <= 1 && n && *n <= 64)
+      c.known[0] = std::vector<Dim>(static_cast<size_t>(*n), Dim::integer(v->to_int_vector()[0]));
   } else {
     int64_t n = c.shape(0)[0].is_static() ? c.shape(0)[0].size() : 0;
     c.outputs[0] = TensorType{dt, Shape(std::vector<Dim>(static_cast<size_t>(n)))};

@@ -113,6 +113,77 @@ TEST(ShapeRules, TorchMultiheadAttentionSlicesAndHeads) {
   EXPECT_EQ(infer(body, "%p: tensor<\"seq\"x\"batch\"x192xf32>", "y"), "tensor<\"seq\"x?x16xf32>");
 }
 
+// torch's expand(-1, 1, S, -1) of a [B, 1, 1, S] mask: the target is
+// Reshape(Concat(-1, 1, S, -1), [-1]) and the -1 entries are replaced by the
+// mask's dims through Where(Equal(t, ConstantOfShape(Shape(t)) * -1), 1, t).
+// A known -1 is not an unknown dim, so Equal and Where are evaluated; a
+// symbolic S is a size and never equals -1.
+std::string torch_expand_mask(const std::string& inputs) {
+  std::string body =
+      "%s = shape(%ids) : tensor<*xi64>\n"
+      "%i1 = constant() {value = dense<[1]> : tensor<i64>} : tensor<*xi64>\n"
+      "%seq = gather(%s, %i1) {axis = 0} : tensor<*xi64>\n"
+      "%a0 = constant() {value = dense<[0]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%useq = unsqueeze(%seq, %a0) : tensor<*xi64>\n"
+      "%m1 = constant() {value = dense<[-1]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%one = constant() {value = dense<[1]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%c = concat(%m1, %one, %useq, %m1) {axis = 0} : tensor<*xi64>\n"
+      "%t = reshape(%c, %m1) : tensor<*xi64>\n"
+      "%ts = shape(%t) : tensor<*xi64>\n"
+      "%ones = constant_of_shape(%ts) {value = dense<[1]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%neg = constant() {value = dense<[-1]> : tensor<i64>} : tensor<*xi64>\n"
+      "%negs = mul(%ones, %neg) : tensor<*xi64>\n"
+      "%eq = equal(%t, %negs) : tensor<*xbool>\n"
+      "%w = where(%eq, %ones, %t) : tensor<*xi64>\n"
+      "%y = expand(%mask, %w) : tensor<*xf32>";
+  return infer(body, inputs, "y");
+}
+
+TEST(ShapeRules, TorchExpandWithMinusOneKeepsTheMasksShape) {
+  EXPECT_EQ(torch_expand_mask("%ids: tensor<\"batch\"x64xi64>, %mask: tensor<\"batch\"x1x1x64xf32>"),
+            "tensor<\"batch\"x1x64x64xf32>");
+  EXPECT_EQ(torch_expand_mask("%ids: tensor<\"batch\"x\"seq\"xi64>, %mask: tensor<\"batch\"x1x1x\"seq\"xf32>"),
+            "tensor<\"batch\"x1x\"seq\"x\"seq\"xf32>");
+}
+
+// Known contents hold a negative integer as it is, apart from an unknown
+// entry: arithmetic keeps it, Equal tells it from a size, and a Reshape
+// target reads a known -1 as the dim to infer and refuses any other negative.
+TEST(ShapeRules, KnownContentsHoldNegativeIntegers) {
+  EXPECT_FALSE(Dim::integer(-1) == Dim::unknown());
+  EXPECT_TRUE(Dim::integer(-1).is_integer() && !Dim::integer(-1).is_static() && !Dim::integer(-1).is_unknown());
+  EXPECT_EQ(Dim::integer(3), Dim(3));
+  EXPECT_EQ(refine(Dim::integer(-1), Dim::unknown()), Dim::integer(-1));
+  EXPECT_EQ(refine(Dim::integer(-1), Dim::symbol("N")), std::nullopt);
+  EXPECT_EQ(refine(Dim::integer(-1), Dim(1)), std::nullopt);
+  // (2 - 3) * 4 + 3 = -1, computed in the graph: a Slice's end counted from
+  // the end, and the dim to infer of a Reshape target
+  std::string body =
+      "%two = constant() {value = dense<[2]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%three = constant() {value = dense<[3]> : tensor<i64>} : tensor<*xi64>\n"
+      "%four = constant() {value = dense<[4]> : tensor<i64>} : tensor<*xi64>\n"
+      "%d = sub(%two, %three) : tensor<*xi64>\n"
+      "%m = mul(%d, %four) : tensor<*xi64>\n"
+      "%e = add(%m, %three) : tensor<*xi64>\n"
+      "%zero = constant() {value = dense<[0]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%s = slice(%x, %zero, %e, %e) : tensor<*xf32>\n"
+      "%sixteen = constant() {value = dense<[16]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%t = concat(%e, %sixteen) {axis = 0} : tensor<*xi64>\n"
+      "%y = reshape(%x, %t) : tensor<*xf32>";
+  EXPECT_EQ(infer(body, "%x: tensor<\"batch\"x16xf32>", "s"), "tensor<\"batch\"x15xf32>");
+  EXPECT_EQ(infer(body, "%x: tensor<\"batch\"x16xf32>", "y"), "tensor<\"batch\"x16xf32>");
+  EXPECT_EQ(infer(body, "%x: tensor<2x4x16xf32>", "y"), "tensor<8x16xf32>");
+  // -2 is no dimension
+  auto g = parse_graph(
+      "graph @t(%x: tensor<2x4xf32>) {\n"
+      "%a = constant() {value = dense<[-3]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%one = constant() {value = dense<[1]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%t = add(%a, %one) : tensor<*xi64>\n"
+      "%y = reshape(%x, %t) : tensor<*xf32>\n return %y\n}");
+  ASSERT_FALSE(g.has_value());
+  EXPECT_EQ(g.error().str(), "<input>:5:6: invalid dimension -2");
+}
+
 TEST(ShapeRules, RefineKeepsTheMorePreciseAndRefusesContradictions) {
   auto t = [](Shape s) { return TensorType{DType::f32, std::move(s)}; };
   Dim seq = Dim::symbol("seq"), n = Dim::symbol("N");

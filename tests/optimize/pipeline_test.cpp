@@ -533,5 +533,59 @@ TEST(Pipeline, LoraAttentionDividedBySqrtOfTheHeadDimIsFused) {
   for (const char* op : {"Div", "Softmax", "Concat", "Mul"}) EXPECT_EQ(r->report.ops_after.count(op), 0u) << op;
 }
 
+// Hugging Face BERT's attention with a padding mask that torch's
+// expand(-1, 1, S, -1) made: Where(Equal(t, ConstantOfShape(Shape(t)) * -1),
+// 1, t) of t = Reshape(Concat(-1, 1, S, -1), [-1]). Its -1 entries are known
+// values (not unknown dims), so the mask is [B, 1, S, S], and the attention
+// (the score divided by sqrt(32), the mask added) becomes ONNX Runtime's
+// Attention with the mask as its input (attention-separate-div-bias-fold).
+TEST(Pipeline, AttentionWithTorchsExpandedPaddingMaskIsFused) {
+  GraphBuilder b;
+  const int64_t batch = 2, seq = 4, hidden = 64, heads = 2, head = 32;
+  auto x = b.input("x", {batch, seq, hidden});
+  auto keep = b.input("keep", {batch, seq});
+  auto attr = [](const char* name, ir::AttrValue v) {
+    ir::Attributes a;
+    a.set(name, std::move(v));
+    return a;
+  };
+  auto axis0 = attr("axis", int64_t{0});
+  auto s_len = b.op1(ir::Op::Gather, {b.op1(ir::Op::Shape, {x}), b.ints("at1", {1})}, axis0);
+  auto parts = b.op1(ir::Op::Concat, {b.ints("m1", {-1}), b.ints("one", {1}), s_len, b.ints("m2", {-1})}, axis0);
+  auto t = b.op1(ir::Op::Reshape, {parts, b.ints("flat", {-1})});
+  auto ones = b.op1(ir::Op::ConstantOfShape, {b.op1(ir::Op::Shape, {t})},
+                    attr("value", std::make_shared<const ir::Tensor>(ir::Tensor::vector_i64({1}))));
+  auto minus = b.op1(ir::Op::Mul, {ones, b.ints("neg", {-1})});
+  auto target = b.op1(ir::Op::Where, {b.op1(ir::Op::Equal, {t, minus}), ones, t});
+  auto keep4 = b.op1(ir::Op::Unsqueeze, {b.op1(ir::Op::Unsqueeze, {keep, b.ints("a1", {1})}), b.ints("a2", {2})});
+  auto expanded = b.op1(ir::Op::Expand, {keep4, target});
+  ASSERT_EQ(b.graph().value(expanded).type.shape.str(), "2x1x4x4");
+  auto one_f = b.graph().add_constant("1f", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(1.0f)));
+  auto big = b.graph().add_constant("-1e4", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(-10000.0f)));
+  auto mask = b.op1(ir::Op::Mul, {b.op1(ir::Op::Sub, {one_f, expanded}), big});
+  auto perm = [&](std::vector<int64_t> p) { return attr("perm", std::move(p)); };
+  auto heads_of = [&](const std::string& n, uint32_t seed, std::vector<int64_t> p) {
+    auto w = pruned::filled(b, "w" + n, {hidden, hidden}, seed);
+    auto c = pruned::filled(b, "b" + n, {hidden}, seed + 1);
+    auto proj = b.op1(ir::Op::Add, {c, b.op1(ir::Op::MatMul, {x, w})});
+    auto split = b.ints("heads" + n, {batch, seq, heads, head});
+    return b.op1(ir::Op::Transpose, {b.op1(ir::Op::Reshape, {proj, split})}, perm(std::move(p)));
+  };
+  auto q = heads_of("q", 10, {0, 2, 1, 3}), k = heads_of("k", 20, {0, 2, 3, 1}), v = heads_of("v", 30, {0, 2, 1, 3});
+  auto root = b.graph().add_constant(
+      "sqrt_d", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(std::sqrt(static_cast<float>(head)))));
+  auto score = b.op1(ir::Op::Add, {b.op1(ir::Op::Div, {b.op1(ir::Op::MatMul, {q, k}), root}), mask});
+  auto p = b.op1(ir::Op::Softmax, {score}, attr("axis", int64_t{-1}));
+  auto ctx = b.op1(ir::Op::Transpose, {b.op1(ir::Op::MatMul, {p, v})}, perm({0, 2, 1, 3}));
+  ir::Graph g = b.finish({b.op1(ir::Op::Reshape, {ctx, b.ints("joined", {batch, seq, hidden})})});
+  std::optional<OptimizeResult> r;
+  ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r));
+  EXPECT_EQ(r->report.ops_after.count("Attention") ? r->report.ops_after.at("Attention") : 0, 1)
+      << ir::print_graph(r->graph);
+  EXPECT_EQ(r->report.extraction.rules_used.count("attention-separate-div-bias-fold"), 1u)
+      << fmt::format("{}", fmt::join(r->report.extraction.rules_used, ", "));
+  EXPECT_EQ(r->report.ops_after.count("Softmax"), 0u);
+}
+
 }  // namespace
 }  // namespace refinery::optimize
