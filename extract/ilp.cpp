@@ -44,8 +44,11 @@ void set_parameters(Cbc_Model* m, const IlpOptions& options) {
 // A lower bound on the optimum of q from its condensed relaxation
 // (reduce.h), solved by CBC within `seconds` of CPU time: CBC's best bound
 // on it (its optimum when proved). `upper_bound`: the cost of an answer of
-// q, which bounds the condensed optimum too.
-double condensed_bound(const Problem& q, double upper_bound, double scale, double seconds, const IlpOptions& options) {
+// q, which bounds the condensed optimum too. `overrun`: the CPU seconds
+// CBC took beyond `seconds` when it stopped on its clock, else 0.
+double condensed_bound(const Problem& q, double upper_bound, double scale, double seconds, const IlpOptions& options,
+                       double& overrun) {
+  overrun = 0;
   Reduced red = reduce(condensed(q), upper_bound);
   if (red.problem.classes.empty()) return red.fixed_cost;  // decided by the reduction alone
   const Problem& c = red.problem;
@@ -63,7 +66,9 @@ double condensed_bound(const Problem& q, double upper_bound, double scale, doubl
   if (check_solution(c, start).empty()) model.warm_start(start);
   Cbc_setAllowableGap(m, 1e-6);
   Cbc_setMaximumSeconds(m, seconds);
+  const double solve_start = cpu_now();
   Cbc_solve(m);
+  if (Cbc_isSecondsLimitReached(m) != 0) overrun = std::max(0.0, cpu_now() - solve_start - seconds);
   double bound = Cbc_getBestPossibleObjValue(m) / scale;
   if (!std::isfinite(bound) || std::abs(bound) > 1e40) bound = 0;
   if (Cbc_isProvenOptimal(m) != 0) bound = std::max(bound, Cbc_getObjValue(m) / scale);
@@ -184,10 +189,16 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
   // The condensed relaxation first: a bound that, on e-graphs where the
   // layouts of one value are what the relaxation of q splits, can prove the
   // answer in hand optimal before the main model is built.
+  // CBC's clock starts after its first LP and the MIP start, and it reads
+  // it between cut passes and nodes: a solve stopped by its limit runs past
+  // it by about that much. The condensed solve's excess, when it stopped on
+  // its clock, is kept back from the main model's share (a model of about
+  // the same size), so that the whole call ends near the time limit.
+  double reserve = 0;
   if (options.condensed_share > 0 && have_incumbent) {
     const double cost_q = dag_cost(q, incumbent);
-    best_bound_q =
-        condensed_bound(q, cost_q, reduced_cost_scale, options.condensed_share * options.time_limit_s, options);
+    const double share = options.condensed_share * options.time_limit_s - (cpu_now() - cpu_start);
+    best_bound_q = condensed_bound(q, cost_q, reduced_cost_scale, std::max(0.05, share), options, reserve);
     r.condensed_bound = red.fixed_cost + best_bound_q;
   }
   const bool closed = [&] {
@@ -195,7 +206,7 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
     return cost <= 0 || (cost - (red.fixed_cost + best_bound_q)) / cost <= options.relative_gap;
   }();
   while (!closed) {
-    double remaining = options.time_limit_s - (cpu_now() - cpu_start);
+    double remaining = options.time_limit_s - (cpu_now() - cpu_start) - reserve;
     if (remaining <= 0.05) break;
     Model model(q, red.required, comp, comp_size, levels_mode, reduced_cost_scale);
     for (const auto& cycle : cuts) model.forbid(cycle);

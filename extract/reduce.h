@@ -4,9 +4,11 @@
 // free one; what is decided without search is taken out:
 //   reachable   classes the roots reach through candidates that can be
 //               computed at all (no class with no candidate below them);
-//   dominated   a candidate no cheaper than another of its class whose
-//               children are a superset of the other's (DAG cost: the other
-//               is never worse and makes no cycle the first does not);
+//   dominated   a candidate b no cheaper than another a of its class whose
+//               kids' computations use every class a needs (each is a kid
+//               of b or required by one: every acyclic computation of it
+//               uses that class; a subset of b's kids is the plain case).
+//               DAG cost: a is never worse and makes no cycle b does not;
 //   collapsed   a class left with one candidate is folded into its parents
 //               (they need its children instead) when that is exact under
 //               DAG cost: it is free, or needed by every solution (its cost

@@ -1,6 +1,7 @@
 // Small extraction problems shared by the extractor tests.
 #pragma once
 
+#include <algorithm>
 #include <random>
 
 #include "extract/problem.h"
@@ -60,6 +61,53 @@ inline Problem random_problem(std::mt19937& rng, std::uint32_t classes) {
   }
   p.roots = {0, pick(rng)};
   return p;
+}
+
+// Random problems shaped by layers (a class's candidates mostly need later
+// classes, sometimes an earlier one: a few cycles), where only the last two
+// classes are leaves: most classes have no leaf of their own, so a class
+// can require classes below it (every computation of it uses them), and
+// costs are drawn from a few values, so candidates tie.
+inline Problem random_layered_problem(std::mt19937& rng, std::uint32_t classes) {
+  std::uniform_int_distribution<int> cost(0, 4), count(1, 3), arity(1, 2), percent(0, 99);
+  Problem p;
+  p.classes.resize(classes);
+  for (std::uint32_t c = 0; c < classes; ++c) {
+    if (c + 2 >= classes) {
+      for (int i = count(rng) % 2 + 1; i > 0; --i) p.classes[c].push_back(leaf(1 + cost(rng)));
+      continue;
+    }
+    for (int i = count(rng); i > 0; --i) {
+      Candidate n{static_cast<double>(cost(rng)), {}};
+      for (int a = arity(rng); a > 0; --a) {
+        std::uniform_int_distribution<std::uint32_t> later(c + 1, classes - 1), any(0, classes - 1);
+        n.kids.push_back(percent(rng) < 15 ? any(rng) : later(rng));
+      }
+      p.classes[c].push_back(std::move(n));
+    }
+  }
+  p.roots = {0, std::uniform_int_distribution<std::uint32_t>(0, classes - 1)(rng)};
+  return p;
+}
+
+// The optimum by trying every choice of a candidate per class (small
+// problems only): the cheapest valid (complete, acyclic) answer, or
+// kInfiniteCost when there is none.
+inline double brute_force_optimum(const Problem& p) {
+  Solution s{std::vector<std::int32_t>(p.classes.size(), 0)};
+  double best = kInfiniteCost;
+  for (const auto& cands : p.classes)
+    if (cands.empty()) return best;
+  while (true) {
+    Solution pruned = prune_unreachable(p, s);
+    if (check_solution(p, pruned).empty()) best = std::min(best, dag_cost(p, pruned));
+    std::size_t c = 0;
+    for (; c < p.classes.size(); ++c) {
+      if (static_cast<std::size_t>(++s.choice[c]) < p.classes[c].size()) break;
+      s.choice[c] = 0;
+    }
+    if (c == p.classes.size()) return best;
+  }
 }
 
 }  // namespace refinery::extract::testing

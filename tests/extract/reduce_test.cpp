@@ -72,6 +72,21 @@ TEST(Reduce, DropsACandidateThatCanOnlyCloseACycle) {
   EXPECT_DOUBLE_EQ(dag_cost(p, s), 10);
 }
 
+TEST(Reduce, DropsACandidateWhoseKidsAnotherOnesKidsRequire) {
+  // Root 0: a = f(D) cost 2 | b = g(K) cost 3; K (class 1) = h(D) 1 |
+  // h'(D, E) 0.5: every computation of K uses D, so an answer with b
+  // computes D anyway, and a instead costs less. The subset rule alone
+  // keeps b ({D} is not a subset of {K}).
+  Problem p;
+  p.classes = {{node(2, {2}), node(3, {1})}, {node(1, {2}), node(0.5, {2, 3})}, {leaf(1), leaf(4)}, {leaf(1)}};
+  p.roots = {0};
+  Reduced r = reduce(p);
+  EXPECT_EQ(size_after(r, "dominated"), 5u);  // b and D's leaf of cost 4 dropped
+  Solution s = r.expand(p, extract_greedy_dag(r.problem).solution);
+  EXPECT_EQ(check_solution(p, s), "");
+  EXPECT_DOUBLE_EQ(dag_cost(p, s), 3);  // a and D's leaf
+}
+
 TEST(Reduce, CondensedKeepsEachComponentsEnteringCandidates) {
   // free_cycle: class 0 = {h(1) free, x 10}, class 1 = {k(0) free, y 4}:
   // one component, entered by x or y; h and k stay inside it.
