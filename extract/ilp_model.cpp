@@ -54,61 +54,6 @@ void for_each_key(const std::vector<std::pair<std::uint32_t, int>>& uses, std::v
   }
 }
 
-// Per class c, the components (of the class graph) that every acyclic
-// computation of c uses a class of, c's own among them: the greatest
-// fixpoint of R(c) = {comp(c)} + the intersection over c's candidates of the
-// union of their kids' R. Valid for any fixpoint: by induction over a chosen
-// (acyclic) sub-graph, c's candidate has a kid k with S in R(k), and k's
-// computation uses S. Bitsets over components, one row of words per class.
-struct Requirements {
-  std::size_t words = 0;
-  std::vector<std::uint64_t> bits;  // class-major
-  std::uint64_t* of(std::size_t c) { return bits.data() + c * words; }
-  const std::uint64_t* of(std::size_t c) const { return bits.data() + c * words; }
-  bool has(std::size_t c, std::uint32_t s) const { return (of(c)[s / 64] >> (s % 64)) & 1; }
-};
-
-Requirements required_components(const Problem& q, const std::vector<std::uint32_t>& comp, std::size_t num_comps) {
-  const std::size_t n = q.classes.size();
-  Requirements r;
-  r.words = (num_comps + 63) / 64;
-  r.bits.assign(n * r.words, ~std::uint64_t{0});
-  std::vector<std::vector<std::uint32_t>> parents(n);
-  for (std::uint32_t c = 0; c < n; ++c)
-    for (const Candidate& cand : q.classes[c])
-      for (std::uint32_t k : cand.kids) parents[k].push_back(c);
-  for (auto& ps : parents) {
-    std::sort(ps.begin(), ps.end());
-    ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
-  }
-  std::vector<std::uint32_t> work(n);
-  for (std::uint32_t c = 0; c < n; ++c) work[c] = c;
-  std::vector<std::uint8_t> queued(n, 1);
-  std::vector<std::uint64_t> meet(r.words), join(r.words);
-  while (!work.empty()) {
-    std::uint32_t c = work.back();
-    work.pop_back();
-    queued[c] = 0;
-    std::fill(meet.begin(), meet.end(), ~std::uint64_t{0});
-    for (const Candidate& cand : q.classes[c]) {
-      std::fill(join.begin(), join.end(), 0);
-      for (std::uint32_t k : cand.kids)
-        for (std::size_t w = 0; w < r.words; ++w) join[w] |= r.of(k)[w];
-      for (std::size_t w = 0; w < r.words; ++w) meet[w] &= join[w];
-    }
-    meet[comp[c] / 64] |= std::uint64_t{1} << (comp[c] % 64);
-    std::uint64_t* now = r.of(c);
-    if (std::equal(meet.begin(), meet.end(), now)) continue;
-    std::copy(meet.begin(), meet.end(), now);  // only ever shrinks: the iteration is monotone from the top
-    for (std::uint32_t p : parents[c])
-      if (!queued[p]) {
-        queued[p] = 1;
-        work.push_back(p);
-      }
-  }
-  return r;
-}
-
 }  // namespace
 
 Model::Model(const Problem& q, const std::vector<std::uint8_t>& required, const std::vector<std::uint32_t>& comp,
@@ -266,7 +211,8 @@ void Model::add_use_cuts() {
 
 void Model::add_requirement_cuts() {
   const std::size_t n = q_.classes.size(), num_comps = comp_size_.size();
-  Requirements req = required_components(q_, comp_, num_comps);
+  // Per class, the components every acyclic computation of it uses a class of.
+  Requirements req = requirements(q_.classes, comp_, comp_, num_comps);
   const std::size_t words = req.words;
   std::vector<std::vector<std::uint32_t>> members(num_comps);
   for (std::uint32_t c = 0; c < n; ++c) members[comp_[c]].push_back(c);

@@ -130,4 +130,58 @@ std::vector<std::uint32_t> class_components(const std::vector<std::vector<Candid
   return comp;
 }
 
+Requirements requirements(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& comp,
+                          const std::vector<std::uint32_t>& label, std::size_t num_labels) {
+  const std::size_t n = classes.size();
+  Requirements r;
+  r.words = (num_labels + 63) / 64;
+  r.bits.assign(n * r.words, ~std::uint64_t{0});
+  std::vector<std::vector<std::uint32_t>> parents(n);
+  for (std::uint32_t c = 0; c < n; ++c)
+    for (const Candidate& cand : classes[c])
+      for (std::uint32_t k : cand.kids) parents[k].push_back(c);
+  for (auto& ps : parents) {
+    std::sort(ps.begin(), ps.end());
+    ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
+  }
+  // Kids before parents (class_components numbers the components of the
+  // class graph sinks first): one sweep in that order settles every class
+  // outside a cycle; the worklist after it only iterates the cycles. In
+  // any other order a deep graph is swept once per layer.
+  std::vector<std::uint32_t> order(n);
+  for (std::uint32_t c = 0; c < n; ++c) order[c] = c;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return comp[a] < comp[b]; });
+  std::vector<std::uint32_t> work;  // classes whose kids changed after they were last evaluated
+  std::vector<std::uint8_t> queued(n, 0);
+  std::vector<std::uint64_t> meet(r.words), join(r.words);
+  std::size_t swept = 0;
+  while (swept < n || !work.empty()) {
+    std::uint32_t c;
+    if (swept < n) {
+      c = order[swept++];
+    } else {
+      c = work.back();
+      work.pop_back();
+    }
+    queued[c] = 0;
+    std::fill(meet.begin(), meet.end(), ~std::uint64_t{0});
+    for (const Candidate& cand : classes[c]) {
+      std::fill(join.begin(), join.end(), 0);
+      for (std::uint32_t k : cand.kids)
+        for (std::size_t i = 0; i < r.words; ++i) join[i] |= r.of(k)[i];
+      for (std::size_t i = 0; i < r.words; ++i) meet[i] &= join[i];
+    }
+    meet[label[c] / 64] |= std::uint64_t{1} << (label[c] % 64);
+    std::uint64_t* now = r.bits.data() + c * r.words;
+    if (std::equal(meet.begin(), meet.end(), now)) continue;
+    std::copy(meet.begin(), meet.end(), now);  // only ever shrinks: the iteration is monotone from the top
+    for (std::uint32_t p : parents[c])
+      if (!queued[p]) {
+        queued[p] = 1;
+        work.push_back(p);
+      }
+  }
+  return r;
+}
+
 }  // namespace refinery::extract

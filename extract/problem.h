@@ -56,6 +56,24 @@ std::optional<std::vector<std::uint32_t>> find_cycle(const Problem& p, const Sol
 // Only edges inside one component can lie on a cycle.
 std::vector<std::uint32_t> class_components(const std::vector<std::vector<Candidate>>& classes);
 
+// Per class c, the labels (`label[k]` < num_labels for every class k: the
+// class itself, or its component) of the classes that every acyclic
+// computation of c uses, c's own among them: the greatest fixpoint of
+// R(c) = {label(c)} + the intersection over c's candidates of the union of
+// their kids' R. Valid for any fixpoint: by induction over a chosen
+// (acyclic) sub-graph, c's candidate has a kid k with s in R(k), and k's
+// computation uses a class labelled s. Bitsets over labels, one row of
+// words per class. `comp` is class_components(classes): the sweep visits
+// kids before parents, so only cycles are iterated.
+struct Requirements {
+  std::size_t words = 0;
+  std::vector<std::uint64_t> bits;  // class-major
+  const std::uint64_t* of(std::size_t c) const { return bits.data() + c * words; }
+  bool has(std::size_t c, std::uint32_t s) const { return (of(c)[s / 64] >> (s % 64)) & 1; }
+};
+Requirements requirements(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& comp,
+                          const std::vector<std::uint32_t>& label, std::size_t num_labels);
+
 // Keeps only the choices reachable from the roots.
 Solution prune_unreachable(const Problem& p, Solution s);
 

@@ -171,66 +171,11 @@ bool drop_cyclic(Work& w) {
 }
 
 // Per class, the classes every acyclic computation of it uses, itself
-// among them: the greatest fixpoint of R(c) = {c} + the intersection over
-// c's candidates of the union of their kids' R. Any fixpoint is sound: by
-// induction over a chosen (acyclic) sub-graph, c's candidate has a kid k
-// with d in R(k), and k's computation uses d. Bitsets over classes, one
-// row of words per class.
-struct ClassRequirements {
-  std::size_t words = 0;
-  std::vector<std::uint64_t> bits;  // class-major
-  const std::uint64_t* of(std::size_t c) const { return bits.data() + c * words; }
-  bool has(std::size_t c, std::uint32_t d) const { return (of(c)[d / 64] >> (d % 64)) & 1; }
-};
-
-ClassRequirements class_requirements(const Work& w) {
-  const std::size_t n = w.classes.size();
-  ClassRequirements r;
-  r.words = (n + 63) / 64;
-  r.bits.assign(n * r.words, ~std::uint64_t{0});
-  std::vector<std::vector<std::uint32_t>> parents(n);
-  for (std::uint32_t c = 0; c < n; ++c)
-    for (const Candidate& cand : w.classes[c])
-      for (std::uint32_t k : cand.kids) parents[k].push_back(c);
-  for (auto& ps : parents) normalise(ps);
-  // Kids before parents (class_components numbers the components of the
-  // class graph sinks first): one sweep in that order settles every class
-  // outside a cycle; the worklist after it only iterates the cycles. In
-  // any other order a deep graph is swept once per layer.
-  std::vector<std::uint32_t> comp = class_components(w.classes), order(n);
-  for (std::uint32_t c = 0; c < n; ++c) order[c] = c;
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return comp[a] < comp[b]; });
-  std::vector<std::uint32_t> work;  // classes whose kids changed after they were last evaluated
-  std::vector<std::uint8_t> queued(n, 0);
-  std::vector<std::uint64_t> meet(r.words), join(r.words);
-  std::size_t swept = 0;
-  while (swept < n || !work.empty()) {
-    std::uint32_t c;
-    if (swept < n) {
-      c = order[swept++];
-    } else {
-      c = work.back();
-      work.pop_back();
-    }
-    queued[c] = 0;
-    std::fill(meet.begin(), meet.end(), ~std::uint64_t{0});
-    for (const Candidate& cand : w.classes[c]) {
-      std::fill(join.begin(), join.end(), 0);
-      for (std::uint32_t k : cand.kids)
-        for (std::size_t i = 0; i < r.words; ++i) join[i] |= r.of(k)[i];
-      for (std::size_t i = 0; i < r.words; ++i) meet[i] &= join[i];
-    }
-    meet[c / 64] |= std::uint64_t{1} << (c % 64);
-    std::uint64_t* now = r.bits.data() + c * r.words;
-    if (std::equal(meet.begin(), meet.end(), now)) continue;
-    std::copy(meet.begin(), meet.end(), now);  // only ever shrinks: the iteration is monotone from the top
-    for (std::uint32_t p : parents[c])
-      if (!queued[p]) {
-        queued[p] = 1;
-        work.push_back(p);
-      }
-  }
-  return r;
+// among them (requirements labelled by class).
+Requirements class_requirements(const Work& w) {
+  std::vector<std::uint32_t> self(w.classes.size());
+  for (std::uint32_t c = 0; c < self.size(); ++c) self[c] = c;
+  return requirements(w.classes, class_components(w.classes), self, self.size());
 }
 
 // Drops every candidate b that another candidate a of its class dominates:
@@ -241,7 +186,7 @@ ClassRequirements class_requirements(const Work& w) {
 // candidates that dominate each other, the first (cheapest, fewest kids)
 // stays.
 void drop_dominated(Work& w) {
-  const ClassRequirements req = class_requirements(w);
+  const Requirements req = class_requirements(w);
   std::vector<std::uint64_t> below(req.words);
   for (std::size_t c = 0; c < w.classes.size(); ++c) {
     auto& cands = w.classes[c];
