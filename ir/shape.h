@@ -49,7 +49,8 @@ class Dim {
   bool is_negative() const { return negative_; }
   bool is_integer() const { return is_static() || negative_; }  // static or a negative integer
   bool is_unknown() const { return size_ < 0 && symbol_.empty() && !negative_; }
-  int64_t size() const { return size_; }  // -1 unless static
+  // The size when static; -1 when unknown or a symbol; a negative integer's value.
+  int64_t size() const { return size_; }
   int64_t value() const { return size_; }  // the integer, when is_integer()
   const std::string& name() const { return symbol_; }
 
