@@ -204,9 +204,9 @@ void drop_dominated(Work& w) {
       for (std::uint32_t k : cands[b].kids)
         for (std::size_t i = 0; i < req.words; ++i) below[i] |= req.of(k)[i];
       bool dominated = std::any_of(kept.begin(), kept.end(), [&](std::size_t a) {
-        return cands[a].cost <= cands[b].cost && std::all_of(cands[a].kids.begin(), cands[a].kids.end(), [&](std::uint32_t k) {
-                 return (below[k / 64] >> (k % 64)) & 1;
-               });
+        return cands[a].cost <= cands[b].cost &&
+               std::all_of(cands[a].kids.begin(), cands[a].kids.end(),
+                           [&](std::uint32_t k) { return (below[k / 64] >> (k % 64)) & 1; });
       });
       if (!dominated) kept.push_back(b);
     }
