@@ -643,5 +643,39 @@ TEST(Pipeline, AttentionWithAKeyPaddingMaskAndSlicedPositionsIsFused) {
   EXPECT_EQ(r->report.ops_after.count("Softmax"), 0u);
 }
 
+// torch.einsum's attention (attn_einsum): the scores "bhqd,bhkd->bhqk" and
+// the context "bhqk,bhkd->bhqd" are MatMuls (einsum-attention-scores,
+// einsum-attention-context), and the attention becomes ONNX Runtime's.
+TEST(Pipeline, AttentionWrittenWithEinsumIsFused) {
+  GraphBuilder b;
+  const int64_t batch = 2, seq = 4, hidden = 64, heads = 4, head = 16;
+  auto x = b.input("x", {batch, seq, hidden});
+  auto attr = [](const char* name, ir::AttrValue v) {
+    ir::Attributes a;
+    a.set(name, std::move(v));
+    return a;
+  };
+  auto qkv = b.op1(ir::Op::Add, {b.op1(ir::Op::MatMul, {x, pruned::filled(b, "w", {hidden, 3 * hidden}, 10)}),
+                                 pruned::filled(b, "c", {3 * hidden}, 11)});
+  auto parts = b.op(ir::Op::Split, {qkv, b.ints("sizes", {64, 64, 64})}, attr("axis", int64_t{-1}), 3);
+  auto heads_of = [&](int i) {
+    auto split = b.ints("h" + std::to_string(i), {0, 0, heads, head});
+    auto r = b.op1(ir::Op::Reshape, {parts[static_cast<size_t>(i)], split});
+    return b.op1(ir::Op::Transpose, {r}, attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
+  };
+  auto q = heads_of(0), k = heads_of(1), v = heads_of(2);
+  auto scale = b.graph().add_constant("scale", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(0.25f)));
+  auto qk = b.op1(ir::Op::Einsum, {q, k}, attr("equation", std::string("bhqd,bhkd->bhqk")));
+  auto p = b.op1(ir::Op::Softmax, {b.op1(ir::Op::Mul, {qk, scale})}, attr("axis", int64_t{-1}));
+  auto pv = b.op1(ir::Op::Einsum, {p, v}, attr("equation", std::string("bhqk,bhkd->bhqd")));
+  auto ctx = b.op1(ir::Op::Transpose, {pv}, attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
+  ir::Graph g = b.finish({b.op1(ir::Op::Reshape, {ctx, b.ints("joined", {batch, seq, hidden})})});
+  std::optional<OptimizeResult> r;
+  ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r));
+  EXPECT_EQ(r->report.ops_after.count("Attention") ? r->report.ops_after.at("Attention") : 0, 1)
+      << ir::print_graph(r->graph);
+  EXPECT_EQ(r->report.ops_after.count("Einsum"), 0u);
+}
+
 }  // namespace
 }  // namespace refinery::optimize
