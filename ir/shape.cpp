@@ -15,6 +15,7 @@ std::string Dim::str() const {
 
 std::optional<Dim> refine(const Dim& a, const Dim& b) {
   if (a.is_integer() && b.is_integer()) return a.value() == b.value() ? std::optional<Dim>(a) : std::nullopt;
+  if (a.is_unknown() && b.is_unknown()) return a.is_min() ? a : b;  // a min says more than "?"
   if (b.is_unknown()) return a;
   if (a.is_unknown()) return b;
   if (a.is_negative() || b.is_negative()) return std::nullopt;  // a symbol names a size, never negative

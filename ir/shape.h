@@ -27,6 +27,12 @@ inline constexpr int64_t kMaxElements = int64_t{1} << 40;
 // known and distinct from an unknown entry. A negative integer is never a
 // dimension of a Shape: the shape rules read it as an unknown dim there
 // (InferContext::dims_value).
+//
+// A Dim may also be min(s, n) of a symbol s and a size n >= 1 (Dim::min_of):
+// a static axis of n sliced to a symbolic length, `buffer[:s]` of a [64]
+// buffer (docs/ir.md, "Dims"). Only the rules that know it read it as that
+// (Slice makes it, broadcasting against s reads it); to everything else it is
+// an unknown dim (is_unknown(), str() "?").
 class Dim {
  public:
   Dim() = default;                    // unknown
@@ -37,6 +43,13 @@ class Dim {
     return d;
   }
   static Dim unknown() { return Dim(); }
+  // min(s, n) of a symbol s and a size n >= 1.
+  static Dim min_of(std::string name, int64_t n) {
+    Dim d;
+    d.symbol_ = std::move(name);
+    d.cap_ = n;
+    return d;
+  }
   // A known integer of any sign: static when v >= 0, else a negative integer.
   static Dim integer(int64_t v) {
     Dim d(v);
@@ -45,14 +58,16 @@ class Dim {
   }
 
   bool is_static() const { return size_ >= 0; }
-  bool is_symbol() const { return !symbol_.empty(); }
+  bool is_symbol() const { return !symbol_.empty() && cap_ == 0; }
   bool is_negative() const { return negative_; }
   bool is_integer() const { return is_static() || negative_; }  // static or a negative integer
-  bool is_unknown() const { return size_ < 0 && symbol_.empty() && !negative_; }
+  bool is_unknown() const { return size_ < 0 && !is_symbol() && !negative_; }  // a min too
+  bool is_min() const { return cap_ > 0; }
+  int64_t cap() const { return cap_; }  // min(s, n)'s n; 0 when not a min
   // The size when static; -1 when unknown or a symbol; a negative integer's value.
   int64_t size() const { return size_; }
   int64_t value() const { return size_; }  // the integer, when is_integer()
-  const std::string& name() const { return symbol_; }
+  const std::string& name() const { return symbol_; }  // a symbol's name, or min(s, n)'s s
 
   friend bool operator==(const Dim&, const Dim&) = default;
   std::string str() const;  // "3", "\"N\"" (quoted, so any name parses back), "?", "-1" (a negative integer)
@@ -61,6 +76,7 @@ class Dim {
   int64_t size_ = -1;
   std::string symbol_;
   bool negative_ = false;
+  int64_t cap_ = 0;
 };
 
 class Shape {

@@ -318,6 +318,10 @@ class Generator {
     std::map<std::string, ir::ValueId> vals;
     for (const auto& name : inst.inputs) vals[name] = g.add_input(name.substr(1), facts_[name].type);
     std::map<std::string, ir::NodeId> memo;
+    // Known contents of the results built so far (a Shape's dims, a Concat of
+    // them), read by the shape rules of the nodes above them, as infer_shapes
+    // would (an Expand to a target computed from Shape).
+    std::map<uint32_t, std::vector<ir::Dim>> propagated;
     int counter = 0;
     std::function<std::optional<ir::ValueId>(const Pat&)> rec = [&](const Pat& p) -> std::optional<ir::ValueId> {
       switch (p.kind) {
@@ -393,8 +397,8 @@ class Generator {
         if (v.constant && ir::is_integer(v.constant->dtype())) {
           for (int64_t x : v.constant->to_int_vector()) known[i].push_back(ir::Dim::integer(x));
           ins[i].known = &known[i];
-        } else if (const auto& kv = g.known_value(node.inputs[i])) {
-          known[i] = *kv;
+        } else if (auto kv = propagated.find(ir::index(node.inputs[i])); kv != propagated.end()) {
+          known[i] = kv->second;
           ins[i].known = &known[i];
         }
       }
@@ -418,6 +422,8 @@ class Generator {
       std::vector<std::string> names;
       for (int o = 0; o < nout; ++o) names.push_back(fmt::format("v{}", counter++));
       ir::NodeId id = g.add_node(std::move(node), names, ctx.outputs);
+      for (size_t o = 0; o < ctx.known.size(); ++o)
+        if (ctx.known[o]) propagated[ir::index(g.node(id).outputs[o])] = std::move(*ctx.known[o]);
       memo[key] = id;
       return g.node(id).outputs[static_cast<size_t>(p.out)];
     };

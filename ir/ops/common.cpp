@@ -22,6 +22,10 @@ std::expected<Shape, InferError> broadcast(const Shape& a, const Shape& b) {
       out = da;  // the other must match at run time
     else if (db.is_static())
       out = db;
+    else if (da.is_min() && db.is_symbol() && da.name() == db.name())
+      out = db;  // min(s, n) against s: it is s (s <= n) or 1 (n = 1) wherever it broadcasts
+    else if (db.is_min() && da.is_symbol() && da.name() == db.name())
+      out = da;
     else
       out = Dim::unknown();
   }

@@ -285,54 +285,92 @@ Result split(InferContext& c) {
   return {};
 }
 
+// The length of one sliced axis of `dim` from `start` to `end` by `step`,
+// where it can be said exactly; unknown otherwise.
+Dim slice_length(const Dim& dim, const Dim& start, const Dim& end, int64_t step) {
+  if (dim.is_static() && start.is_integer() && end.is_integer()) {
+    int64_t n = dim.size(), s = start.value(), e = end.value();
+    if (s < 0) s += n;
+    if (e < 0) e += n;
+    if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, n);
+      e = std::clamp<int64_t>(e, 0, n);
+      return Dim(e > s ? (e - s + step - 1) / step : 0);
+    }
+    s = std::clamp<int64_t>(s, 0, n - 1);
+    e = std::clamp<int64_t>(e, -1, n - 1);
+    return Dim(s > e ? (s - e - step - 1) / (-step) : 0);
+  }
+  if (step != 1 || start != Dim(0)) return Dim::unknown();
+  if (end == Dim(INT64_MAX) || end == dim) return dim;  // x[:] and x[:s] of an axis of s
+  if (dim == Dim(0)) return Dim(0);
+  // x[:s] of a static axis of n: min(s, n) (of min(s, m): min(s, min(m, n))).
+  if (dim.is_static() && end.is_symbol()) return Dim::min_of(end.name(), dim.size());
+  if (dim.is_static() && end.is_min()) return Dim::min_of(end.name(), std::min(end.cap(), dim.size()));
+  return Dim::unknown();
+}
+
+// A 1-d integer input's entries as dims (negative integers as they are):
+// propagated contents, or a constant's values of any length.
+std::optional<std::vector<Dim>> entries(const InferContext& c, size_t i) {
+  if (auto v = c.contents(i)) return v;
+  auto v = c.ints(i);
+  if (!v) return std::nullopt;
+  std::vector<Dim> out;
+  for (int64_t e : *v) out.push_back(Dim::integer(e));
+  return out;
+}
+
 Result slice(InferContext& c) {
   const Shape& x = c.shape(0);
-  auto starts = c.ints(1), ends = c.ints(2);
+  auto starts = entries(c, 1), ends = entries(c, 2);
   std::optional<std::vector<int64_t>> axes, steps;
   if (c.has_input(3)) axes = c.ints(3);
   if (c.has_input(4)) steps = c.ints(4);
   Shape out = x;
-  if (!starts || !ends || (c.has_input(3) && !axes) || (c.has_input(4) && !steps)) {
+  if (c.has_input(3) && !axes) {  // any axis may be sliced
     for (int64_t i = 0; i < x.rank(); ++i) out[i] = Dim::unknown();
     c.outputs[0] = TensorType{c.in(0).dtype, out};
     return {};
   }
-  if (starts->size() != ends->size()) return error("starts and ends differ in length");
+  // The number of axes sliced: the starts' length, known from their shape
+  // when their values are not.
+  const Shape& starts_shape = c.shape(1);
+  std::optional<size_t> count;
+  if (starts) count = starts->size();
+  else if (starts_shape.rank() == 1 && starts_shape[0].is_static()) count = static_cast<size_t>(starts_shape[0].size());
+  else if (axes) count = axes->size();
+  if (!count) {
+    for (int64_t i = 0; i < x.rank(); ++i) out[i] = Dim::unknown();
+    c.outputs[0] = TensorType{c.in(0).dtype, out};
+    return {};
+  }
+  if ((starts && ends && starts->size() != ends->size()) || (!starts && ends && ends->size() != *count))
+    return error("starts and ends differ in length");
   if (!axes) {
     axes.emplace();
-    for (size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<int64_t>(i));
+    for (size_t i = 0; i < *count; ++i) axes->push_back(static_cast<int64_t>(i));
   }
-  if (!steps) steps = std::vector<int64_t>(starts->size(), 1);
-  if (axes->size() != starts->size() || steps->size() != starts->size())
+  if (!c.has_input(4)) steps = std::vector<int64_t>(*count, 1);  // else unknown steps: every sliced axis unknown
+  if (axes->size() != *count || (steps && steps->size() != *count))
     return error("axes or steps differ in length from starts");
-  for (size_t i = 0; i < starts->size(); ++i) {
+  for (size_t i = 0; i < *count; ++i) {
     auto a = normalize_axis((*axes)[i], x.rank());
     if (!a) return error(fmt::format("axis {} out of range", (*axes)[i]));
-    int64_t step = (*steps)[i];
-    if (step == 0) return error("step must not be 0");
-    if (!x[*a].is_static()) {
+    if (!steps || !starts || !ends) {
       out[*a] = Dim::unknown();
       continue;
     }
-    int64_t dim = x[*a].size();
-    int64_t s = (*starts)[i], e = (*ends)[i];
-    if (s < 0) s += dim;
-    if (e < 0) e += dim;
-    if (step > 0) {
-      s = std::clamp<int64_t>(s, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      out[*a] = Dim(e > s ? (e - s + step - 1) / step : 0);
-    } else {
-      s = std::clamp<int64_t>(s, 0, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      out[*a] = Dim(s > e ? (s - e - step - 1) / (-step) : 0);
-    }
+    int64_t step = (*steps)[i];
+    if (step == 0) return error("step must not be 0");
+    out[*a] = slice_length(x[*a], (*starts)[i], (*ends)[i], step);
   }
   c.outputs[0] = TensorType{c.in(0).dtype, out};
-  if (x.rank() == 1 && axes->size() == 1 && (*steps)[0] == 1 && out[0].is_static())
+  if (x.rank() == 1 && axes->size() == 1 && steps && (*steps)[0] == 1 && out[0].is_static() && starts &&
+      (*starts)[0].is_integer())
     if (auto v = c.contents(0)) {
       int64_t dim = static_cast<int64_t>(v->size());
-      int64_t s = (*starts)[0] < 0 ? (*starts)[0] + dim : (*starts)[0];
+      int64_t s = (*starts)[0].value() < 0 ? (*starts)[0].value() + dim : (*starts)[0].value();
       s = std::clamp<int64_t>(s, 0, dim);
       c.known[0] = std::vector<Dim>(v->begin() + s, v->begin() + s + out[0].size());
     }

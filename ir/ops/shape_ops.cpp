@@ -90,6 +90,10 @@ Result range(InferContext& c) {
     count = std::ceil((static_cast<double>((*l)[0]) - static_cast<double>((*s)[0])) / static_cast<double>((*d)[0]));
   }
   Dim n = Dim::unknown();
+  // Range(0, s, 1) of a size s known as a symbol (a Shape's entry): s elements.
+  if (!count && is_integer(c.in(0).dtype))
+    if (auto s = c.ints(0), d = c.ints(2); s && d && (*s)[0] == 0 && (*d)[0] == 1)
+      if (auto l = c.contents(1); l && l->size() == 1 && ((*l)[0].is_symbol() || (*l)[0].is_min())) n = (*l)[0];
   if (count) {
     if (std::isnan(*count)) return error("start, limit and delta give no element count (NaN)");
     if (*count > static_cast<double>(kMaxElements)) {

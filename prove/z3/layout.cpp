@@ -144,6 +144,18 @@ Result expand(Ctx& c) {
   return one(make(o, std::move(e)));
 }
 
+// Shape: the input's dims from start to end, as numbers (an instance's
+// shapes are concrete).
+Result shape_of(Ctx& c) {
+  const Shape& x = c.x(0).shape;
+  int64_t r = static_cast<int64_t>(x.size());
+  auto at = [&](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + r : a, 0, r); };
+  std::vector<z3::expr> e;
+  for (int64_t i = at(c.attr_int("start")); i < at(c.attr_int("end")); ++i)
+    e.push_back(c.d.num(static_cast<double>(x[static_cast<size_t>(i)])));
+  return one(make(c.out[0], std::move(e)));
+}
+
 }  // namespace
 
 void fill_layout(Table& t) {
@@ -159,6 +171,7 @@ void fill_layout(Table& t) {
   define(t, Op::Pad, pad);
   define(t, Op::Expand, expand);
   define(t, Op::Gather, gather);
+  define(t, Op::Shape, shape_of);
 }
 
 }  // namespace refinery::prove::semantics

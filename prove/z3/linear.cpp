@@ -3,6 +3,9 @@
 #include "prove/z3/semantics.h"
 
 #include <algorithm>
+#include <map>
+
+#include "ir/einsum.h"
 
 namespace refinery::prove::semantics {
 namespace {
@@ -71,9 +74,54 @@ Result gemm(Ctx& c) {
   return one(make(c.out[0], std::move(e)));
 }
 
+// Einsum without an ellipsis: each output element the sum, over the summed
+// labels in the equation's order (the last fastest), of the product of the
+// inputs' elements in input order; a label of size 1 in one input broadcasts.
+Result einsum(Ctx& c) {
+  auto eq = ir::parse_einsum(c.attrs().get_string("equation"));
+  if (!eq) return fail_sem(c, eq.error());
+  std::vector<ir::Shape> shapes;
+  std::vector<const ir::Shape*> ptrs;
+  for (const SymTensor* t : c.in) {
+    std::vector<ir::Dim> dims(t->shape.begin(), t->shape.end());
+    shapes.emplace_back(std::move(dims));
+  }
+  for (const auto& s : shapes) ptrs.push_back(&s);
+  auto dims = ir::einsum_dims(*eq, ptrs);
+  if (!dims) return fail_sem(c, dims.error());
+  for (const auto& t : eq->inputs)
+    if (t.has_ellipsis()) return fail_sem(c, "einsum with an ellipsis has no symbolic semantics");
+  Shape sum;
+  for (char l : dims->summed) sum.push_back(dims->labels.at(l).size());
+  const std::string& out = eq->output.labels;
+  std::vector<z3::expr> e;
+  for (int64_t i = 0; i < numel(c.out[0]); ++i) {
+    std::map<char, int64_t> at;
+    Shape oi = unravel(i, c.out[0]);
+    for (size_t k = 0; k < out.size(); ++k) at[out[k]] = oi[k];
+    std::optional<z3::expr> acc;
+    for (int64_t j = 0; j < numel(sum); ++j) {
+      Shape si = unravel(j, sum);
+      for (size_t k = 0; k < dims->summed.size(); ++k) at[dims->summed[k]] = si[k];
+      std::optional<z3::expr> p;
+      for (size_t t = 0; t < c.in.size(); ++t) {
+        const std::string& labels = eq->inputs[t].labels;
+        Shape idx;
+        for (size_t k = 0; k < labels.size(); ++k) idx.push_back(c.x(t).shape[k] == 1 ? 0 : at[labels[k]]);
+        const z3::expr& v = c.x(t).elems[static_cast<size_t>(ravel(idx, c.x(t).shape))];
+        p = p ? c.d.mul(*p, v) : v;
+      }
+      acc = acc ? c.d.add(*acc, *p) : *p;
+    }
+    e.push_back(acc ? *acc : c.d.num(0));
+  }
+  return one(make(c.out[0], std::move(e)));
+}
+
 }  // namespace
 
 void fill_linear(Table& t) {
+  define(t, ir::Op::Einsum, einsum);
   define(t, ir::Op::MatMul, matmul);
   define(t, ir::Op::Gemm, gemm);
 }

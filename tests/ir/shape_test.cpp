@@ -184,6 +184,70 @@ TEST(ShapeRules, KnownContentsHoldNegativeIntegers) {
   EXPECT_EQ(g.error().str(), "<input>:5:6: invalid dimension -2");
 }
 
+// A Slice whose starts or ends are known only at run time leaves the axes it
+// does not slice as they were.
+TEST(ShapeRules, SliceToARunTimeLengthKeepsTheOtherAxes) {
+  std::string body =
+      "%zero = constant() {value = dense<[0]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%one = constant() {value = dense<[1]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%a = slice(%x, %zero, %e, %one) : tensor<*xf32>\n"
+      "%b = slice(%x, %zero, %e) : tensor<*xf32>";
+  std::string inputs = "%x: tensor<\"batch\"x64x16xf32>, %e: tensor<1xi64>";
+  EXPECT_EQ(infer(body, inputs, "a"), "tensor<\"batch\"x?x16xf32>");
+  EXPECT_EQ(infer(body, inputs, "b"), "tensor<?x64x16xf32>");
+}
+
+// A [1, 64, 8] table and a [64, 64] buffer sliced to the sequence length s
+// (torch's `pos[:, :s]`, `causal[:s, :s]`): each sliced dim is min(s, 64), no
+// symbol, and broadcast against s in an Add it is s, on every input the Add
+// accepts (min(s, 64) is s, or 1 where s is too). Range(0, s, 1) has s elements.
+TEST(ShapeRules, BufferSlicedToTheSequenceBroadcastsAsTheSequence) {
+  std::string body =
+      "%sh = shape(%h) : tensor<*xi64>\n"
+      "%i1 = constant() {value = dense<[1]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%s = gather(%sh, %i1) {axis = 0} : tensor<*xi64>\n"
+      "%zero = constant() {value = dense<[0]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%p = slice(%table, %zero, %s, %i1) : tensor<*xf32>\n"
+      "%x = add(%h, %p) : tensor<*xf32>\n"
+      "%zz = constant() {value = dense<[0, 0]> : tensor<2xi64>} : tensor<*xi64>\n"
+      "%ss = concat(%s, %s) {axis = 0} : tensor<*xi64>\n"
+      "%axes = constant() {value = dense<[0, 1]> : tensor<2xi64>} : tensor<*xi64>\n"
+      "%c = slice(%causal, %zz, %ss, %axes) : tensor<*xf32>\n"
+      "%y = add(%scores, %c) : tensor<*xf32>\n"
+      "%t = shape(%other) : tensor<*xi64>\n"
+      "%u = gather(%t, %i1) {axis = 0} : tensor<*xi64>\n"
+      "%q = slice(%table, %zero, %u, %i1) : tensor<*xf32>\n"
+      "%z = add(%h, %q) : tensor<*xf32>\n"
+      "%two = constant() {value = dense<[2]> : tensor<1xi64>} : tensor<*xi64>\n"
+      "%r = slice(%table, %zero, %s, %i1, %two) : tensor<*xf32>\n"
+      "%w = add(%h, %r) : tensor<*xf32>\n"
+      "%s0 = constant() {value = dense<[1]> : tensor<i64>} : tensor<*xi64>\n"
+      "%sc = gather(%sh, %s0) {axis = 0} : tensor<*xi64>\n"
+      "%start = constant() {value = dense<[0]> : tensor<i64>} : tensor<*xi64>\n"
+      "%delta = constant() {value = dense<[1]> : tensor<i64>} : tensor<*xi64>\n"
+      "%pos = range(%start, %sc, %delta) : tensor<*xi64>";
+  std::string inputs =
+      "%h: tensor<\"batch\"x\"seq\"x8xf32>, %table: tensor<1x64x8xf32>, %causal: tensor<64x64xf32>, "
+      "%scores: tensor<\"batch\"x4x\"seq\"x\"seq\"xf32>, %other: tensor<1x\"len\"xf32>";
+  EXPECT_EQ(infer(body, inputs, "p"), "tensor<1x?x8xf32>");
+  EXPECT_EQ(infer(body, inputs, "x"), "tensor<\"batch\"x\"seq\"x8xf32>");
+  EXPECT_EQ(infer(body, inputs, "c"), "tensor<?x?xf32>");
+  EXPECT_EQ(infer(body, inputs, "y"), "tensor<\"batch\"x4x\"seq\"x\"seq\"xf32>");
+  EXPECT_EQ(infer(body, inputs, "z"), "tensor<\"batch\"x?x8xf32>");  // min(len, 64): not seq
+  EXPECT_EQ(infer(body, inputs, "w"), "tensor<\"batch\"x?x8xf32>");  // every other entry: no min
+  EXPECT_EQ(infer(body, inputs, "pos"), "tensor<\"seq\"xi64>");
+  // a buffer of one row: min(s, 1) broadcasts to s too
+  EXPECT_EQ(infer(body, "%h: tensor<\"batch\"x\"seq\"x8xf32>, %table: tensor<1x1x8xf32>, %causal: "
+                        "tensor<64x64xf32>, %scores: tensor<\"batch\"x4x\"seq\"x\"seq\"xf32>, %other: "
+                        "tensor<1x\"len\"xf32>",
+                  "x"),
+            "tensor<\"batch\"x\"seq\"x8xf32>");
+  Dim m = Dim::min_of("seq", 64);
+  EXPECT_TRUE(m.is_unknown() && m.is_min() && !m.is_symbol() && m.str() == "?" && !(m == Dim::unknown()));
+  EXPECT_EQ(refine(Dim::unknown(), m), m);
+  EXPECT_EQ(refine(m, Dim::symbol("seq")), Dim::symbol("seq"));
+}
+
 TEST(ShapeRules, RefineKeepsTheMorePreciseAndRefusesContradictions) {
   auto t = [](Shape s) { return TensorType{DType::f32, std::move(s)}; };
   Dim seq = Dim::symbol("seq"), n = Dim::symbol("N");

@@ -587,5 +587,95 @@ TEST(Pipeline, AttentionWithTorchsExpandedPaddingMaskIsFused) {
   EXPECT_EQ(r->report.ops_after.count("Softmax"), 0u);
 }
 
+// bert_masked's form: positions from a [1, 16, 64] table sliced to the
+// sequence (`position[:, :s]`, a dim min(s, 16) that the Add makes s), the
+// packed projection split in three, and a key padding mask [B, 1, 1, S]
+// ((1 - keep) * -10000, unsqueezed) added to the scores. The op reads its
+// mask as [B, 1, S, S], so it is expanded against [1, 1, S, 1] at run time
+// (attention-packed-bias-keys); batch and sequence stay symbolic.
+TEST(Pipeline, AttentionWithAKeyPaddingMaskAndSlicedPositionsIsFused) {
+  GraphBuilder b;
+  const int64_t hidden = 64, heads = 4, head = 16;
+  auto sym = [](const char* n) { return ir::Dim::symbol(n); };
+  auto h = b.graph().add_input("h", ir::TensorType{ir::DType::f32, ir::Shape{sym("batch"), sym("seq"), hidden}});
+  auto keep = b.graph().add_input("keep", ir::TensorType{ir::DType::f32, ir::Shape{sym("batch"), sym("seq")}});
+  auto attr = [](const char* name, ir::AttrValue v) {
+    ir::Attributes a;
+    a.set(name, std::move(v));
+    return a;
+  };
+  auto seq = b.op1(ir::Op::Gather, {b.op1(ir::Op::Shape, {h}), b.ints("at1", {1})}, attr("axis", int64_t{0}));
+  auto table = pruned::filled(b, "table", {1, 16, hidden}, 3);
+  auto pos = b.op1(ir::Op::Slice, {table, b.ints("zero", {0}), seq, b.ints("axis1", {1})});
+  auto x = b.op1(ir::Op::Add, {h, pos});
+  ASSERT_EQ(b.graph().value(x).type.shape.str(), "\"batch\"x\"seq\"x64");
+  auto one_f = b.graph().add_constant("1f", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(1.0f)));
+  auto big = b.graph().add_constant("-1e4", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(-10000.0f)));
+  auto keep4 = b.op1(ir::Op::Unsqueeze, {keep, b.ints("a12", {1, 2})});
+  auto mask = b.op1(ir::Op::Mul, {b.op1(ir::Op::Sub, {one_f, keep4}), big});
+  auto w = pruned::filled(b, "w", {hidden, 3 * hidden}, 10);
+  auto c = pruned::filled(b, "c", {3 * hidden}, 11);
+  auto qkv = b.op1(ir::Op::Add, {b.op1(ir::Op::MatMul, {x, w}), c});
+  auto parts = b.op(ir::Op::Split, {qkv, b.ints("sizes", {64, 64, 64})}, attr("axis", int64_t{-1}), 3);
+  auto heads_of = [&](int i, std::vector<int64_t> p) {
+    auto t = parts[static_cast<size_t>(i)];
+    auto r = b.op1(ir::Op::Reshape, {t, b.ints("heads" + std::to_string(i), {0, 0, heads, head})});
+    return b.op1(ir::Op::Transpose, {r}, attr("perm", std::move(p)));
+  };
+  auto q = heads_of(0, {0, 2, 1, 3}), k = heads_of(1, {0, 2, 3, 1}), v = heads_of(2, {0, 2, 1, 3});
+  auto scale = b.graph().add_constant("scale", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(0.25f)));
+  auto score = b.op1(ir::Op::Add, {b.op1(ir::Op::Mul, {b.op1(ir::Op::MatMul, {q, k}), scale}), mask});
+  auto p = b.op1(ir::Op::Softmax, {score}, attr("axis", int64_t{-1}));
+  auto ctx = b.op1(ir::Op::Transpose, {b.op1(ir::Op::MatMul, {p, v})}, attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
+  ir::Graph g = b.finish({b.op1(ir::Op::Reshape, {ctx, b.ints("joined", {0, 0, hidden})})});
+  auto lib = rules::load_library();
+  ASSERT_TRUE(lib.has_value()) << lib.error().str();
+  OptimizeOptions options;
+  options.validation.dims = {{"batch", 2}, {"seq", 5}};
+  auto r = optimize(g, *lib, target("cpu"), options);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  ASSERT_EQ(r->report.outcome, Outcome::Optimized) << r->report.reason;
+  EXPECT_TRUE(r->report.validation->passed) << r->report.validation->first_divergence;
+  EXPECT_EQ(r->report.ops_after.count("Attention") ? r->report.ops_after.at("Attention") : 0, 1)
+      << ir::print_graph(r->graph);
+  EXPECT_EQ(r->report.extraction.rules_used.count("attention-packed-bias-keys"), 1u)
+      << fmt::format("{}", fmt::join(r->report.extraction.rules_used, ", "));
+  EXPECT_EQ(r->report.ops_after.count("Softmax"), 0u);
+}
+
+// torch.einsum's attention (attn_einsum): the scores "bhqd,bhkd->bhqk" and
+// the context "bhqk,bhkd->bhqd" are MatMuls (einsum-attention-scores,
+// einsum-attention-context), and the attention becomes ONNX Runtime's.
+TEST(Pipeline, AttentionWrittenWithEinsumIsFused) {
+  GraphBuilder b;
+  const int64_t batch = 2, seq = 4, hidden = 64, heads = 4, head = 16;
+  auto x = b.input("x", {batch, seq, hidden});
+  auto attr = [](const char* name, ir::AttrValue v) {
+    ir::Attributes a;
+    a.set(name, std::move(v));
+    return a;
+  };
+  auto qkv = b.op1(ir::Op::Add, {b.op1(ir::Op::MatMul, {x, pruned::filled(b, "w", {hidden, 3 * hidden}, 10)}),
+                                 pruned::filled(b, "c", {3 * hidden}, 11)});
+  auto parts = b.op(ir::Op::Split, {qkv, b.ints("sizes", {64, 64, 64})}, attr("axis", int64_t{-1}), 3);
+  auto heads_of = [&](int i) {
+    auto split = b.ints("h" + std::to_string(i), {0, 0, heads, head});
+    auto r = b.op1(ir::Op::Reshape, {parts[static_cast<size_t>(i)], split});
+    return b.op1(ir::Op::Transpose, {r}, attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
+  };
+  auto q = heads_of(0), k = heads_of(1), v = heads_of(2);
+  auto scale = b.graph().add_constant("scale", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(0.25f)));
+  auto qk = b.op1(ir::Op::Einsum, {q, k}, attr("equation", std::string("bhqd,bhkd->bhqk")));
+  auto p = b.op1(ir::Op::Softmax, {b.op1(ir::Op::Mul, {qk, scale})}, attr("axis", int64_t{-1}));
+  auto pv = b.op1(ir::Op::Einsum, {p, v}, attr("equation", std::string("bhqk,bhkd->bhqd")));
+  auto ctx = b.op1(ir::Op::Transpose, {pv}, attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
+  ir::Graph g = b.finish({b.op1(ir::Op::Reshape, {ctx, b.ints("joined", {batch, seq, hidden})})});
+  std::optional<OptimizeResult> r;
+  ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r));
+  EXPECT_EQ(r->report.ops_after.count("Attention") ? r->report.ops_after.at("Attention") : 0, 1)
+      << ir::print_graph(r->graph);
+  EXPECT_EQ(r->report.ops_after.count("Einsum"), 0u);
+}
+
 }  // namespace
 }  // namespace refinery::optimize
