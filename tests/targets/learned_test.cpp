@@ -159,6 +159,17 @@ TEST(Learned, TrainingIsDeterministicAndLearnsTheTrend) {
   auto refused = Booster::load(dir / "other.ubj");
   ASSERT_FALSE(refused.has_value());
   EXPECT_NE(refused.error().str().find("reads 3 features"), std::string::npos) << refused.error().str();
+  // As is one of these features in their form from before the canonical
+  // forms (kernel_features): a model written without kFeatureForm.
+  BoosterHandle old = nullptr;
+  ASSERT_EQ(XGBoosterCreate(nullptr, 0, &old), 0);
+  ASSERT_EQ(XGBoosterLoadModel(old, (dir / "a.ubj").c_str()), 0);
+  ASSERT_EQ(XGBoosterSetAttr(old, "feature_form", nullptr), 0);
+  ASSERT_EQ(XGBoosterSaveModel(old, (dir / "old.ubj").c_str()), 0);
+  XGBoosterFree(old);
+  refused = Booster::load(dir / "old.ubj");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().str().find("before canonical forms"), std::string::npos) << refused.error().str();
   std::filesystem::remove_all(dir);
 }
 
