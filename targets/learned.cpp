@@ -417,7 +417,11 @@ class LearnedCpuModel final : public CostModel {
     std::lock_guard lock(mutex_);
     auto it = cache_.find(f);
     if (it != cache_.end()) return it->second;
-    double s = booster_->predict_ms({f})[0] * 1e-3 / std::max(1, op.num_outputs);
+    // Every kernel ONNX Runtime runs costs at least its dispatch (the
+    // spec's op_overhead_s): in-context shares of microsecond kernels are
+    // squeezed below it (in_context_times), and extraction would take
+    // extra kernels at that price as nearly free.
+    double s = std::max(booster_->predict_ms({f})[0] * 1e-3, spec_.op_overhead_s) / std::max(1, op.num_outputs);
     cache_.emplace(f, s);
     return s;
   }

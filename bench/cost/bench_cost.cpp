@@ -261,9 +261,13 @@ int main(int argc, char** argv) {
         agree += (learned - 1) * (timed - 1) > 0;
         agree_analytic += (ana - 1) * (timed - 1) > 0;
       }
-      fmt::print("  {:<20} {:.3f}x p={:.2g}; {:.3f}x {:.3f}x  {} vs {} {}\n", model, timed, p, learned, ana,
-                 fs::path(a).parent_path().filename().string() + "/" + fs::path(a).stem().string(),
-                 fs::path(b).parent_path().filename().string() + "/" + fs::path(b).stem().string(), verdict);
+      // Which extraction: the folders above the file (run.sh's analytic/cpu, learned/cpu, zoo).
+      auto label = [](const fs::path& f) {
+        fs::path up = f.parent_path();
+        return (up.parent_path().filename() / up.filename() / f.stem()).string();
+      };
+      fmt::print("  {:<20} {:.3f}x p={:.2g}; {:.3f}x {:.3f}x  {} vs {} {}\n", model, timed, p, learned, ana, label(a),
+                 label(b), verdict);
     }
     fmt::print("pairwise ranking of equivalent graphs (timed interleaved, significant at p < 0.01 and over 3%): "
                "{} pairs ({} within 3%, {} not significant left out), learned agrees {:.1f}%, analytic {:.1f}%\n",
