@@ -71,9 +71,10 @@ bool input_constant(const OpDesc& op, std::size_t i) { return i < op.input_const
 //    MatMul W x with only W constant, W [K, C] and x [N, C, S] (or [C, S]):
 //    both a GEMM of K x C weights over N*S columns, described as the Conv of
 //    x [N, C, S] by w [K, C, 1] to [N, K, S] (spatial dims flattened).
-//  - A Conv's bias is its epilogue (free in ONNX Runtime's kernel, as a
-//    per-channel Add fused into it is): left out, so that Conv(x, w, b) and
-//    Add(Conv(x, w), b) describe the same kernel.
+//  - A Conv's bias, and a Gemm's constant C, is its epilogue (free in ONNX
+//    Runtime's kernel, as a per-channel Add fused into a Conv is): left out,
+//    so that Conv(x, w, b) and Add(Conv(x, w), b) describe the same kernel,
+//    and a Gemm without its C is not cheaper than with it.
 //  - An elementwise op whose inputs are each either of the result's shape
 //    or a single element: its tensors of the result's shape as [numel].
 struct Canonical {
@@ -130,7 +131,7 @@ bool canonical_form(const OpDesc& op, Canonical& c) {
       }
     }
   }
-  if (op.op == Op::Conv && op.inputs.size() > 2) {
+  if ((op.op == Op::Conv || (op.op == Op::Gemm && input_constant(op, 2))) && op.inputs.size() > 2) {
     c.op.inputs.resize(2);
     c.op.input_constant.resize(std::min<std::size_t>(2, c.op.input_constant.size()));
     c.op.input_producer.resize(std::min<std::size_t>(2, c.op.input_producer.size()));
