@@ -48,6 +48,114 @@ int64_t max_of(const std::vector<int64_t>& v, int64_t fallback) {
 
 std::string error_text() { return XGBGetLastError(); }
 
+std::optional<std::vector<int64_t>> static_sizes(const ir::TensorType* t) {
+  if (!t || !t->shape.ranked() || !t->shape.is_static()) return std::nullopt;
+  return t->shape.sizes();
+}
+
+int64_t product(const std::vector<int64_t>& v, std::size_t from = 0) {
+  int64_t p = 1;
+  for (std::size_t i = from; i < v.size(); ++i) p *= v[i];
+  return p;
+}
+
+bool input_constant(const OpDesc& op, std::size_t i) { return i < op.input_constant.size() && op.input_constant[i]; }
+
+// The kernel as the learned model describes it: forms that relabel the same
+// work are described alike, so that they are priced alike (the cost laws,
+// docs/targets.md "The cost laws by construction"). The trees see op labels
+// and shapes; without this a 1x1 Conv and its MatMul form, or an
+// elementwise op on a tensor and on its flattened view, were different
+// inputs to them and priced up to 4.3x apart.
+//  - A 1x1 Conv (group 1, unit strides and dilations, no padding) and a
+//    MatMul W x with only W constant, W [K, C] and x [N, C, S] (or [C, S]):
+//    both a GEMM of K x C weights over N*S columns, described as the Conv of
+//    x [N, C, S] by w [K, C, 1] to [N, K, S] (spatial dims flattened).
+//  - A Conv's bias, and a Gemm's constant C, is its epilogue (free in ONNX
+//    Runtime's kernel, as a per-channel Add fused into a Conv is): left out,
+//    so that Conv(x, w, b) and Add(Conv(x, w), b) describe the same kernel,
+//    and a Gemm without its C is not cheaper than with it.
+//  - An elementwise op whose inputs are each either of the result's shape
+//    or a single element: its tensors of the result's shape as [numel].
+struct Canonical {
+  OpDesc op;
+  std::vector<ir::TensorType> types;  // sized before any pointer into it is taken
+};
+
+bool conv_1x1(const OpDesc& op) {
+  if (op.op != ir::Op::Conv || op.inputs.size() < 2 || !input_constant(op, 1)) return false;
+  auto x = static_sizes(op.inputs[0]), w = static_sizes(op.inputs[1]);
+  if (!x || !w || x->size() < 3 || w->size() != x->size() || product(*w, 2) != 1) return false;
+  ir::OpAttrs a(op.op, op.attributes(), static_cast<int64_t>(x->size()));
+  auto all = [](const std::vector<int64_t>& v, int64_t k) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t e) { return e == k; });
+  };
+  return a.get_int("group") == 1 && all(a.get_ints("strides"), 1) && all(a.get_ints("dilations"), 1) &&
+         all(a.get_ints("pads"), 0) && a.get_string("auto_pad") == "NOTSET";
+}
+
+// Fills `c` (its pointers point into it: it must not move) and returns
+// whether the description differs from `op`.
+bool canonical_form(const OpDesc& op, Canonical& c) {
+  using ir::Op;
+  static const ir::Attributes kNone;
+  c.op = op;
+  auto gemm_as_conv = [&](int64_t n, int64_t ch, int64_t s, int64_t k, ir::Op producer) {
+    ir::DType dt = op.output ? op.output->dtype : op.inputs[0]->dtype;
+    c.types = {{op.inputs[0]->dtype, ir::Shape::of({n, ch, s})},
+               {op.inputs[1]->dtype, ir::Shape::of({k, ch, 1})},
+               {dt, ir::Shape::of({n, k, s})}};
+    c.op.op = Op::Conv;
+    c.op.attrs = &kNone;
+    c.op.inputs = {&c.types[0], &c.types[1]};
+    c.op.input_constant = {false, true};
+    c.op.input_producer = {producer, Op::Opaque};
+    c.op.output = &c.types[2];
+    return true;
+  };
+  auto out = static_sizes(op.output);
+  if (conv_1x1(op) && out) {
+    auto x = *static_sizes(op.inputs[0]), w = *static_sizes(op.inputs[1]);
+    return gemm_as_conv(x[0], x[1], product(x, 2), w[0], op.producer(0));
+  }
+  if (op.op == Op::MatMul && op.inputs.size() == 2 && input_constant(op, 0) && !input_constant(op, 1) && out) {
+    auto w = static_sizes(op.inputs[0]), x = static_sizes(op.inputs[1]);
+    if (w && x && w->size() == 2 && (x->size() == 2 || x->size() == 3)) {
+      int64_t n = x->size() == 3 ? (*x)[0] : 1;
+      int64_t ch = (*x)[x->size() - 2], s = (*x)[x->size() - 1];
+      if ((*w)[1] == ch) {
+        gemm_as_conv(n, ch, s, (*w)[0], op.producer(1));
+        c.types[0].dtype = op.inputs[1]->dtype;
+        c.types[1].dtype = op.inputs[0]->dtype;
+        return true;
+      }
+    }
+  }
+  if ((op.op == Op::Conv || (op.op == Op::Gemm && input_constant(op, 2))) && op.inputs.size() > 2) {
+    c.op.inputs.resize(2);
+    c.op.input_constant.resize(std::min<std::size_t>(2, c.op.input_constant.size()));
+    c.op.input_producer.resize(std::min<std::size_t>(2, c.op.input_producer.size()));
+    return true;
+  }
+  if (classify(op.op) == OpClass::Elementwise && op.op != Op::BatchNormalization && out && out->size() >= 2 &&
+      !op.inputs.empty() && op.inputs[0] && op.inputs[0]->shape == op.output->shape) {
+    for (const ir::TensorType* t : op.inputs)
+      if (t && !(t->shape == op.output->shape || (t->shape.is_static() && numel(*t) == 1))) return false;
+    const ir::Shape flat = ir::Shape::of({product(*out)});
+    c.types.assign(op.inputs.size() + 1, {});
+    for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+      if (!op.inputs[i]) continue;
+      c.types[i] = *op.inputs[i];
+      if (op.inputs[i]->shape == op.output->shape) c.types[i].shape = flat;
+      c.op.inputs[i] = &c.types[i];
+    }
+    c.types.back() = {op.output->dtype, flat};
+    c.op.output = &c.types.back();
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::unique_ptr<CostModel> learned_baseline(const HardwareSpec& spec) {
@@ -56,15 +164,21 @@ std::unique_ptr<CostModel> learned_baseline(const HardwareSpec& spec) {
 
 double baseline_ms(const Features& f) { return std::exp2(static_cast<double>(f[kNumFeatures - 1])) * 1e-3; }
 
-Features kernel_features(const OpDesc& op, const CostModel& baseline, bool timed_alone) {
+Features kernel_features(const OpDesc& given, const CostModel& baseline, bool timed_alone) {
   Features f{};
+  // Whether it is an epilogue is the graph's fact (its producer, the
+  // residual's shape); everything else is read from the canonical form.
+  const float fused_into =
+      ort_cpu_fused_epilogue(given)
+          ? static_cast<float>(given.producer(0) != ir::Op::Opaque ? given.producer(0) : given.producer(1))
+          : -1.0f;
+  Canonical canonical;
+  const OpDesc& op = canonical_form(given, canonical) ? canonical.op : given;
   static const ir::TensorType kNoOutput{ir::DType::f32, ir::Shape({ir::Dim(0)})};
   const ir::Attributes& attrs = op.attributes();
   ir::Work w = ir::op_work(op.op, attrs, op.inputs, op.output ? *op.output : kNoOutput);
   f[0] = static_cast<float>(op.op);
-  f[1] = ort_cpu_fused_epilogue(op) ? static_cast<float>(op.producer(0) != ir::Op::Opaque ? op.producer(0)
-                                                                                           : op.producer(1))
-                                    : -1.0f;
+  f[1] = fused_into;
   f[2] = lg(w.flops);
   f[3] = lg(w.bytes_read);
   f[4] = lg(op.output ? bytes(*op.output) : 0);
@@ -212,6 +326,7 @@ Expected<void> train_cost_model(const std::vector<Sample>& samples, double run_o
     if (auto ok = check(XGBoosterUpdateOneIter(b, i, dm)); !ok) return ok;
   std::string overhead = fmt::format("{:.6g}", run_overhead_ms);
   if (auto ok = check(XGBoosterSetAttr(b, "run_overhead_ms", overhead.c_str())); !ok) return ok;
+  if (auto ok = check(XGBoosterSetAttr(b, "feature_form", kFeatureForm)); !ok) return ok;
   std::error_code ec;
   if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
   std::filesystem::path tmp = file;
@@ -239,6 +354,15 @@ Expected<std::shared_ptr<Booster>> Booster::load(const std::filesystem::path& fi
                 {}, file.string());
   const char* value = nullptr;
   int found = 0;
+  // Same count, other meaning: a model from before the canonical forms
+  // (kernel_features) read a 1x1 Conv's or a flattened op's features as
+  // shapes it was never trained on.
+  if (XGBoosterGetAttr(out->handle_, "feature_form", &value, &found) != 0 || !found ||
+      std::string_view(value) != kFeatureForm)
+    return fail(fmt::format("the cost model describes kernels as '{}', this refinery as '{}': run 'refinery "
+                            "calibrate' again",
+                            found ? value : "(before canonical forms)", kFeatureForm),
+                {}, file.string());
   if (XGBoosterGetAttr(out->handle_, "run_overhead_ms", &value, &found) != 0 || !found)
     return fail("the cost model has no run_overhead_ms attribute (not written by 'refinery calibrate')", {},
                 file.string());
@@ -294,7 +418,11 @@ class LearnedCpuModel final : public CostModel {
     std::lock_guard lock(mutex_);
     auto it = cache_.find(f);
     if (it != cache_.end()) return it->second;
-    double s = booster_->predict_ms({f})[0] * 1e-3 / std::max(1, op.num_outputs);
+    // Every kernel ONNX Runtime runs costs at least its dispatch (the
+    // spec's op_overhead_s): in-context shares of microsecond kernels are
+    // squeezed below it (in_context_times), and extraction would take
+    // extra kernels at that price as nearly free.
+    double s = std::max(booster_->predict_ms({f})[0] * 1e-3, spec_.op_overhead_s) / std::max(1, op.num_outputs);
     cache_.emplace(f, s);
     return s;
   }

@@ -33,13 +33,19 @@ const std::array<std::string_view, kNumFeatures>& feature_names();
 std::unique_ptr<CostModel> learned_baseline(const HardwareSpec& spec);
 double baseline_ms(const Features& f);
 
-// One result of an op as the learned model sees it. FLOPs and bytes are
-// ir::op_work's (the one count). `timed_alone` (the feature of that name):
+// One result of an op as the learned model sees it, described by the work
+// it does rather than its label where a rewrite only relabels that work (a
+// 1x1 Conv and its MatMul form alike, a Conv's bias and a Gemm's C left out, an
+// elementwise op on [numel]: docs/targets.md, "The cost laws by
+// construction"). FLOPs and bytes are ir::op_work's (the one count). `timed_alone` (the feature of that name):
 // 1 for an op timed as a micro-model of its own (its NCHWc reorders and
 // run around it counted), 0 for an op inside a whole model (ORT's profile
 // of it, in_context_times), as the model always predicts.
 Features kernel_features(const OpDesc& op, const CostModel& baseline, bool timed_alone = false);
 inline constexpr std::size_t kTimedAlone = kNumFeatures - 2;
+// How kernel_features describes a kernel (its canonical forms), stored in a
+// trained model and checked when it is loaded.
+inline constexpr const char* kFeatureForm = "canonical-2";
 
 // One training example: an op's features and the milliseconds it takes
 // (for an epilogue: what it adds to its producer's kernel).

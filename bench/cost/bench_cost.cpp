@@ -1,6 +1,6 @@
 // The learned CPU cost model judged on what it never saw (issue 12, item 4):
 //
-//   bench_cost DATASET.jsonl [EQUIVALENTS.jsonl] [--work DIR] [--train all|context|alone]
+//   bench_cost DATASET.jsonl [PAIRS.json] [--work DIR] [--train all|context|alone]
 //
 // DATASET is `refinery measure`'s over the zoo (kernels and whole models).
 // Leave one model family out (a model and its _op13 twin form a family):
@@ -9,10 +9,12 @@
 //     over the kernels only the held-out family has (pooled);
 //   - per model: `refinery cost`'s total (sum over the kernels plus the run
 //     overhead) against the model's timed latency: MAPE, Kendall tau.
-// EQUIVALENTS (bench/cost/run.sh) holds equivalent graphs of one model
-// (different extractions of its saturated e-graph) with their timings, ids
-// "equiv:<model>:<variant>": how often the held-out model orders a pair as
-// ONNX Runtime does, over pairs whose timings differ by more than 3%.
+// PAIRS (bench/cost/run.sh) is bench/ort/bench.mjs's --json of pairs of
+// equivalent graphs of one model (different extractions of its saturated
+// e-graph, the model named by the first file's stem), each pair timed
+// interleaved over many rounds (CPU time): how often the held-out model
+// orders a pair as ONNX Runtime does, over the pairs whose difference is
+// significant across rounds (sign test, p < 0.01) and over 3%.
 // The analytic model (--target cpu without --cost-model) is scored beside it.
 // --train chooses the training records: all (default), only the models'
 // nodes in context ("context" records), or only kernels timed alone.
@@ -24,6 +26,9 @@
 #include <filesystem>
 #include <map>
 #include <set>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "frontends/onnx.h"
 #include "targets/cost_model.h"
@@ -91,14 +96,15 @@ int main(int argc, char** argv) {
       files.push_back(args[i]);
   }
   if (files.empty() || files.size() > 2 || (train != "all" && train != "context" && train != "alone"))
-    die("usage: bench_cost DATASET.jsonl [EQUIVALENTS.jsonl] [--work DIR] [--train all|context|alone]");
+    die("usage: bench_cost DATASET.jsonl [PAIRS.json] [--work DIR] [--train all|context|alone]");
   auto data = read_dataset(files[0]);
   if (!data) die(data.error().str());
-  std::optional<Dataset> equiv;
+  std::optional<nlohmann::json> pairs;
   if (files.size() == 2) {
-    auto e = read_dataset(files[1]);
-    if (!e) die(e.error().str());
-    equiv = std::move(*e);
+    std::ifstream in(files[1]);
+    pairs = nlohmann::json::parse(in, nullptr, false);
+    if (!in || pairs->is_discarded() || !pairs->contains("rows"))
+      die(files[1] + ": not bench/ort/bench.mjs's --json (an object with rows)");
   }
   fs::create_directories(work);
   auto spec = find_spec("cpu");
@@ -231,40 +237,42 @@ int main(int argc, char** argv) {
         kendall_tau(an, m));
   }
 
-  if (equiv) {
-    // Equivalent graphs of one model: "equiv:<model>:<variant>".
-    std::map<std::string, std::vector<const Record*>> by_model;
-    for (const Record& r : equiv->records)
-      if (r.kind == "model" && r.id.starts_with("equiv:"))
-        by_model[r.id.substr(6, r.id.find(':', 6) - 6)].push_back(&r);
-    int pairs = 0, agree = 0, agree_analytic = 0, close = 0;
-    fmt::print("\nequivalent graphs (timed ms / learned ms):\n");
-    for (const auto& [model, list] : by_model) {
+  if (pairs) {
+    int counted = 0, agree = 0, agree_analytic = 0, close = 0, noisy = 0;
+    std::map<std::string, double> learned_ms, analytic_ms;  // by file
+    fmt::print("\nequivalent graphs, pairs timed interleaved (model: timed speedup, p; learned, analytic):\n");
+    for (const auto& row : pairs->at("rows")) {
+      const std::string model = row.at("model").get<std::string>();
       auto it = held_out_model.find(family(model));
       if (it == held_out_model.end()) continue;
-      std::vector<double> pred, meas, ana;
-      std::string line;
-      for (const Record* r : list) {
-        pred.push_back(model_ms(*it->second, r->file));
-        ana.push_back(model_ms(*analytic->model, r->file));
-        meas.push_back(r->median_ms);
-        line += fmt::format(" {}={:.3f}/{:.3f}", r->id.substr(r->id.rfind(':') + 1), meas.back(), pred.back());
+      const std::string a = row.at("orig").get<std::string>(), b = row.at("opt").get<std::string>();
+      for (const std::string& f : {a, b})
+        if (!learned_ms.contains(f))
+          learned_ms[f] = model_ms(*it->second, f), analytic_ms[f] = model_ms(*analytic->model, f);
+      const double timed = row.at("speedup").get<double>(), p = row.at("p_value").get<double>();
+      const double learned = learned_ms[a] / learned_ms[b], ana = analytic_ms[a] / analytic_ms[b];
+      std::string verdict;
+      if (std::abs(timed - 1) <= 0.03) {
+        ++close, verdict = "within 3%";
+      } else if (p >= 0.01) {
+        ++noisy, verdict = "not significant";
+      } else {
+        ++counted;
+        agree += (learned - 1) * (timed - 1) > 0;
+        agree_analytic += (ana - 1) * (timed - 1) > 0;
       }
-      fmt::print("  {:<24}{}\n", model, line);
-      for (std::size_t i = 0; i < list.size(); ++i)
-        for (std::size_t j = i + 1; j < list.size(); ++j) {
-          if (std::abs(meas[i] - meas[j]) <= 0.03 * std::min(meas[i], meas[j])) {
-            ++close;
-            continue;
-          }
-          ++pairs;
-          agree += (pred[i] - pred[j]) * (meas[i] - meas[j]) > 0;
-          agree_analytic += (ana[i] - ana[j]) * (meas[i] - meas[j]) > 0;
-        }
+      // Which extraction: the folders above the file (run.sh's analytic/cpu, learned/cpu, zoo).
+      auto label = [](const fs::path& f) {
+        fs::path up = f.parent_path();
+        return (up.parent_path().filename() / up.filename() / f.stem()).string();
+      };
+      fmt::print("  {:<20} {:.3f}x p={:.2g}; {:.3f}x {:.3f}x  {} vs {} {}\n", model, timed, p, learned, ana, label(a),
+                 label(b), verdict);
     }
-    fmt::print("pairwise ranking of equivalent graphs (timed difference > 3%): {} pairs ({} closer left out), "
-               "learned agrees {:.1f}%, analytic {:.1f}%\n",
-               pairs, close, pairs ? 100.0 * agree / pairs : 0.0, pairs ? 100.0 * agree_analytic / pairs : 0.0);
+    fmt::print("pairwise ranking of equivalent graphs (timed interleaved, significant at p < 0.01 and over 3%): "
+               "{} pairs ({} within 3%, {} not significant left out), learned agrees {:.1f}%, analytic {:.1f}%\n",
+               counted, close, noisy, counted ? 100.0 * agree / counted : 0.0,
+               counted ? 100.0 * agree_analytic / counted : 0.0);
   }
   return 0;
 }

@@ -9,14 +9,17 @@
 #    (single thread, 'all'); resumed when OUT_DIR/data already has timings.
 # 2. Equivalent graphs: each model of EQUIV_MODELS saturated once per
 #    target and extracted with four cost models (cpu analytic, cpu learned,
-#    gpu, tpu) plus the original: the distinct ones are timed the same way.
+#    gpu, tpu) plus the original; every pair of the distinct ones is timed
+#    interleaved (bench/ort/bench.mjs --clock cpu: A, B, B, A, ... for
+#    PAIR_RUNS rounds, default 40, and a sign test over the rounds).
 # 3. bench_cost: leave one model family out (per-kernel Kendall tau and
 #    MAPE, whole-model MAPE and tau of `refinery cost` against the timings,
 #    pairwise ranking of the equivalent graphs), the analytic cpu beside it.
 #
 # Environment: ZOO (default BUILD_DIR/zoo), EQUIV_MODELS (zoo names, default
 # the small CNNs and transformers below), TIME_LIMIT (seconds of saturation
-# per optimize, default 10), JOBS (models optimized at once, default 1).
+# per optimize, default 10), JOBS (models optimized at once, default 1),
+# PAIR_RUNS (rounds per pair of equivalent graphs, default 40).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:?usage: bench/cost/run.sh BUILD_DIR [OUT_DIR]}
@@ -28,9 +31,6 @@ echo "== load before: $(uptime)"
 "$exe" measure "$zoo"/*.onnx -o "$out/data"
 
 models=${EQUIV_MODELS:-"squeezenet1_1 mobilenet_v2 shufflenet_v2_x1_0 resnet18 mlp bert_encoder vit_tiny torch_encoder gpt_decoder attn_matmul"}
-manifest=$out/equiv/manifest.jsonl
-cp "$out/data/overhead.onnx" "$out/equiv/overhead.onnx"
-echo "{\"id\":\"overhead\",\"kind\":\"overhead\",\"file\":\"$(realpath "$out/equiv/overhead.onnx")\"}" > "$manifest"
 # Every model optimized for each variant by `refinery batch` (docs/batch.md):
 # one batch for the analytic models (cpu, gpu, tpu), one for the learned cpu.
 : > "$out/equiv/models.txt"
@@ -55,15 +55,25 @@ for batch, suffix in (("analytic", ""), ("learned", "-learned")):
         print(m, j["target"] + suffix, j["output"])
 PY
 # Distinct graphs only (the same extraction twice is one graph): told apart
-# by what three analytic models price them at.
-declare -A seen=()
+# by what three analytic models price them at. Then every pair of one
+# model's distinct graphs.
+declare -A seen=() distinct=()
 while read -r m v f; do
   sum=""
   for t in cpu gpu tpu; do sum+=$("$exe" cost "$f" --target $t --json - | grep -m1 total_ms); done
   [[ -n "${seen[$m$sum]:-}" ]] && continue
   seen[$m$sum]=1
-  echo "{\"id\":\"equiv:$m:$v\",\"kind\":\"model\",\"file\":\"$(realpath "$f")\",\"models\":[\"$m\"]}" >> "$manifest"
+  distinct[$m]+="$(realpath "$f") "
 done < "$out/equiv/graphs.txt"
-node tools/ort/measure.mjs "$manifest" "$out/equiv/dataset.jsonl" --runs 15 --min-ms 200
+pairs=""
+for m in "${!distinct[@]}"; do
+  read -ra fs <<< "${distinct[$m]}"
+  for ((i = 0; i < ${#fs[@]}; i++)); do
+    for ((j = i + 1; j < ${#fs[@]}; j++)); do pairs+="${fs[i]}:${fs[j]},"; done
+  done
+done
+echo "== timing $(tr -cd , <<< "$pairs" | wc -c) pairs, load: $(uptime)"
+node bench/ort/bench.mjs --pairs "$pairs" --clock cpu --no-control --runs "${PAIR_RUNS:-40}" \
+  --json "$out/equiv/pairs.json" > "$out/equiv/pairs.txt"
 echo "== load after: $(uptime)"
-"$build/bench/cost/bench_cost" "$out/data/dataset.jsonl" "$out/equiv/dataset.jsonl" --work "$out/lomo"
+"$build/bench/cost/bench_cost" "$out/data/dataset.jsonl" "$out/equiv/pairs.json" --work "$out/lomo"

@@ -4,6 +4,7 @@
 //   node bench/ort/bench.mjs --pairs orig1.onnx:opt1.onnx[,orig2.onnx:opt2.onnx...] [--runs N] [--warmup W]
 //   node bench/ort/bench.mjs --models DIR [--runs N] [--warmup W]     (each X.onnx with X.opt.onnx)
 //        [--seed S] [--dim name=value ...] [--int-high H] [--threads 1] [--json FILE] [--no-control]
+//        [--clock wall|cpu]
 //
 // Each pair runs single-threaded (intraOpNumThreads 1, interOpNumThreads 1,
 // graphOptimizationLevel 'all') on the same generated inputs, with a control
@@ -12,6 +13,14 @@
 // model, max abs output difference, median latency of each, speedup
 // (orig/opt), control (orig/orig again: the noise floor of two sessions of one
 // model), and the geometric means. onnxruntime-node comes from tools/ort/node_modules.
+// --clock cpu times each run as the process's CPU time instead of wall time
+// (on a shared machine the wall time counts the time other processes held
+// the core; tools/ort/measure.mjs times so too). Per pair the JSON also has
+// `faster_rounds` (rounds, one run of each, in which the optimised model ran
+// faster), `rounds`, and `p_value`: a two-sided sign test of "neither is
+// faster" over the rounds, so that a difference can be told from the noise
+// (bench/cost counts a pair of equivalent graphs only where p < 0.01 and
+// the medians differ by over 3%).
 // Exit: 0 ok, 2 error.
 
 import fs from 'node:fs';
@@ -21,7 +30,7 @@ import {
 } from '../../tools/ort/ortlib.mjs';
 
 const USAGE = 'usage: bench.mjs (--pairs a.onnx:b.onnx,... | --models DIR) [--runs N] [--warmup W] ' +
-  '[--seed S] [--dim name=value ...] [--int-high H] [--threads N] [--json FILE] [--no-control]';
+  '[--seed S] [--dim name=value ...] [--int-high H] [--threads N] [--json FILE] [--no-control] [--clock wall|cpu]';
 
 function parsePairs(spec) {
   return spec.split(',').filter(Boolean).map((p) => {
@@ -39,10 +48,29 @@ function modelsDir(dir) {
     .map((f) => ({ name: f.replace(/\.onnx$/, ''), a: path.join(dir, f), b: path.join(dir, f.replace(/\.onnx$/, '.opt.onnx')) }));
 }
 
-async function timed(session, feeds) {
+async function timed(session, feeds, clock = 'wall') {
+  if (clock === 'cpu') {
+    const c0 = process.cpuUsage();
+    const out = await session.run(feeds);
+    const c = process.cpuUsage(c0);
+    return [(c.user + c.system) / 1e3, out];
+  }
   const t0 = process.hrtime.bigint();
   const out = await session.run(feeds);
   return [Number(process.hrtime.bigint() - t0) / 1e6, out];
+}
+
+// Two-sided sign test: the chance of a split at least as uneven as k of n
+// when each side is equally likely (ties left out by the caller).
+function signTest(k, n) {
+  if (n === 0) return 1;
+  const tail = Math.min(k, n - k);
+  let logC = 0, p = 0;  // log C(n, i), summed for i = 0..tail
+  for (let i = 0; i <= tail; i++) {
+    if (i > 0) logC += Math.log(n - i + 1) - Math.log(i);
+    p += Math.exp(logC - n * Math.LN2);
+  }
+  return Math.min(1, 2 * p);
 }
 
 function maxDiff(outA, outB, namesA, namesB) {
@@ -97,15 +125,22 @@ async function benchPair(pair, opts) {
   for (let r = 0; r < opts.runs; r++)
     for (const k of order[r % order.length]) {
       const [session, feeds, times] = sessions[k];
-      times.push((await timed(session, feeds))[0]);
+      times.push((await timed(session, feeds, opts.clock))[0]);
     }
   await A.session.release?.();
   await B.session.release?.();
   await C?.session.release?.();
   const ma = median(ta), mb = median(tb);
   const control = C ? ma / median(tc) : null;
+  // Round r ran A and B once each, back to back.
+  let faster = 0, rounds = 0;
+  for (let r = 0; r < ta.length; r++) {
+    if (ta[r] === tb[r]) continue;
+    rounds++;
+    if (tb[r] < ta[r]) faster++;
+  }
   return { model: pair.name, orig: pair.a, opt: pair.b, max_diff: diff, median_ms_orig: ma, median_ms_opt: mb,
-    speedup: ma / mb, control };
+    speedup: ma / mb, control, clock: opts.clock, faster_rounds: faster, rounds, p_value: signTest(faster, rounds) };
 }
 
 function table(rows, geo) {
@@ -137,9 +172,11 @@ async function main(argv) {
     seed: num(args.seed ?? 0, 'seed'),
     threads: num(args.threads ?? 1, 'threads'),
     control: !args['no-control'],
+    clock: args.clock ?? 'wall',
     gen: { dims: parseDims(args.dim), intHigh: num(args['int-high'] ?? 100, 'int-high'), intLow: 0 },
   };
   if (opts.runs < 1) throw new Error('--runs must be at least 1');
+  if (!['wall', 'cpu'].includes(opts.clock)) throw new Error(`--clock: expected wall or cpu, got ${opts.clock}`);
   const rows = [];
   for (const p of pairs) rows.push(await benchPair(p, opts));
   const geo = Math.exp(rows.reduce((s, r) => s + Math.log(r.speedup), 0) / rows.length);

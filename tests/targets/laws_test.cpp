@@ -1,6 +1,7 @@
 // Laws every target's cost model obeys (ARCHITECTURE.md decision 11): a
 // rewrite that only relabels the same work costs the same, within 5%. Each
-// law is checked for every target spec (targets/specs/*.json) on instances
+// law is checked for every target spec (targets/specs/*.json), and the cpu's
+// learned model (targets/learned.h) beside its analytic one, on instances
 // drawn from every zoo model's ops (build/zoo, docs/zoo.md) and from a small
 // built-in block that has each law's pattern; the table laws x targets
 // prints how many instances held, and the worst that did not.
@@ -327,6 +328,14 @@ std::vector<Target> all_targets() {
     auto t = load_target(name);
     EXPECT_TRUE(t.has_value()) << t.error().str();
     if (t) out.push_back(std::move(*t));
+    // A spec's learned model too: the one shipped beside it (not a user's
+    // calibrated one, which may not be there), named "cpu+learned".
+    auto spec = find_spec(name);
+    if (spec && !spec->learned_model.empty()) {
+      auto learned = load_target(name, (spec->folder / spec->learned_model).string());
+      EXPECT_TRUE(learned.has_value()) << learned.error().str();
+      if (learned) out.push_back(std::move(*learned));
+    }
   }
   return out;
 }

@@ -159,6 +159,17 @@ TEST(Learned, TrainingIsDeterministicAndLearnsTheTrend) {
   auto refused = Booster::load(dir / "other.ubj");
   ASSERT_FALSE(refused.has_value());
   EXPECT_NE(refused.error().str().find("reads 3 features"), std::string::npos) << refused.error().str();
+  // As is one of these features in their form from before the canonical
+  // forms (kernel_features): a model written without kFeatureForm.
+  BoosterHandle old = nullptr;
+  ASSERT_EQ(XGBoosterCreate(nullptr, 0, &old), 0);
+  ASSERT_EQ(XGBoosterLoadModel(old, (dir / "a.ubj").c_str()), 0);
+  ASSERT_EQ(XGBoosterSetAttr(old, "feature_form", nullptr), 0);
+  ASSERT_EQ(XGBoosterSaveModel(old, (dir / "old.ubj").c_str()), 0);
+  XGBoosterFree(old);
+  refused = Booster::load(dir / "old.ubj");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().str().find("before canonical forms"), std::string::npos) << refused.error().str();
   std::filesystem::remove_all(dir);
 }
 
@@ -175,6 +186,27 @@ TEST(Learned, TheShippedCpuModelPricesKernelsByTheirWork) {
   double conv = node_costs(*t->model, big)[0];
   EXPECT_GT(conv, 5e-4);
   EXPECT_LT(conv, 5e-2);
+  // Every kernel it prices costs at least the dispatch, however small (the
+  // small ops of vit_tiny's learned extraction, priced 0.2-1 us before).
+  for (ir::Op op : {ir::Op::Relu, ir::Op::Sub, ir::Op::Mul, ir::Op::Gather}) {
+    GraphBuilder tiny;
+    auto x = tiny.input("x", {1, 3, 8});
+    auto y = op == ir::Op::Relu     ? tiny.op1(op, {x})
+             : op == ir::Op::Gather ? tiny.op1(op, {x, tiny.ints("i", {0})})
+                                    : tiny.op1(op, {x, tiny.input("y", {1, 3, 8})});
+    EXPECT_GE(node_costs(*t->model, tiny.finish({y}))[0], t->model->spec().op_overhead_s) << ir::op_name(op);
+  }
+  // A Gemm's constant C is its epilogue: the same kernel with and without it
+  // (attn_2d's q/k/v projections, which extraction split into Gemm + Add).
+  auto gemm = [&](bool with_c) {
+    GraphBuilder b;
+    ir::Attributes trans_b;
+    trans_b.set("transB", int64_t{1});
+    std::vector<ir::ValueId> in{b.input("a", {1, 64}), b.weight("w", {64, 64})};
+    if (with_c) in.push_back(b.weight("c", {64}));
+    return graph_cost(*t->model, b.finish({b.op1(ir::Op::Gemm, in, trans_b)}));
+  };
+  EXPECT_EQ(gemm(true), gemm(false));
   // Without --cost-model the cpu target is the analytic model.
   auto analytic = load_target("cpu");
   ASSERT_TRUE(analytic.has_value());

@@ -185,6 +185,13 @@ expect_rc "bench --models" 0 node "$ROOT/bench/ort/bench.mjs" --models "$TMP/pai
 expect_grep "bench --models runs the pair only" '^tiny_cnn +1\.00e-3' "$TMP/out"
 expect_grep "bench --json" '"geomean_speedup"' "$TMP/bench.json"
 expect_grep "bench --json has the control" '"control": [0-9.]+' "$TMP/bench.json"
+expect_rc "bench --clock cpu" 0 node "$ROOT/bench/ort/bench.mjs" --pairs "$MLP:$MLP" --runs 6 --warmup 1 --no-control \
+  --clock cpu --json "$TMP/cpu.json"
+expect_grep "bench --clock cpu is recorded" '"clock": "cpu"' "$TMP/cpu.json"
+expect_grep "bench rows have the sign test over the rounds" '"rounds": [0-6],' "$TMP/cpu.json"
+expect_grep "bench rows have the sign test's p" '"p_value": (1|0\.[0-9]+|[0-9.]+e-[0-9]+)' "$TMP/cpu.json"
+expect_rc "bench --clock other exits 2" 2 node "$ROOT/bench/ort/bench.mjs" --pairs "$MLP:$MLP" --runs 1 --clock gpu
+expect_grep "bench --clock other says what it takes" 'expected wall or cpu' "$TMP/out"
 
 # --- the zoo scripts: one refinery batch each ---------------------------------------------
 # A zoo of mlp and a file that is no model: the bad one is a row of its own,
