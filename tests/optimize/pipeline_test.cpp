@@ -409,6 +409,16 @@ void optimize_validated(const ir::Graph& g, std::optional<OptimizeResult>& out) 
 
 }  // namespace pruned
 
+// `r` computes its attention as one ONNX Runtime Attention, by `rule`, with
+// no Softmax left.
+void expect_one_attention(const OptimizeResult& r, const char* rule) {
+  EXPECT_EQ(r.report.ops_after.count("Attention") ? r.report.ops_after.at("Attention") : 0, 1)
+      << ir::print_graph(r.graph);
+  EXPECT_EQ(r.report.extraction.rules_used.count(rule), 1u)
+      << fmt::format("{}", fmt::join(r.report.extraction.rules_used, ", "));
+  EXPECT_EQ(r.report.ops_after.count("Softmax"), 0u);
+}
+
 // Half of conv1's filters are zero (pruned, with a bias: constant channels
 // through ReLU); conv1 computes only its live filters, conv2 reads only
 // those, and the constant part, per position where conv2 pads, is folded
@@ -580,11 +590,7 @@ TEST(Pipeline, AttentionWithTorchsExpandedPaddingMaskIsFused) {
   ir::Graph g = b.finish({b.op1(ir::Op::Reshape, {ctx, b.ints("joined", {batch, seq, hidden})})});
   std::optional<OptimizeResult> r;
   ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r));
-  EXPECT_EQ(r->report.ops_after.count("Attention") ? r->report.ops_after.at("Attention") : 0, 1)
-      << ir::print_graph(r->graph);
-  EXPECT_EQ(r->report.extraction.rules_used.count("attention-separate-div-bias-fold"), 1u)
-      << fmt::format("{}", fmt::join(r->report.extraction.rules_used, ", "));
-  EXPECT_EQ(r->report.ops_after.count("Softmax"), 0u);
+  expect_one_attention(*r, "attention-separate-div-bias-fold");
 }
 
 // bert_masked's form: positions from a [1, 16, 64] table sliced to the
@@ -636,11 +642,7 @@ TEST(Pipeline, AttentionWithAKeyPaddingMaskAndSlicedPositionsIsFused) {
   ASSERT_TRUE(r.has_value()) << r.error().str();
   ASSERT_EQ(r->report.outcome, Outcome::Optimized) << r->report.reason;
   EXPECT_TRUE(r->report.validation->passed) << r->report.validation->first_divergence;
-  EXPECT_EQ(r->report.ops_after.count("Attention") ? r->report.ops_after.at("Attention") : 0, 1)
-      << ir::print_graph(r->graph);
-  EXPECT_EQ(r->report.extraction.rules_used.count("attention-packed-bias-keys"), 1u)
-      << fmt::format("{}", fmt::join(r->report.extraction.rules_used, ", "));
-  EXPECT_EQ(r->report.ops_after.count("Softmax"), 0u);
+  expect_one_attention(*r, "attention-packed-bias-keys");
 }
 
 // torch.einsum's attention (attn_einsum): the scores "bhqd,bhkd->bhqk" and

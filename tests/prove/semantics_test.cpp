@@ -35,7 +35,8 @@ TEST(SemanticsTable, EveryOpOfTheLibraryHasSemantics) {
 TEST(SemanticsTable, OneEntryPerFamilyOp) {
   for (ir::Op op : {ir::Op::Relu, ir::Op::Add, ir::Op::MatMul, ir::Op::Gemm, ir::Op::Conv, ir::Op::Softmax,
                     ir::Op::ReduceSum, ir::Op::ReduceMean, ir::Op::Transpose, ir::Op::Reshape, ir::Op::Slice,
-                    ir::Op::Shape, ir::Op::Einsum, ir::Op::Affine, ir::Op::LIF, ir::Op::Delay})  // NIR ops: LIF and Delay as one time step (prove/induction.h)
+                    // NIR ops: LIF and Delay as one time step (prove/induction.h)
+                    ir::Op::Shape, ir::Op::Einsum, ir::Op::Affine, ir::Op::LIF, ir::Op::Delay})
     EXPECT_TRUE(has_semantics(op)) << ir::op_name(op);
   for (ir::Op op : {ir::Op::Floor, ir::Op::Opaque})
     EXPECT_FALSE(has_semantics(op)) << ir::op_name(op);
