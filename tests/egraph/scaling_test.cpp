@@ -70,5 +70,41 @@ TEST(Scaling, TwoSearchThreadsGiveTheSameIterations) {
   EXPECT_EQ(trace(3), one);
 }
 
+// Searching on the pool's threads and applying on one in rule and match
+// order (docs/egraph.md): the e-graph at the start of every iteration is
+// the same id for id on 1, 2 and 3 threads, not only in size.
+TEST(Scaling, ThreadsGiveTheSameEGraphIdForId) {
+  auto fingerprints = [](std::size_t threads) {
+    auto rules = assoc_rules();
+    Runner<MathNode, NoAnalysis> runner(
+        RunnerLimits{.iter_limit = 100, .node_limit = 1'000'000, .time_limit = std::chrono::hours(1)});
+    runner.set_scheduler(std::make_unique<SimpleScheduler>());
+    runner.set_threads(threads);
+    std::vector<std::uint64_t> out;
+    auto fingerprint = [&out](const Runner<MathNode, NoAnalysis>& r) {
+      std::uint64_t h = 0;
+      for (Id c : r.egraph.class_ids()) {
+        h = hash_mix(h, index(c));
+        for (const MathNode& n : r.egraph[c].nodes) h = hash_mix(h, n.hash());
+      }
+      out.push_back(h);
+    };
+    runner.add_hook([&](Runner<MathNode, NoAnalysis>& r) -> std::optional<std::string> {
+      fingerprint(r);
+      return std::nullopt;
+    });
+    // n = 8: rules with enough root candidates to be searched in parts.
+    runner.add_expr(must_parse(nested_sum(8)));
+    EXPECT_EQ(runner.run(rules).kind, StopKind::Saturated);
+    fingerprint(runner);
+    return out;
+  };
+  auto one = fingerprints(1);
+  EXPECT_EQ(one.size(), 10u);  // 9 iterations and the end
+  EXPECT_EQ(fingerprints(2), one);
+  EXPECT_EQ(fingerprints(3), one);
+}
+
+
 }  // namespace
 }  // namespace refinery::egraph::math
