@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
 #include "tests/egraph/scaling_workload.h"
 
@@ -40,6 +41,16 @@ TEST(Scaling, SizesPerIterationAreDeterministic) {
   EXPECT_EQ(sizes(), sizes());
 }
 
+// A runner on `threads` threads with the simple scheduler, and no time
+// limit that a slow (sanitized) build could reach part way.
+std::unique_ptr<Runner<MathNode, NoAnalysis>> threaded_runner(std::size_t threads) {
+  auto runner = std::make_unique<Runner<MathNode, NoAnalysis>>(
+      RunnerLimits{.iter_limit = 100, .node_limit = 1'000'000, .time_limit = std::chrono::hours(1)});
+  runner->set_scheduler(std::make_unique<SimpleScheduler>());
+  runner->set_threads(threads);
+  return runner;
+}
+
 // Issue #20: searching on two threads gives the same e-graph after every
 // iteration as one thread (the same sizes, and each rule's matches). With
 // 2 and 3 threads the runner searches each rule in parts from iteration 4
@@ -49,11 +60,8 @@ TEST(Scaling, SizesPerIterationAreDeterministic) {
 TEST(Scaling, TwoSearchThreadsGiveTheSameIterations) {
   auto trace = [](std::size_t threads) {
     auto rules = assoc_rules();
-    // No time limit that a slow (sanitized) build could reach part way.
-    Runner<MathNode, NoAnalysis> runner(
-        RunnerLimits{.iter_limit = 100, .node_limit = 1'000'000, .time_limit = std::chrono::hours(1)});
-    runner.set_scheduler(std::make_unique<SimpleScheduler>());
-    runner.set_threads(threads);
+    auto runner_ptr = threaded_runner(threads);
+    auto& runner = *runner_ptr;
     EXPECT_EQ(runner.search_threads(), threads);
     runner.add_expr(must_parse(nested_sum(7)));
     EXPECT_EQ(runner.run(rules).kind, StopKind::Saturated);
@@ -76,10 +84,8 @@ TEST(Scaling, TwoSearchThreadsGiveTheSameIterations) {
 TEST(Scaling, ThreadsGiveTheSameEGraphIdForId) {
   auto fingerprints = [](std::size_t threads) {
     auto rules = assoc_rules();
-    Runner<MathNode, NoAnalysis> runner(
-        RunnerLimits{.iter_limit = 100, .node_limit = 1'000'000, .time_limit = std::chrono::hours(1)});
-    runner.set_scheduler(std::make_unique<SimpleScheduler>());
-    runner.set_threads(threads);
+    auto runner_ptr = threaded_runner(threads);
+    auto& runner = *runner_ptr;
     std::vector<std::uint64_t> out;
     auto fingerprint = [&out](const Runner<MathNode, NoAnalysis>& r) {
       std::uint64_t h = 0;
