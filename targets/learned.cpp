@@ -100,35 +100,32 @@ bool canonical_form(const OpDesc& op, Canonical& c) {
   using ir::Op;
   static const ir::Attributes kNone;
   c.op = op;
-  auto gemm_as_conv = [&](int64_t n, int64_t ch, int64_t s, int64_t k, ir::Op producer) {
-    ir::DType dt = op.output ? op.output->dtype : op.inputs[0]->dtype;
-    c.types = {{op.inputs[0]->dtype, ir::Shape::of({n, ch, s})},
-               {op.inputs[1]->dtype, ir::Shape::of({k, ch, 1})},
-               {dt, ir::Shape::of({n, k, s})}};
+  // The GEMM as a Conv of x [n, ch, s] by w [k, ch, 1]; x is input `xi` of
+  // `op`, w the other.
+  auto gemm_as_conv = [&](int64_t n, int64_t ch, int64_t s, int64_t k, std::size_t xi) {
+    const ir::TensorType &x = *op.inputs[xi], &w = *op.inputs[1 - xi];
+    c.types = {{x.dtype, ir::Shape::of({n, ch, s})},
+               {w.dtype, ir::Shape::of({k, ch, 1})},
+               {op.output->dtype, ir::Shape::of({n, k, s})}};
     c.op.op = Op::Conv;
     c.op.attrs = &kNone;
     c.op.inputs = {&c.types[0], &c.types[1]};
     c.op.input_constant = {false, true};
-    c.op.input_producer = {producer, Op::Opaque};
+    c.op.input_producer = {op.producer(xi), Op::Opaque};
     c.op.output = &c.types[2];
     return true;
   };
   auto out = static_sizes(op.output);
   if (conv_1x1(op) && out) {
     auto x = *static_sizes(op.inputs[0]), w = *static_sizes(op.inputs[1]);
-    return gemm_as_conv(x[0], x[1], product(x, 2), w[0], op.producer(0));
+    return gemm_as_conv(x[0], x[1], product(x, 2), w[0], 0);
   }
   if (op.op == Op::MatMul && op.inputs.size() == 2 && input_constant(op, 0) && !input_constant(op, 1) && out) {
     auto w = static_sizes(op.inputs[0]), x = static_sizes(op.inputs[1]);
     if (w && x && w->size() == 2 && (x->size() == 2 || x->size() == 3)) {
       int64_t n = x->size() == 3 ? (*x)[0] : 1;
       int64_t ch = (*x)[x->size() - 2], s = (*x)[x->size() - 1];
-      if ((*w)[1] == ch) {
-        gemm_as_conv(n, ch, s, (*w)[0], op.producer(1));
-        c.types[0].dtype = op.inputs[1]->dtype;
-        c.types[1].dtype = op.inputs[0]->dtype;
-        return true;
-      }
+      if ((*w)[1] == ch) return gemm_as_conv(n, ch, s, (*w)[0], 1);
     }
   }
   if ((op.op == Op::Conv || (op.op == Op::Gemm && input_constant(op, 2))) && op.inputs.size() > 2) {
