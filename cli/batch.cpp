@@ -6,6 +6,7 @@
 #include "batch/batch.h"
 #include "batch/pages.h"
 #include "cli/commands.h"
+#include "runtime/interpreter.h"
 #include "targets/cost_model.h"
 
 namespace refinery::cli {
@@ -29,8 +30,12 @@ int run(BatchArgs& a) {
   for (const std::string& t : o.targets)
     if (auto target = targets::load_target(t); !target) return report(target.error());
   // Children that run this executable are forks that call main_entry: no
-  // start of the executable each (batch/pool.h).
-  if (o.executable.empty()) o.pool.in_process = main_entry;
+  // start of the executable each (batch/pool.h). The interpreter module is
+  // loaded here, once, so that no child loads libtorch again.
+  if (o.executable.empty()) {
+    o.pool.in_process = main_entry;
+    if (auto loaded = runtime::load(); !loaded) return report(loaded.error());
+  }
   // The pool's waits move the live line's clock: no second thread, so the
   // children stay forks on a terminal too.
   ProgressDisplay display("batch", a.progress.effective(), stderr, ProgressClock::Ticks);

@@ -47,6 +47,8 @@ int main_entry(int argc, char** argv);
 // Prints "refinery: error: <diag>" to stderr and returns kExitBadInput, or
 // kExitLimitation for a Diag marked as Refinery's limitation.
 int report(const Diag& diag);
+// The same for a Diag about `file` (a command's model), its kind kept.
+int report(Diag diag, std::string file);
 
 // Adds --progress=auto|always|plain|never and --quiet (no progress) to a
 // long-running sub-command, bound to `flags`.

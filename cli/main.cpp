@@ -26,6 +26,11 @@ int report(const Diag& diag) {
   return kExitBadInput;
 }
 
+int report(Diag diag, std::string file) {
+  diag.file = std::move(file);
+  return report(diag);
+}
+
 void add_progress_flags(CLI::App* sub, ProgressFlags& flags, const std::string& quiet_help) {
   sub->add_option_no_stream("--progress", flags.mode,
                             "Progress on stderr: auto (a live line on a terminal, else a plain line per phase and at "

@@ -172,11 +172,7 @@ int run(OptimizeArgs& a) {
   a.options.progress = display.callback();
   auto result = optimize::optimize(*graph, *rules, *target, a.options);
   display.finish();
-  if (!result) {
-    Diag d = result.error();
-    d.file = a.model;
-    return report(d);
-  }
+  if (!result) return report(result.error(), a.model);
   optimize::Report& r = result->report;
   r.model = a.model;
   r.output = a.output;

@@ -100,7 +100,7 @@ int run_spiking(const ir::Graph& g, const RunArgs& a) {
   auto inputs = spiking_inputs(g, a, o.steps);
   if (!inputs) return report(inputs.error());
   auto r = runtime::simulate(g, *inputs, o);
-  if (!r) return report(Diag{a.model, r.error().where, r.error().message});
+  if (!r) return report(r.error(), a.model);
   if (a.inputs.empty())
     fmt::print("run: {} input-rate={} seed={}\n", runtime::describe(o), a.rate, a.seed);
   else
@@ -159,7 +159,7 @@ int run(const RunArgs& a) {
     }
   }
   auto out = runtime::run(*g, inputs);
-  if (!out) return report(Diag{a.model, out.error().where, out.error().message});
+  if (!out) return report(out.error(), a.model);
   for (size_t i = 0; i < out->size(); ++i) fmt::print("{}: {}\n", g->value(g->outputs()[i]).name, summary((*out)[i]));
   return 0;
 }

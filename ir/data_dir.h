@@ -3,6 +3,7 @@
 // In ir/ because ir/ is the lowest module; it knows nothing about the data.
 #pragma once
 #include <filesystem>
+#include <string_view>
 
 #include "ir/diag.h"
 
@@ -28,5 +29,15 @@ enum class DataKind { Rules, Targets };
 //      the test binaries), so an installed binary never depends on it.
 // Fails, naming what it looked for, when none applies.
 Expected<std::filesystem::path> data_dir(DataKind kind);
+
+// A shared module Refinery loads on first use (runtime/'s libtorch
+// interpreter, runtime/load.cpp), from the first of:
+//   1. <dir of the running executable>/../lib/refinery/<name> (installed);
+//   2. $REFINERY_DATA/../../lib/refinery/<name>, when $REFINERY_DATA is set:
+//      the prefix whose share/refinery it names;
+//   3. <build tree>/lib/<name>, only when the running executable lies inside
+//      the build tree.
+// Fails, naming what it looked for, when none holds the file.
+Expected<std::filesystem::path> module_file(std::string_view name);
 
 }  // namespace refinery::ir

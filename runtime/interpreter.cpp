@@ -1,6 +1,7 @@
 // The interpreter loop: wrap inputs and constants as ATen tensors, run nodes
 // in order through the kernel table, free each value after its last use.
 #include "runtime/interpreter.h"
+#include "runtime/module.h"
 
 #include <algorithm>
 
@@ -59,6 +60,8 @@ const KernelTable& kernel_table() {
   static const KernelTable table = build_kernel_table();
   return table;
 }
+
+namespace module {
 
 bool has_kernel(ir::Op op) { return op != ir::Op::Opaque && kernel_table()[static_cast<size_t>(op)] != nullptr; }
 
@@ -212,4 +215,13 @@ Expected<std::vector<ir::Tensor>> run(const ir::Graph& graph, const std::vector<
   return outputs;
 }
 
+}  // namespace module
+
 }  // namespace refinery::runtime
+
+extern "C" const refinery::runtime::ModuleEntry* refinery_aten_entry() {
+  namespace rt = refinery::runtime;
+  static const rt::ModuleEntry entry{rt::ModuleAbi{}, &rt::module::run, &rt::module::unsupported_ops,
+                                     &rt::module::has_kernel};
+  return &entry;
+}

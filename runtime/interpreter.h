@@ -42,6 +42,14 @@ struct RunOptions {
   bool wide_floats = false;
 };
 
+// The kernels live in a module with libtorch, loaded on the first call of
+// run, unsupported_ops or has_kernel (runtime/module.h). load() loads it now:
+// `refinery batch` does so before it forks its children, so they share it.
+// A module that cannot be loaded is a Diag marked as Refinery's limitation;
+// unsupported_ops and has_kernel, which cannot return it, print it and end
+// the process with the CLI's limitation status (3).
+Expected<void> load();
+
 // Runs the graph on `inputs` (one per graph input, in order). Errors name the
 // node that failed. Opaque or unsupported ops fail with a Diag naming them.
 Expected<std::vector<ir::Tensor>> run(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs,

@@ -55,12 +55,25 @@ expect_out "installed: rules come from the moved prefix" "$TMP/moved/share/refin
 expect_rc "installed: optimize --target cpu" 0 "$EXE" optimize "$TINY" -o "$TMP/tiny.cpu.onnx" --target cpu --time-limit 1
 [ -s "$TMP/tiny.cpu.onnx" ] && ok "installed: optimize wrote its output" || ko "installed: optimize wrote its output"
 
+# The interpreter module (lib/refinery/librefinery_aten.so, with libtorch) is
+# loaded only by a command that runs a graph: without it, inspect works, and
+# optimize ends with Refinery's limitation status (3), naming what it looked for.
+[ -f "$TMP/moved/lib/refinery/librefinery_aten.so" ] && ok "layout: lib/refinery/librefinery_aten.so" ||
+  ko "layout: lib/refinery/librefinery_aten.so" "$(cd "$TMP/moved" && find . -name '*.so' | tr '\n' ' ')"
+mv "$TMP/moved/lib/refinery" "$TMP/module-aside"
+expect_rc "no module: inspect" 0 "$EXE" inspect "$TINY"
+expect_rc "no module: optimize fails" 3 "$EXE" optimize "$TINY" -o "$TMP/tiny.none.onnx" --target cpu --time-limit 1
+expect_out "no module: says what it looked for" "cannot find the module librefinery_aten.so (looked for $TMP/moved/lib/refinery/librefinery_aten.so)"
+[ ! -e "$TMP/tiny.none.onnx" ] && ok "no module: nothing written" || ko "no module: nothing written"
+expect_rc "no module: run fails as a limitation, not bad input" 3 "$EXE" run "$TINY"
+mv "$TMP/module-aside" "$TMP/moved/lib/refinery"
+
 # A binary with no prefix around it, outside the build tree: no fallback to the source tree.
 mkdir -p "$TMP/lonely/bin" && cp "$EXE" "$TMP/lonely/bin/"
 expect_rc "lonely binary: fails" 2 "$TMP/lonely/bin/refinery" rules list
 expect_out "lonely binary: says what it looked for" "cannot find Refinery's data"
 expect_out "lonely binary: names REFINERY_DATA" "REFINERY_DATA"
-# ... and REFINERY_DATA points it at a data root.
+# ... and REFINERY_DATA points it at a data root, and at its prefix's module (lib/refinery).
 DATA="REFINERY_DATA=$TMP/moved/share/refinery"
 expect_rc "lonely binary + REFINERY_DATA: rules list" 0 env "$DATA" "$TMP/lonely/bin/refinery" rules list
 expect_rc "lonely binary + REFINERY_DATA: optimize --target gpu" 0 \

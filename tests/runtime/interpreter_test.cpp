@@ -1,6 +1,10 @@
 // The interpreter loop: dispatch coverage, constants shared not copied,
 // values freed after their last use, errors that name the node, random inputs.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <set>
+#include <string>
 
 #include "tests/runtime/helpers.h"
 
@@ -36,6 +40,33 @@ TEST(Dispatch, EveryOnnxOpOfTheTableHasAKernel) {
   EXPECT_TRUE(missing.empty()) << fmt::format("no kernel: {}", fmt::join(missing, ", "));
   EXPECT_TRUE(nir_with_kernel.empty()) << fmt::format("update this test: {}", fmt::join(nir_with_kernel, ", "));
   EXPECT_FALSE(has_kernel(Op::Opaque));
+}
+
+// libtorch comes in with the interpreter module (runtime/module.h), on the
+// first call that needs a kernel, not at the start of the process. Checked
+// in a fresh process (the threadsafe death-test style re-executes this test
+// alone), since another test of this binary may have loaded it already.
+bool libtorch_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("libtorch_cpu") != std::string::npos) return true;
+  return false;
+}
+
+// Exits 0 when libtorch is absent after drawing random inputs and present
+// after asking for a kernel.
+[[noreturn]] void load_libtorch_on_demand() {
+  const ir::TensorType type{ir::DType::f32, ir::Shape({2, 3})};
+  const bool early = libtorch_mapped() || random_tensor(type, 1).dims().size() != 2 || libtorch_mapped();
+  const bool loaded = has_kernel(Op::Relu) && libtorch_mapped();
+  std::fprintf(stderr, "early %d loaded %d\n", early, loaded);
+  std::exit(!early && loaded ? 0 : 1);
+}
+
+TEST(Module, LibtorchIsLoadedOnlyWhenAKernelIsNeeded) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(load_libtorch_on_demand(), ::testing::ExitedWithCode(0), "early 0 loaded 1");
 }
 
 TEST(Constants, AreSharedNotCopied) {
