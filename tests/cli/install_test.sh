@@ -63,7 +63,8 @@ expect_rc "installed: optimize --target cpu" 0 "$EXE" optimize "$TINY" -o "$TMP/
 mv "$TMP/moved/lib/refinery" "$TMP/module-aside"
 expect_rc "no module: inspect" 0 "$EXE" inspect "$TINY"
 expect_rc "no module: optimize fails" 3 "$EXE" optimize "$TINY" -o "$TMP/tiny.none.onnx" --target cpu --time-limit 1
-expect_out "no module: says what it looked for" "cannot find the module librefinery_aten.so (looked for $TMP/moved/lib/refinery/librefinery_aten.so)"
+expect_out "no module: says what it looked for" \
+  "cannot find the module librefinery_aten.so (looked for $TMP/moved/lib/refinery/librefinery_aten.so)"
 [ ! -e "$TMP/tiny.none.onnx" ] && ok "no module: nothing written" || ko "no module: nothing written"
 expect_rc "no module: run fails as a limitation, not bad input" 3 "$EXE" run "$TINY"
 mv "$TMP/module-aside" "$TMP/moved/lib/refinery"
