@@ -26,7 +26,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  createSession, feedsOf, generateInputs, median, modelIO, num, parseArgs, parseDims, toNumbers,
+  createSession, feedsOf, generateInputs, median, modelIO, num, parseArgs, parseDims, toNumbers, unboundSymbols,
 } from '../../tools/ort/ortlib.mjs';
 
 const USAGE = 'usage: bench.mjs (--pairs a.onnx:b.onnx,... | --models DIR) [--runs N] [--warmup W] ' +
@@ -105,6 +105,10 @@ async function benchPair(pair, opts) {
   // alone (a few percent on this machine); orig/control is that noise floor.
   const C = opts.control ? await open(pair.a) : null;
   const inputs = generateInputs(A.io, opts.seed, opts.gen);
+  const unbound = unboundSymbols(A.io, opts.gen.dims);
+  if (unbound.length)
+    console.error(`bench: note: ${pair.a}: ${unbound.join(', ')} bound to 1 ` +
+      `(give ${unbound.map((s) => `--dim ${s}=N`).join(' ')} to time another size)`);
   const feedsA = feedsOf(inputs);
   const byName = A.session.inputNames.every((n) => B.session.inputNames.includes(n));
   const feedsB = {};

@@ -33,6 +33,10 @@ expect_rc() {
 expect_grep() {
   if grep -Eq -- "$2" "$3"; then ok "$1"; else ko "$1" "no /$2/ in $(head -c 400 "$3")"; fi
 }
+# expect_nogrep NAME PATTERN FILE
+expect_nogrep() {
+  if grep -Eq -- "$2" "$3"; then ko "$1" "/$2/ in $(grep -E -m1 -- "$2" "$3")"; else ok "$1"; fi
+}
 
 if [ ! -d "$ROOT/tools/ort/node_modules/onnxruntime-node" ]; then
   echo "tools/ort/node_modules missing: run scripts/setup.sh (or cd tools/ort && npm install --ignore-scripts)"
@@ -179,6 +183,7 @@ cp "$TMP/perturbed.onnx" "$TMP/pairs/tiny_cnn.opt.onnx"
 cp "$MLP" "$TMP/pairs/mlp.onnx"
 expect_rc "bench --pairs" 0 node "$ROOT/bench/ort/bench.mjs" --pairs "$MLP:$MLP" --runs 3 --warmup 1
 expect_grep "bench table (speedup and control)" '^geomean +[0-9.]+x +[0-9.]+x$' "$TMP/out"
+expect_grep "bench says which symbols it bound to 1" 'mlp\.onnx: batch bound to 1 \(give --dim batch=N' "$TMP/out"
 expect_rc "bench --no-control" 0 node "$ROOT/bench/ort/bench.mjs" --pairs "$MLP:$MLP" --runs 3 --warmup 1 --no-control
 expect_grep "bench --no-control leaves the control out" '^mlp .*x +-$' "$TMP/out"
 expect_rc "bench --models" 0 node "$ROOT/bench/ort/bench.mjs" --models "$TMP/pairs" --runs 3 --warmup 1 --json "$TMP/bench.json"
@@ -186,7 +191,8 @@ expect_grep "bench --models runs the pair only" '^tiny_cnn +1\.00e-3' "$TMP/out"
 expect_grep "bench --json" '"geomean_speedup"' "$TMP/bench.json"
 expect_grep "bench --json has the control" '"control": [0-9.]+' "$TMP/bench.json"
 expect_rc "bench --clock cpu" 0 node "$ROOT/bench/ort/bench.mjs" --pairs "$MLP:$MLP" --runs 6 --warmup 1 --no-control \
-  --clock cpu --json "$TMP/cpu.json"
+  --clock cpu --json "$TMP/cpu.json" --dim batch=2
+expect_nogrep "bench with every symbol named says nothing of it" 'bound to 1' "$TMP/out"
 expect_grep "bench --clock cpu is recorded" '"clock": "cpu"' "$TMP/cpu.json"
 expect_grep "bench rows have the sign test over the rounds" '"rounds": [0-6],' "$TMP/cpu.json"
 expect_grep "bench rows have the sign test's p" '"p_value": (1|0\.[0-9]+|[0-9.]+e-[0-9]+)' "$TMP/cpu.json"

@@ -105,6 +105,14 @@ export function fromHalf(h) {
   return s * (1 + m / 1024) * 2 ** (e - 15);
 }
 
+// The symbolic dims of a model's inputs that dimOverrides does not name, each
+// once: concreteDims binds them to 1, which a timing should say out loud
+// (a transformer's `seq` at 1 times almost nothing but the overhead).
+export function unboundSymbols(io, dimOverrides = {}) {
+  const names = io.inputs.flatMap((inp) => inp.dims.filter((d) => typeof d === 'string' && !(d in dimOverrides)));
+  return [...new Set(names)];
+}
+
 // Concrete dims: symbolic or unknown dims -> dimOverrides[name] ?? 1.
 export function concreteDims(dims, dimOverrides = {}) {
   return dims.map((d) => (typeof d === 'number' ? d : (d !== null && d in dimOverrides ? dimOverrides[d] : 1)));
