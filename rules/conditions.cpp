@@ -289,7 +289,8 @@ const CondDef kConditions[] = {
        return env.symbolic_values || a[0].tensor->zero;  // the analysis reads constants once
      },
      ValueCond::Zero,
-     "every element is 0 (a zero constant, or the tensor analysis' zero fact: a gather of zero filters)"},
+     "every element is 0 (a zero constant, or the tensor analysis' zero fact: a gather of zero filters, a "
+     "ConstantOfShape of 0)"},
     {"uniform", "T",
      [](const Env& env, std::span<const ArgVal> a) {
        if (env.symbolic_values) return true;
