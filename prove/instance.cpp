@@ -137,6 +137,14 @@ class Generator {
           const ir::Shape& w = facts_[c.args[1].var].type.shape;
           if (auto ax = ir::normalize_axis(*k, w.rank())) s = {w[*ax].size()};
         }
+    // `(heads-merged ?a ?s1 ?b ?s2 ?y)` with ?a drawn: ?b is K's heads beside Q's, [B, h, T, d] of ?a's
+    // [B, h, S, d] (drawn independently, the two would rarely agree)
+    for (const Cond& c : body_.conds)
+      if (c.name == "heads-merged" && c.args.size() == 5 && c.args[2].is_var && c.args[2].var == var &&
+          c.args[0].is_var && facts_.count(c.args[0].var)) {
+        std::vector<int64_t> a = facts_[c.args[0].var].type.shape.sizes();
+        if (a.size() == 4) s = {a[0], a[1], 1 + dice_.pick(3), a[3]};
+      }
     // `(rank ?x N)`: a proposal of more dims keeps its last N (a matmul's
     // [k, n] of a batched proposal, a broadcasting suffix), else N random dims
     if (auto r = ranks_.find(var); r != ranks_.end() && static_cast<int64_t>(s.size()) != r->second) {

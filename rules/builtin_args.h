@@ -29,6 +29,16 @@ inline std::optional<std::vector<int64_t>> as_ints(const ArgVal& a) {
   return std::nullopt;
 }
 
+// The contents of a small integer tensor as dims (symbolic ones included), when known.
+inline std::optional<std::vector<ir::Dim>> as_dims(const ArgVal& a) {
+  if (!a.tensor) return std::nullopt;
+  if (a.tensor->dims) return *a.tensor->dims;
+  if (!a.tensor->ints) return std::nullopt;
+  std::vector<ir::Dim> v;
+  for (int64_t i : *a.tensor->ints) v.push_back(ir::Dim::integer(i));
+  return v;
+}
+
 // The elements of a constant as doubles (nullopt when not a constant).
 inline std::optional<std::vector<double>> values(const ArgVal& a) {
   if (!a.tensor || !a.tensor->constant) return std::nullopt;

@@ -32,6 +32,9 @@ struct TensorFact {
   // Of a constant of rank >= 3 (a convolution weight): whether each slice
   // [i, j, ...] is all 0 (egraph/tensor/context.h, zero_pairs).
   const std::vector<bool>* zero_pairs = nullptr;
+  // Its contents as dims, when known (symbolic ones too: a reshape target
+  // built from Shape: ["batch", "seq", 16]); null where `ints` says it all.
+  const std::vector<ir::Dim>* dims = nullptr;
 };
 
 struct Env {

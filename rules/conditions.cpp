@@ -193,6 +193,25 @@ const CondDef kConditions[] = {
      {},
      "x is [S, B, H_in], w [H_in, 3 H]; Q, K^T, V are its heads merged with the batch: [M, S, d], [M, d, S], "
      "[M, S, d] (d static, dividing H)"},
+    {"heads-merged",
+     "TTTTT",
+     [](const Env&, std::span<const ArgVal> a) {
+       // a [B, h, S, d] and b [B, h, T, d], each reshaped to [?, S, d] and [?, T, d] (targets s1 and s2
+       // whose last two entries are those dims: the leading two merged, B h rows, the heads merged with
+       // the batch as torch.baddbmm takes them); y, the product reshaped, [B, h, S, T]: the heads put
+       // back, so y is the per-head product. B, h, S, T, d known (a symbol matches only itself).
+       const ir::Shape &x = *shape(a[0]), &k = *shape(a[2]), &y = *shape(a[4]);
+       auto s1 = as_dims(a[1]), s2 = as_dims(a[3]);
+       if (x.rank() != 4 || k.rank() != 4 || y.rank() != 4 || !s1 || !s2 || s1->size() != 3 || s2->size() != 3)
+         return false;
+       for (const ir::Dim& d : {x[0], x[1], x[2], x[3], k[2]})
+         if (d.is_unknown()) return false;
+       return (*s1)[1] == x[2] && (*s1)[2] == x[3] && (*s2)[1] == k[2] && (*s2)[2] == k[3] && k[0] == x[0] &&
+              k[1] == x[1] && k[3] == x[3] && y[0] == x[0] && y[1] == x[1] && y[2] == x[2] && y[3] == k[2];
+     },
+     {},
+     "a [B, h, S, d] and b [B, h, T, d] reshaped by s1 and s2 to [?, S, d] and [?, T, d] (their leading two "
+     "dims merged), and y [B, h, S, T]: a product of heads merged with the batch, put back"},
     {"packed-thirds",
      "TTTTTTTTT",
      [](const Env&, std::span<const ArgVal> a) {
@@ -270,7 +289,8 @@ const CondDef kConditions[] = {
        return env.symbolic_values || a[0].tensor->zero;  // the analysis reads constants once
      },
      ValueCond::Zero,
-     "every element is 0 (a zero constant, or the tensor analysis' zero fact: a gather of zero filters)"},
+     "every element is 0 (a zero constant, or the tensor analysis' zero fact: a gather of zero filters, a "
+     "ConstantOfShape of 0)"},
     {"uniform", "T",
      [](const Env& env, std::span<const ArgVal> a) {
        if (env.symbolic_values) return true;

@@ -72,6 +72,13 @@ bool zero_fact(const TensorEGraph& g, const TensorNode& n) {
     case Op::Reshape: case Op::Transpose: case Op::Squeeze: case Op::Unsqueeze: case Op::Flatten:
     case Op::Expand: case Op::Identity:
       return kid(g, n, 0).zero;
+    case Op::ConstantOfShape: {
+      // torch.zeros(b, s, s) at run-time dims: the value attribute (0 when absent)
+      const ir::AttrValue* v = na.attrs.find("value");
+      if (!v) return true;
+      const ir::TensorRef* t = std::get_if<ir::TensorRef>(v);
+      return t && *t && all_zero(**t);
+    }
     case Op::Gather: {
       const TensorData& data = kid(g, n, 0);
       if (data.zero) return true;

@@ -17,7 +17,7 @@
 namespace refinery::egraph::tensor {
 
 // Every element of the node's result is 0 (a zero constant, a gather of
-// zero filters, a reshape of zeros).
+// zero filters, a reshape of zeros, a ConstantOfShape of 0).
 bool zero_fact(const TensorEGraph& g, const TensorNode& node);
 
 // The constant channels of the node's result (nullptr when none is known).

@@ -396,10 +396,10 @@ ir::Attributes pads1() {
 }
 
 // `g` optimized for the cpu with the rule library: rewritten, and validated.
-void optimize_validated(const ir::Graph& g, std::optional<OptimizeResult>& out) {
+void optimize_validated(const ir::Graph& g, std::optional<OptimizeResult>& out, const OptimizeOptions& options = {}) {
   auto lib = rules::load_library();
   ASSERT_TRUE(lib.has_value()) << lib.error().str();
-  auto r = optimize(g, *lib, target("cpu"), OptimizeOptions{});
+  auto r = optimize(g, *lib, target("cpu"), options);
   ASSERT_TRUE(r.has_value()) << r.error().str();
   ASSERT_EQ(r->report.outcome, Outcome::Optimized) << r->report.reason;
   ASSERT_TRUE(r->report.validation.has_value());
@@ -677,6 +677,91 @@ TEST(Pipeline, AttentionWrittenWithEinsumIsFused) {
   EXPECT_EQ(r->report.ops_after.count("Attention") ? r->report.ops_after.at("Attention") : 0, 1)
       << ir::print_graph(r->graph);
   EXPECT_EQ(r->report.ops_after.count("Einsum"), 0u);
+}
+
+// lora_encoder_mlp's cause: exporters write each projection's bias first,
+// Add(b, MatMul(x, W)), and the fused rules read (add (matmul ?x ?w) ?b).
+// add-comm reaches that only in the explore phase, where a graph with more
+// Adds than its backoff threshold (64) bans it at once; bias-last puts the
+// bias last in the simplify phase. A threshold of 1 stands for such a graph.
+TEST(Pipeline, BiasFirstLoraAttentionIsFusedWithAddCommBanned) {
+  GraphBuilder b;
+  const int64_t batch = 2, seq = 4, hidden = 64, heads = 4, head = 16;
+  auto x = b.input("x", {batch, seq, hidden});
+  auto attr = [](const char* name, ir::AttrValue v) {
+    ir::Attributes a;
+    a.set(name, std::move(v));
+    return a;
+  };
+  auto s = b.graph().add_constant("s", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(2.0f)));
+  auto heads_of = [&](const std::string& n, uint32_t seed, std::vector<int64_t> p) {
+    auto base = b.op1(ir::Op::Add, {pruned::filled(b, "b" + n, {hidden}, seed),
+                                    b.op1(ir::Op::MatMul, {x, pruned::filled(b, "w" + n, {hidden, hidden}, seed)})});
+    auto xa = b.op1(ir::Op::MatMul, {x, pruned::filled(b, "a" + n, {hidden, 4}, seed + 1)});
+    auto lora =
+        b.op1(ir::Op::Mul, {b.op1(ir::Op::MatMul, {xa, pruned::filled(b, "bb" + n, {4, hidden}, seed + 2)}), s});
+    auto split = b.ints("heads" + n, {batch, seq, heads, head});
+    auto t = b.op1(ir::Op::Reshape, {b.op1(ir::Op::Add, {base, lora}), split});
+    return b.op1(ir::Op::Transpose, {t}, attr("perm", std::move(p)));
+  };
+  auto q = heads_of("q", 10, {0, 2, 1, 3}), k = heads_of("k", 20, {0, 2, 3, 1}), v = heads_of("v", 30, {0, 2, 1, 3});
+  auto root = b.graph().add_constant("d", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(5.656854f)));
+  auto p =
+      b.op1(ir::Op::Softmax, {b.op1(ir::Op::Div, {b.op1(ir::Op::MatMul, {q, k}), root})}, attr("axis", int64_t{-1}));
+  auto ctx = b.op1(ir::Op::Transpose, {b.op1(ir::Op::MatMul, {p, v})}, attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
+  ir::Graph g = b.finish({b.op1(ir::Op::Reshape, {ctx, b.ints("joined", {batch, seq, hidden})})});
+  auto lib = rules::load_library();
+  ASSERT_TRUE(lib.has_value()) << lib.error().str();
+  OptimizeOptions options;
+  options.saturation.permuting_match_limit = 1;
+  auto r = optimize(g, *lib, target("cpu"), options);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  ASSERT_EQ(r->report.outcome, Outcome::Optimized) << r->report.reason;
+  EXPECT_TRUE(r->report.validation->passed) << r->report.validation->first_divergence;
+  expect_one_attention(*r, "attention-separate-div-fold");
+}
+
+// torch.baddbmm's scores (attn_baddbmm, GPT-2 and BLOOM): Q and K [B, h, S, d]
+// reshaped to [B h, S, d], baddbmm(zeros, q, k^T, alpha) exported as MatMul,
+// Mul by alpha and Add of beta * zeros, then viewed as [B, h, S, S]. The zero
+// tensor goes (add-zero-tensor), the heads are put back
+// (matmul-heads-unmerged-scaled), and the attention is ONNX Runtime's.
+TEST(Pipeline, AttentionWithHeadsMergedIntoTheBatchIsFused) {
+  GraphBuilder b;
+  const int64_t batch = 2, seq = 4, hidden = 64, heads = 4, head = 16;
+  auto x = b.input("x", {batch, seq, hidden});
+  auto attr = [](const char* name, ir::AttrValue v) {
+    ir::Attributes a;
+    a.set(name, std::move(v));
+    return a;
+  };
+  auto qkv = b.op1(ir::Op::Add, {pruned::filled(b, "c", {3 * hidden}, 11),
+                                 b.op1(ir::Op::MatMul, {x, pruned::filled(b, "w", {hidden, 3 * hidden}, 10)})});
+  auto parts = b.op(ir::Op::Split, {qkv, b.ints("sizes", {64, 64, 64})}, attr("axis", int64_t{-1}), 3);
+  auto heads_of = [&](int i) {
+    auto r =
+        b.op1(ir::Op::Reshape, {parts[static_cast<size_t>(i)], b.ints("h" + std::to_string(i), {0, 0, heads, head})});
+    return b.op1(ir::Op::Transpose, {r}, attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
+  };
+  auto merged = [&](ir::ValueId t, const char* n) {
+    return b.op1(ir::Op::Reshape, {t, b.ints(n, {batch * heads, seq, head})});
+  };
+  auto kt = b.op1(ir::Op::Transpose, {merged(heads_of(1), "mk")}, attr("perm", std::vector<int64_t>{0, 2, 1}));
+  auto alpha = b.graph().add_constant("alpha", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(0.25f)));
+  auto zeros = b.op1(ir::Op::ConstantOfShape, {b.ints("zshape", {batch * heads, seq, seq})});
+  auto scores =
+      b.op1(ir::Op::Add, {b.op1(ir::Op::Mul, {b.op1(ir::Op::MatMul, {merged(heads_of(0), "mq"), kt}), alpha}), zeros});
+  auto p = b.op1(ir::Op::Softmax, {b.op1(ir::Op::Reshape, {scores, b.ints("unmerged", {batch, heads, seq, seq})})},
+                 attr("axis", int64_t{-1}));
+  auto ctx = b.op1(ir::Op::Transpose, {b.op1(ir::Op::MatMul, {p, heads_of(2)})},
+                   attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
+  ir::Graph g = b.finish({b.op1(ir::Op::Reshape, {ctx, b.ints("joined", {batch, seq, hidden})})});
+  std::optional<OptimizeResult> r;
+  OptimizeOptions options;
+  options.saturation.iter_limit = 4;  // the attention is fused in explore's first; the rest costs seconds
+  ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r, options));
+  expect_one_attention(*r, "attention-packed");
+  EXPECT_EQ(r->report.ops_after.count("MatMul"), 0u) << ir::print_graph(r->graph);
 }
 
 }  // namespace

@@ -87,5 +87,20 @@ TEST(ZeroFact, GatheredZeroFiltersAreZero) {
   EXPECT_EQ(zero, (std::vector<bool>{true, false, true}));
 }
 
+// torch.zeros at run-time dims (baddbmm's input in attn_baddbmm): a
+// ConstantOfShape of 0, or of no value (0 by default), is zero; of 1, not.
+TEST(ZeroFact, AConstantOfShapeOfZeroIsZero) {
+  std::vector<bool> zero;
+  facts(R"(graph @main(%x: tensor<"n"x3xf32>) {
+  %s = shape(%x) : tensor<2xi64>
+  %1 = constant_of_shape(%s) {value = dense<[0.0]> : tensor<1xf32>} : tensor<"n"x3xf32>
+  %2 = constant_of_shape(%s) : tensor<"n"x3xf32>
+  %3 = constant_of_shape(%s) {value = dense<[1.0]> : tensor<1xf32>} : tensor<"n"x3xf32>
+  return %1, %2, %3
+}
+)", &zero);
+  EXPECT_EQ(zero, (std::vector<bool>{true, true, false}));
+}
+
 }  // namespace
 }  // namespace refinery::egraph::tensor
