@@ -409,6 +409,13 @@ void optimize_validated(const ir::Graph& g, std::optional<OptimizeResult>& out, 
 
 }  // namespace pruned
 
+// One attribute, for the nodes the attention tests build.
+ir::Attributes attr(const char* name, ir::AttrValue v) {
+  ir::Attributes a;
+  a.set(name, std::move(v));
+  return a;
+}
+
 // `r` computes its attention as one ONNX Runtime Attention, by `rule`, with
 // no Softmax left.
 void expect_one_attention(const OptimizeResult& r, const char* rule) {
@@ -554,11 +561,6 @@ TEST(Pipeline, AttentionWithTorchsExpandedPaddingMaskIsFused) {
   const int64_t batch = 2, seq = 4, hidden = 64, heads = 2, head = 32;
   auto x = b.input("x", {batch, seq, hidden});
   auto keep = b.input("keep", {batch, seq});
-  auto attr = [](const char* name, ir::AttrValue v) {
-    ir::Attributes a;
-    a.set(name, std::move(v));
-    return a;
-  };
   auto axis0 = attr("axis", int64_t{0});
   auto s_len = b.op1(ir::Op::Gather, {b.op1(ir::Op::Shape, {x}), b.ints("at1", {1})}, axis0);
   auto parts = b.op1(ir::Op::Concat, {b.ints("m1", {-1}), b.ints("one", {1}), s_len, b.ints("m2", {-1})}, axis0);
@@ -605,11 +607,6 @@ TEST(Pipeline, AttentionWithAKeyPaddingMaskAndSlicedPositionsIsFused) {
   auto sym = [](const char* n) { return ir::Dim::symbol(n); };
   auto h = b.graph().add_input("h", ir::TensorType{ir::DType::f32, ir::Shape{sym("batch"), sym("seq"), hidden}});
   auto keep = b.graph().add_input("keep", ir::TensorType{ir::DType::f32, ir::Shape{sym("batch"), sym("seq")}});
-  auto attr = [](const char* name, ir::AttrValue v) {
-    ir::Attributes a;
-    a.set(name, std::move(v));
-    return a;
-  };
   auto seq = b.op1(ir::Op::Gather, {b.op1(ir::Op::Shape, {h}), b.ints("at1", {1})}, attr("axis", int64_t{0}));
   auto table = pruned::filled(b, "table", {1, 16, hidden}, 3);
   auto pos = b.op1(ir::Op::Slice, {table, b.ints("zero", {0}), seq, b.ints("axis1", {1})});
@@ -634,14 +631,10 @@ TEST(Pipeline, AttentionWithAKeyPaddingMaskAndSlicedPositionsIsFused) {
   auto p = b.op1(ir::Op::Softmax, {score}, attr("axis", int64_t{-1}));
   auto ctx = b.op1(ir::Op::Transpose, {b.op1(ir::Op::MatMul, {p, v})}, attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
   ir::Graph g = b.finish({b.op1(ir::Op::Reshape, {ctx, b.ints("joined", {0, 0, hidden})})});
-  auto lib = rules::load_library();
-  ASSERT_TRUE(lib.has_value()) << lib.error().str();
   OptimizeOptions options;
   options.validation.dims = {{"batch", 2}, {"seq", 5}};
-  auto r = optimize(g, *lib, target("cpu"), options);
-  ASSERT_TRUE(r.has_value()) << r.error().str();
-  ASSERT_EQ(r->report.outcome, Outcome::Optimized) << r->report.reason;
-  EXPECT_TRUE(r->report.validation->passed) << r->report.validation->first_divergence;
+  std::optional<OptimizeResult> r;
+  ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r, options));
   expect_one_attention(*r, "attention-packed-bias-keys");
 }
 
@@ -652,11 +645,6 @@ TEST(Pipeline, AttentionWrittenWithEinsumIsFused) {
   GraphBuilder b;
   const int64_t batch = 2, seq = 4, hidden = 64, heads = 4, head = 16;
   auto x = b.input("x", {batch, seq, hidden});
-  auto attr = [](const char* name, ir::AttrValue v) {
-    ir::Attributes a;
-    a.set(name, std::move(v));
-    return a;
-  };
   auto qkv = b.op1(ir::Op::Add, {b.op1(ir::Op::MatMul, {x, pruned::filled(b, "w", {hidden, 3 * hidden}, 10)}),
                                  pruned::filled(b, "c", {3 * hidden}, 11)});
   auto parts = b.op(ir::Op::Split, {qkv, b.ints("sizes", {64, 64, 64})}, attr("axis", int64_t{-1}), 3);
@@ -688,11 +676,6 @@ TEST(Pipeline, BiasFirstLoraAttentionIsFusedWithAddCommBanned) {
   GraphBuilder b;
   const int64_t batch = 2, seq = 4, hidden = 64, heads = 4, head = 16;
   auto x = b.input("x", {batch, seq, hidden});
-  auto attr = [](const char* name, ir::AttrValue v) {
-    ir::Attributes a;
-    a.set(name, std::move(v));
-    return a;
-  };
   auto s = b.graph().add_constant("s", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(2.0f)));
   auto heads_of = [&](const std::string& n, uint32_t seed, std::vector<int64_t> p) {
     auto base = b.op1(ir::Op::Add, {pruned::filled(b, "b" + n, {hidden}, seed),
@@ -710,14 +693,10 @@ TEST(Pipeline, BiasFirstLoraAttentionIsFusedWithAddCommBanned) {
       b.op1(ir::Op::Softmax, {b.op1(ir::Op::Div, {b.op1(ir::Op::MatMul, {q, k}), root})}, attr("axis", int64_t{-1}));
   auto ctx = b.op1(ir::Op::Transpose, {b.op1(ir::Op::MatMul, {p, v})}, attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
   ir::Graph g = b.finish({b.op1(ir::Op::Reshape, {ctx, b.ints("joined", {batch, seq, hidden})})});
-  auto lib = rules::load_library();
-  ASSERT_TRUE(lib.has_value()) << lib.error().str();
   OptimizeOptions options;
   options.saturation.permuting_match_limit = 1;
-  auto r = optimize(g, *lib, target("cpu"), options);
-  ASSERT_TRUE(r.has_value()) << r.error().str();
-  ASSERT_EQ(r->report.outcome, Outcome::Optimized) << r->report.reason;
-  EXPECT_TRUE(r->report.validation->passed) << r->report.validation->first_divergence;
+  std::optional<OptimizeResult> r;
+  ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r, options));
   expect_one_attention(*r, "attention-separate-div-fold");
 }
 
@@ -730,11 +709,6 @@ TEST(Pipeline, AttentionWithHeadsMergedIntoTheBatchIsFused) {
   GraphBuilder b;
   const int64_t batch = 2, seq = 4, hidden = 64, heads = 4, head = 16;
   auto x = b.input("x", {batch, seq, hidden});
-  auto attr = [](const char* name, ir::AttrValue v) {
-    ir::Attributes a;
-    a.set(name, std::move(v));
-    return a;
-  };
   auto qkv = b.op1(ir::Op::Add, {pruned::filled(b, "c", {3 * hidden}, 11),
                                  b.op1(ir::Op::MatMul, {x, pruned::filled(b, "w", {hidden, 3 * hidden}, 10)})});
   auto parts = b.op(ir::Op::Split, {qkv, b.ints("sizes", {64, 64, 64})}, attr("axis", int64_t{-1}), 3);
