@@ -8,7 +8,9 @@
 //   - per kernel: Kendall tau and MAPE of predicted against timed latency,
 //     over the kernels only the held-out family has (pooled);
 //   - per model: `refinery cost`'s total (sum over the kernels plus the run
-//     overhead) against the model's timed latency: MAPE, Kendall tau.
+//     overhead) against the model's timed latency: MAPE, Kendall tau; and
+//     where its error is: per op, the learned and analytic prices of its
+//     nodes beside their in-context shares of the timed run.
 // PAIRS (bench/cost/run.sh) is bench/ort/bench.mjs's --json of pairs of
 // equivalent graphs of one model (different extractions of its saturated
 // e-graph, the model named by the first file's stem), each pair timed

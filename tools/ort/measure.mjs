@@ -142,7 +142,9 @@ async function main(argv) {
           alone.push((await time(overheadEntry.file, { ...opts, minMs: 10 })).median_ms);
           chain.push((await time(e.file, { ...opts, minMs: 10 })).median_ms);
         }
-        rec = { ...e, median_ms: median(chain), overhead_ms: median(alone), load: os.loadavg()[0] };
+        const m = median(chain);
+        rec = { ...e, median_ms: m, mad_ms: median(chain.map((t) => Math.abs(t - m))), overhead_ms: median(alone),
+          load: os.loadavg()[0] };
       } else {
         rec = { ...e, ...(await time(e.file, o)), overhead_ms: overhead, load: os.loadavg()[0] };
       }
