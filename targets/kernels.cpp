@@ -1,5 +1,6 @@
 #include "targets/kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
@@ -133,8 +134,13 @@ Expected<InContextTimes> in_context_times(const ir::Graph& g, const ir::Graph& o
   std::unordered_map<std::string, std::size_t> opt_node;
   for (std::size_t i = 0; i < opt.num_nodes(); ++i) opt_node[opt.nodes()[i].name] = i;
   std::unordered_map<std::string, std::size_t> node_named;
-  for (std::size_t i = 0; i < g.num_nodes(); ++i)
-    if (!g.nodes()[i].name.empty()) node_named.emplace(g.nodes()[i].name, i);
+  // ONNX Runtime names a node the file leaves unnamed "<op type>_<its
+  // index>" (refinery's extractions write no node names).
+  for (std::size_t i = 0; i < g.num_nodes(); ++i) {
+    const ir::Node& n = g.nodes()[i];
+    const std::string_view type = n.op == ir::Op::Opaque ? std::string_view(n.op_type) : ir::op_info(n.op).onnx_name;
+    node_named.emplace(n.name.empty() ? fmt::format("{}_{}", type, i) : n.name, i);
+  }
   auto producer = [&](const std::string& name) -> std::ptrdiff_t {
     auto it = value_of.find(name);
     if (it == value_of.end() || g.value(it->second).kind != ir::ValueKind::NodeResult) return -1;
@@ -143,10 +149,11 @@ Expected<InContextTimes> in_context_times(const ir::Graph& g, const ir::Graph& o
   // Each kernel's anchor: the node of g computing its result.
   std::vector<std::ptrdiff_t> anchor(kernels.size(), -1);
   for (std::size_t k = 0; k < kernels.size(); ++k) {
-    auto it = opt_node.find(kernels[k].name);
-    if (it == opt_node.end()) continue;
-    for (ir::ValueId o : opt.nodes()[it->second].outputs)
-      if (anchor[k] < 0) anchor[k] = producer(opt.value(o).name);
+    // ORT's saved graph leaves a node unnamed that the profile names
+    // "<op type>_<index>": found by that name in g below.
+    if (auto it = opt_node.find(kernels[k].name); it != opt_node.end())
+      for (ir::ValueId o : opt.nodes()[it->second].outputs)
+        if (anchor[k] < 0) anchor[k] = producer(opt.value(o).name);
     // Else by its name: "<value>_nchwc" (an NCHWc kernel), a node's name
     // (kept by a layout change), or "<node name>/<Fusion>[/]" (the fusion's first node).
     const std::string suffix = "_nchwc";
@@ -205,27 +212,40 @@ Expected<InContextTimes> in_context_times(const ir::Graph& g, const ir::Graph& o
       alone.input_producer.clear();
       priced[c].push_back({n, std::max(1e-12, baseline.cost(alone))});
     }
-  // The time per kernel that makes the priced groups sum to run_ms (the
-  // sum grows with it: bisection).
-  auto total = [&](double delta) {
+  // A group's time: its kernels' times scaled, plus `delta` per kernel, at
+  // least the floor per priced node.
+  auto group_ms = [&](std::size_t c, double delta, double scale) {
+    return std::max(kMinNodeMs * static_cast<double>(priced[c].size()),
+                    group_us[c] * 1e-3 * scale + delta * group_kernels[c]);
+  };
+  auto total = [&](double delta, double scale) {
     double s = 0;
     for (std::size_t c = 0; c < groups.size(); ++c)
-      if (!priced[c].empty())
-        s +=
-            std::max(kMinNodeMs * static_cast<double>(priced[c].size()), group_us[c] * 1e-3 + delta * group_kernels[c]);
+      if (!priced[c].empty()) s += group_ms(c, delta, scale);
     return s;
   };
+  // The time per kernel that makes the priced groups sum to run_ms (the
+  // sum grows with it: bisection), within kMaxDispatchMs; beyond that the
+  // profile and the run disagree by more than the profiler's cost (they
+  // were timed moments apart, under another load): the rest is taken as a
+  // scale of the kernels' times, which a constant per kernel would take
+  // from the short kernels only (down to the floor) and not the long ones.
   double lo = -run_ms, hi = run_ms;
-  if (total(lo) > run_ms || total(hi) < run_ms)
+  if (total(lo, 1) > run_ms || total(hi, 1) < run_ms)
     return fail(fmt::format("the profile's {} kernels cannot sum to the run's {:.4f} ms", kernels.size(), run_ms));
-  for (int i = 0; i < 100; ++i) (total((lo + hi) / 2) < run_ms ? lo : hi) = (lo + hi) / 2;
-  out.dispatch_ms = (lo + hi) / 2;
+  for (int i = 0; i < 100; ++i) (total((lo + hi) / 2, 1) < run_ms ? lo : hi) = (lo + hi) / 2;
+  out.dispatch_ms = std::clamp((lo + hi) / 2, -kMaxDispatchMs, kMaxDispatchMs);
+  if (out.dispatch_ms != (lo + hi) / 2) {
+    lo = 0, hi = 1;
+    while (total(out.dispatch_ms, hi) < run_ms && hi < 1e6) hi *= 2;
+    for (int i = 0; i < 100; ++i) (total(out.dispatch_ms, (lo + hi) / 2) < run_ms ? lo : hi) = (lo + hi) / 2;
+    out.scale = (lo + hi) / 2;
+  }
   out.ms.assign(g.num_nodes(), -1);
   for (std::size_t c = 0; c < groups.size(); ++c) {
     double weight = 0;
     for (const auto& [n, w] : priced[c]) weight += w;
-    double ms = std::max(kMinNodeMs * static_cast<double>(priced[c].size()),
-                         group_us[c] * 1e-3 + out.dispatch_ms * group_kernels[c]);
+    double ms = group_ms(c, out.dispatch_ms, out.scale);
     for (const auto& [n, w] : priced[c]) out.ms[n] = std::max(kMinNodeMs, ms * w / weight);
   }
   return out;

@@ -65,7 +65,10 @@ struct ProfiledKernel {
 // times count its own cost per kernel and leave out ORT's dispatch between
 // kernels, so one time per kernel is added to each (`dispatch_ms`, negative
 // where the profiler's cost is the larger) to make the kernels sum to
-// `run_ms`, none below kMinNodeMs a priced node; a kernel's time is then
+// `run_ms`, at most kMaxDispatchMs either way: a larger difference is not
+// the profiler's (the profile and the run timed under different loads) and
+// the kernels' times are scaled (`scale`) to make up the rest; none below
+// kMinNodeMs a priced node. A kernel's time is then
 // shared among its priced nodes by `baseline`'s price of each as its own
 // kernel. Per node of `graph`: its milliseconds, or -1 where it is not
 // priced or no kernel ran it.
@@ -73,8 +76,10 @@ struct InContextTimes {
   std::vector<double> ms;
   std::size_t kernels = 0, unmatched = 0;  // profiled kernels; those with no node of `graph`
   double dispatch_ms = 0;
+  double scale = 1;
 };
 inline constexpr double kMinNodeMs = 1e-4;
+inline constexpr double kMaxDispatchMs = 0.02;
 Expected<InContextTimes> in_context_times(const ir::Graph& graph, const ir::Graph& optimized,
                                           const std::vector<ProfiledKernel>& kernels, double run_ms,
                                           const CostModel& baseline);

@@ -237,6 +237,11 @@ Expected<Dataset> read_dataset(const std::filesystem::path& file) {
       r.id = j.at("id").get<std::string>();
       r.kind = j.at("kind").get<std::string>();
       if (r.kind == "overhead") continue;
+      if (r.kind == "dispatch") {
+        d.kernel_dispatch_ms =
+            std::max(0.0, (j.at("median_ms").get<double>() - j.at("overhead_ms").get<double>()) / (kDispatchChain - 1));
+        continue;
+      }
       r.models = j.value("models", std::vector<std::string>{});
       for (const auto& row : j.value("features", nlohmann::json::array())) {
         if (row.size() != kNumFeatures)
@@ -288,7 +293,7 @@ std::vector<Sample> training_samples(const Dataset& data, const std::function<bo
   return out;
 }
 
-Expected<void> train_cost_model(const std::vector<Sample>& samples, double run_overhead_ms,
+Expected<void> train_cost_model(const std::vector<Sample>& samples, double run_overhead_ms, double kernel_dispatch_ms,
                                 const std::filesystem::path& file, const TrainOptions& o) {
   if (samples.size() < 10) return fail(fmt::format("{} samples are too few to train on", samples.size()));
   std::vector<float> x, y;
@@ -323,6 +328,10 @@ Expected<void> train_cost_model(const std::vector<Sample>& samples, double run_o
     if (auto ok = check(XGBoosterUpdateOneIter(b, i, dm)); !ok) return ok;
   std::string overhead = fmt::format("{:.6g}", run_overhead_ms);
   if (auto ok = check(XGBoosterSetAttr(b, "run_overhead_ms", overhead.c_str())); !ok) return ok;
+  if (kernel_dispatch_ms > 0) {
+    std::string dispatch = fmt::format("{:.6g}", kernel_dispatch_ms);
+    if (auto ok = check(XGBoosterSetAttr(b, "kernel_dispatch_ms", dispatch.c_str())); !ok) return ok;
+  }
   if (auto ok = check(XGBoosterSetAttr(b, "feature_form", kFeatureForm)); !ok) return ok;
   std::error_code ec;
   if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
@@ -364,6 +373,8 @@ Expected<std::shared_ptr<Booster>> Booster::load(const std::filesystem::path& fi
     return fail("the cost model has no run_overhead_ms attribute (not written by 'refinery calibrate')", {},
                 file.string());
   out->run_overhead_ms_ = std::strtod(value, nullptr);
+  if (XGBoosterGetAttr(out->handle_, "kernel_dispatch_ms", &value, &found) == 0 && found)
+    out->kernel_dispatch_ms_ = std::strtod(value, nullptr);
   return out;
 }
 
@@ -405,7 +416,10 @@ struct FeaturesHash {
 class LearnedCpuModel final : public CostModel {
  public:
   LearnedCpuModel(HardwareSpec spec, std::shared_ptr<Booster> booster)
-      : CostModel(std::move(spec)), booster_(std::move(booster)), baseline_(learned_baseline(spec_)) {}
+      : CostModel(std::move(spec)),
+        booster_(std::move(booster)),
+        baseline_(learned_baseline(spec_)),
+        floor_s_(booster_->kernel_dispatch_ms() > 0 ? booster_->kernel_dispatch_ms() * 1e-3 : spec_.op_overhead_s) {}
   double run_overhead() const override { return booster_->run_overhead_ms() * 1e-3; }
 
  protected:
@@ -415,11 +429,11 @@ class LearnedCpuModel final : public CostModel {
     std::lock_guard lock(mutex_);
     auto it = cache_.find(f);
     if (it != cache_.end()) return it->second;
-    // Every kernel ONNX Runtime runs costs at least its dispatch (the
-    // spec's op_overhead_s): in-context shares of microsecond kernels are
-    // squeezed below it (in_context_times), and extraction would take
-    // extra kernels at that price as nearly free.
-    double s = std::max(booster_->predict_ms({f})[0] * 1e-3, spec_.op_overhead_s) / std::max(1, op.num_outputs);
+    // Every kernel ONNX Runtime runs costs at least its dispatch (measured
+    // with the dataset, else the spec's op_overhead_s): in-context shares
+    // of microsecond kernels are squeezed below it (in_context_times), and
+    // extraction would take extra kernels at that price as nearly free.
+    double s = std::max(booster_->predict_ms({f})[0] * 1e-3, floor_s_) / std::max(1, op.num_outputs);
     cache_.emplace(f, s);
     return s;
   }
@@ -427,6 +441,7 @@ class LearnedCpuModel final : public CostModel {
  private:
   std::shared_ptr<Booster> booster_;
   std::unique_ptr<CostModel> baseline_;
+  double floor_s_;
   mutable std::mutex mutex_;
   mutable std::unordered_map<Features, double, FeaturesHash> cache_;
 };

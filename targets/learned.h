@@ -64,8 +64,10 @@ struct TrainOptions {
 
 // Trains on `samples` and writes the model to `file` (XGBoost's binary
 // UBJSON when the name ends in .ubj, else JSON) with the run overhead (ms,
-// the fixed cost of one session run, added once per graph) stored in it.
-Expected<void> train_cost_model(const std::vector<Sample>& samples, double run_overhead_ms,
+// the fixed cost of one session run, added once per graph) and the kernel
+// dispatch (ms, the least a kernel costs inside a run; 0: not measured, the
+// spec's op_overhead_s is used) stored in it.
+Expected<void> train_cost_model(const std::vector<Sample>& samples, double run_overhead_ms, double kernel_dispatch_ms,
                                 const std::filesystem::path& file, const TrainOptions& options = {});
 
 // One timed micro-model of a `refinery measure` dataset (a JSON line).
@@ -82,10 +84,15 @@ struct Record {
   double mad_ms = 0;
 };
 inline constexpr double kMinKernelMs = 1e-4;
+inline constexpr int kDispatchChain = 33;
 
 struct Dataset {
   std::vector<Record> records;  // the timed ones (errors are left out)
   double run_overhead_ms = 0;   // the median of the overheads timed
+  // Per kernel inside a run: a chain of kDispatchChain one-element Adds
+  // timed less the overhead (one such Add), over kDispatchChain - 1; 0 when
+  // the dataset has no "dispatch" record (measured before it had one).
+  double kernel_dispatch_ms = 0;
   std::size_t errors = 0;
 };
 // Errors name the file and line.
@@ -106,11 +113,13 @@ class Booster {
   // Milliseconds per row: the baseline times the learned correction.
   std::vector<double> predict_ms(const std::vector<Features>& rows) const;
   double run_overhead_ms() const { return run_overhead_ms_; }
+  double kernel_dispatch_ms() const { return kernel_dispatch_ms_; }  // 0: not stored
 
  private:
   Booster() = default;
   void* handle_ = nullptr;
   double run_overhead_ms_ = 0;
+  double kernel_dispatch_ms_ = 0;
 };
 
 // The CPU cost model that prices with a trained Booster (predictions cached

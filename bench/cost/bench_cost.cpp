@@ -3,12 +3,14 @@
 //   bench_cost DATASET.jsonl [PAIRS.json] [--work DIR] [--train all|context|alone]
 //
 // DATASET is `refinery measure`'s over the zoo (kernels and whole models).
-// Leave one model family out (a model and its _op13 twin form a family):
+// Leave one model family out (a model, its _op13 twin and its extractions NAME.VARIANT form a family):
 // train on the kernels drawn from the other families, then
 //   - per kernel: Kendall tau and MAPE of predicted against timed latency,
 //     over the kernels only the held-out family has (pooled);
 //   - per model: `refinery cost`'s total (sum over the kernels plus the run
-//     overhead) against the model's timed latency: MAPE, Kendall tau.
+//     overhead) against the model's timed latency: MAPE, Kendall tau; and
+//     where its error is: per op, the learned and analytic prices of its
+//     nodes beside their in-context shares of the timed run.
 // PAIRS (bench/cost/run.sh) is bench/ort/bench.mjs's --json of pairs of
 // equivalent graphs of one model (different extractions of its saturated
 // e-graph, the model named by the first file's stem), each pair timed
@@ -40,8 +42,10 @@ using namespace refinery::targets;
 
 namespace {
 
+// A model, its _op13 twin and its extractions (measured as NAME.VARIANT,
+// an equivalent graph of NAME) are one family.
 std::string family(const std::string& model) {
-  std::string f = model;
+  std::string f = model.substr(0, model.find('.'));
   if (f.ends_with("_op13")) f.resize(f.size() - 5);
   return f;
 }
@@ -78,6 +82,41 @@ double model_ms(const CostModel& m, const fs::path& file) {
   auto g = frontends::import_onnx(file);
   if (!g) die(g.error().str());
   return (graph_cost(m, *g) + m.run_overhead()) * 1e3;
+}
+
+// Where a held-out model's error is: per op, the learned and analytic
+// prices of its nodes summed beside their in-context shares of the timed
+// run ("context" records, node by index); the run less the run overhead
+// less those shares is what no node was given (kernels matching no node).
+void breakdown(const CostModel& learned, const CostModel& analytic, const Record& model, const Dataset& data) {
+  auto g = frontends::import_onnx(model.file);
+  if (!g) die(g.error().str());
+  std::vector<double> lp = node_costs(learned, *g), ap = node_costs(analytic, *g);
+  std::vector<double> ctx(g->num_nodes(), -1);
+  const std::string prefix = "context:" + model.id.substr(6) + ":";
+  for (const Record& r : data.records)
+    if (r.kind == "context" && r.id.starts_with(prefix)) ctx[std::stoul(r.id.substr(prefix.size()))] = r.ms;
+  std::map<std::string, std::array<double, 5>> by_op;  // nodes, learned, analytic, context, priced without context
+  double shared = 0;
+  for (std::size_t i = 0; i < g->num_nodes(); ++i) {
+    if (lp[i] == 0 && ctx[i] < 0) continue;
+    auto& row = by_op[std::string(ir::op_name(g->nodes()[i].op))];
+    row[0] += 1, row[1] += lp[i] * 1e3, row[2] += ap[i] * 1e3;
+    if (ctx[i] >= 0) row[3] += ctx[i], shared += ctx[i];
+    else row[4] += lp[i] * 1e3;
+  }
+  const double run = model.median_ms - data.run_overhead_ms;
+  fmt::print("  {}: timed {:.3f} ms, less the run overhead {:.3f}; in-context shares {:.3f}, unshared {:+.3f}\n",
+             model.id, model.median_ms, run, shared, run - shared);
+  std::vector<std::pair<std::string, std::array<double, 5>>> rows(by_op.begin(), by_op.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return std::abs(a.second[1] - a.second[3]) > std::abs(b.second[1] - b.second[3]);
+  });
+  for (std::size_t i = 0; i < rows.size() && i < 6; ++i) {
+    const auto& [op, v] = rows[i];
+    fmt::print("    {:<20} {:>4} nodes: learned {:>9.3f} analytic {:>9.3f} in context {:>9.3f}{}\n", op, v[0], v[1],
+               v[2], v[3], v[4] > 0 ? fmt::format(" (learned {:.3f} on nodes without a share)", v[4]) : "");
+  }
 }
 
 }  // namespace
@@ -159,7 +198,8 @@ int main(int argc, char** argv) {
       return !in_family(r) && (train == "all" || (train == "context") == (r.kind == "context"));
     });
     fs::path file = work / fmt::format("lomo_{}.ubj", fam);
-    if (auto ok = train_cost_model(samples, data->run_overhead_ms, file); !ok) die(ok.error().str());
+    if (auto ok = train_cost_model(samples, data->run_overhead_ms, data->kernel_dispatch_ms, file); !ok)
+      die(ok.error().str());
     auto booster = Booster::load(file);
     if (!booster) die(booster.error().str());
     auto model = make_learned_cpu_model(*spec, file);
@@ -187,6 +227,7 @@ int main(int argc, char** argv) {
     std::string whole;
     for (const Record& r : data->records) {
       if (r.kind != "model" || !in_family(r)) continue;
+      breakdown(*held_out_model[fam], *analytic->model, r, *data);
       double p = model_ms(*held_out_model[fam], r.file);
       m_pred.push_back(p);
       m_meas.push_back(r.median_ms);
@@ -224,17 +265,20 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < m_names.size(); ++i)
     fmt::print("  {:<40} {:>10.3f} {:>10.3f} {:>+8.1f} {:>12.3f}\n", m_names[i], m_meas[i], m_pred[i],
                100 * (m_pred[i] - m_meas[i]) / m_meas[i], m_analytic[i]);
-  // The zoo's models as they are, then their shape-varied copies.
-  for (bool copies : {false, true}) {
+  // The zoo's models as they are, their shape-varied copies (NAME@SIZE),
+  // and extractions measured beside them (NAME.VARIANT).
+  auto kind = [](const std::string& name) {
+    return name.find('@') != std::string::npos ? 1 : name.find('.') != std::string::npos ? 2 : 0;
+  };
+  for (int k : {0, 1, 2}) {
     std::vector<double> p, m, an;
     for (std::size_t i = 0; i < m_names.size(); ++i)
-      if ((m_names[i].find('@') != std::string::npos) == copies)
-        p.push_back(m_pred[i]), m.push_back(m_meas[i]), an.push_back(m_analytic[i]);
+      if (kind(m_names[i]) == k) p.push_back(m_pred[i]), m.push_back(m_meas[i]), an.push_back(m_analytic[i]);
     if (p.empty()) continue;
     fmt::print(
         "whole models{}: {} models, learned MAPE {:.1f}%, Kendall tau {:.3f}; analytic MAPE {:.1f}%, tau {:.3f}\n",
-        copies ? " (shape-varied copies)" : "", p.size(), mape(p, m), kendall_tau(p, m), mape(an, m),
-        kendall_tau(an, m));
+        std::array{"", " (shape-varied copies)", " (extractions, NAME.VARIANT)"}[k], p.size(), mape(p, m),
+        kendall_tau(p, m), mape(an, m), kendall_tau(an, m));
   }
 
   if (pairs) {

@@ -104,8 +104,34 @@ TEST(Kernels, InContextTimesShareEachProfiledKernelAmongItsNodes) {
   EXPECT_GT(t->ms[0], t->ms[1]);                  // shared by their work
   EXPECT_NEAR(t->ms[2], 0.008, 1e-9);             // Softmax: its kernel and the reorder
   EXPECT_NEAR(t->ms[3], 0.009, 1e-9);
+  EXPECT_EQ(t->scale, 1);
   // A run shorter than the kernels' floors cannot be shared.
   EXPECT_FALSE(in_context_times(g, opt, profile, 1e-5, *baseline).has_value());
+  // Profiled at twice the run (wall time under load): 5 ms of matched
+  // kernels for a 2.5 ms run. A constant per kernel (-0.625 ms) would leave
+  // the Softmax at the floor; at most 0.02 ms per kernel is taken, the
+  // rest by scaling every kernel: 5 s - 4 * 0.02 = 2.5, s = 0.516.
+  std::vector<ProfiledKernel> loaded{{"MatMulAddFusion", 3000}, {"v2_nchwc", 800}, {"ReorderOutput", 200},
+                                     {"relu", 1000}};
+  t = in_context_times(g, opt, loaded, 2.5, *baseline);
+  ASSERT_TRUE(t.has_value()) << t.error().str();
+  EXPECT_NEAR(t->dispatch_ms, -kMaxDispatchMs, 1e-12);
+  EXPECT_NEAR(t->scale, 0.516, 1e-9);
+  EXPECT_NEAR(t->ms[0] + t->ms[1], 1.528, 1e-9);
+  EXPECT_NEAR(t->ms[2], 0.476, 1e-9);
+  EXPECT_NEAR(t->ms[3], 0.496, 1e-9);
+  // A node the file leaves unnamed (refinery's extractions): ORT's profile
+  // and saved graph name it "<op type>_<index>" and not at all.
+  GraphBuilder u;
+  ir::Graph unnamed = u.finish({u.op1(ir::Op::Relu, {u.op1(ir::Op::Softmax, {u.input("x", {1, 64})})})});
+  ASSERT_TRUE(unnamed.nodes()[1].name.empty());
+  ir::Graph saved;
+  saved.add_input("x", unnamed.value(unnamed.inputs()[0]).type);
+  t = in_context_times(unnamed, saved, {{"Softmax_0", 6}, {"Relu_1", 4}}, 0.010, *baseline);
+  ASSERT_TRUE(t.has_value()) << t.error().str();
+  EXPECT_EQ(t->unmatched, 0u);
+  EXPECT_NEAR(t->ms[0], 0.006, 1e-9);
+  EXPECT_NEAR(t->ms[1], 0.004, 1e-9);
 }
 
 std::string slurp(const std::filesystem::path& p) {
@@ -128,19 +154,36 @@ TEST(Learned, TrainingIsDeterministicAndLearnsTheTrend) {
   }
   auto dir = std::filesystem::temp_directory_path() / ("refinery_learned_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  ASSERT_TRUE(train_cost_model(samples, 0.01, dir / "a.ubj").has_value());
-  ASSERT_TRUE(train_cost_model(samples, 0.01, dir / "b.ubj").has_value());
+  ASSERT_TRUE(train_cost_model(samples, 0.01, 0, dir / "a.ubj").has_value());
+  ASSERT_TRUE(train_cost_model(samples, 0.01, 0, dir / "b.ubj").has_value());
   EXPECT_EQ(slurp(dir / "a.ubj"), slurp(dir / "b.ubj"));
   auto booster = Booster::load(dir / "a.ubj");
   ASSERT_TRUE(booster.has_value()) << booster.error().str();
   EXPECT_DOUBLE_EQ((*booster)->run_overhead_ms(), 0.01);
+  // The kernel dispatch, when measured, is stored and is the least a kernel
+  // costs (else the spec's op_overhead_s, 1.5 us): a one-element Relu.
+  EXPECT_EQ((*booster)->kernel_dispatch_ms(), 0);
+  ASSERT_TRUE(train_cost_model(samples, 0.01, 0.05, dir / "d.ubj", {.rounds = 10}).has_value());
+  auto with_dispatch = Booster::load(dir / "d.ubj");
+  ASSERT_TRUE(with_dispatch.has_value()) << with_dispatch.error().str();
+  EXPECT_DOUBLE_EQ((*with_dispatch)->kernel_dispatch_ms(), 0.05);
+  {
+    GraphBuilder b;
+    ir::Graph relu = b.finish({b.op1(ir::Op::Relu, {b.input("x", {1})})});
+    auto measured = make_learned_cpu_model(*find_spec("cpu"), dir / "d.ubj");
+    auto spec_floor = make_learned_cpu_model(*find_spec("cpu"), dir / "a.ubj");
+    ASSERT_TRUE(measured.has_value() && spec_floor.has_value());
+    EXPECT_DOUBLE_EQ(graph_cost(**measured, relu), 50e-6);
+    EXPECT_LT(graph_cost(**spec_floor, relu), 50e-6);
+    EXPECT_GE(graph_cost(**spec_floor, relu), 1.5e-6);
+  }
   Features small{}, big{};
   small[2] = static_cast<float>(std::log2(1 + 5e3));
   big[2] = static_cast<float>(std::log2(1 + 4e5));
   std::vector<double> p = (*booster)->predict_ms({small, big});
   EXPECT_NEAR(p[0], 7e-3, 2e-3);
   EXPECT_NEAR(p[1], 0.402, 0.06);
-  EXPECT_FALSE(train_cost_model({samples.begin(), samples.begin() + 3}, 0, dir / "c.ubj").has_value());
+  EXPECT_FALSE(train_cost_model({samples.begin(), samples.begin() + 3}, 0, 0, dir / "c.ubj").has_value());
   EXPECT_FALSE(Booster::load(dir / "missing.ubj").has_value());
   // A model of other features (trained before they changed) is refused.
   std::vector<float> x(10 * 3, 1.0f), y(10, 1.0f);
@@ -187,14 +230,21 @@ TEST(Learned, TheShippedCpuModelPricesKernelsByTheirWork) {
   EXPECT_GT(conv, 5e-4);
   EXPECT_LT(conv, 5e-2);
   // Every kernel it prices costs at least the dispatch, however small (the
-  // small ops of vit_tiny's learned extraction, priced 0.2-1 us before).
+  // small ops of vit_tiny's learned extraction, priced 0.2-1 us before):
+  // the kernel dispatch measured with its dataset (a chain of Adds) where
+  // the model stores one, else the spec's (the shipped model, trained
+  // before the dispatch was measured).
+  auto shipped = Booster::load(learned_model_file(t->model->spec()));
+  ASSERT_TRUE(shipped.has_value()) << shipped.error().str();
+  const double dispatch_s = (*shipped)->kernel_dispatch_ms() > 0 ? (*shipped)->kernel_dispatch_ms() * 1e-3
+                                                                  : t->model->spec().op_overhead_s;
   for (ir::Op op : {ir::Op::Relu, ir::Op::Sub, ir::Op::Mul, ir::Op::Gather}) {
     GraphBuilder tiny;
     auto x = tiny.input("x", {1, 3, 8});
     auto y = op == ir::Op::Relu     ? tiny.op1(op, {x})
              : op == ir::Op::Gather ? tiny.op1(op, {x, tiny.ints("i", {0})})
                                     : tiny.op1(op, {x, tiny.input("y", {1, 3, 8})});
-    EXPECT_GE(node_costs(*t->model, tiny.finish({y}))[0], t->model->spec().op_overhead_s) << ir::op_name(op);
+    EXPECT_GE(node_costs(*t->model, tiny.finish({y}))[0], dispatch_s) << ir::op_name(op);
   }
   // A Gemm's constant C is its epilogue: the same kernel with and without it
   // (attn_2d's q/k/v projections, which extraction split into Gemm + Add).

@@ -18,12 +18,16 @@
 // Entries already in DATASET (by id) are skipped: resumable. The run
 // overhead (a session run of a one-element Add, `overhead` entry of the
 // manifest, kind 'overhead') is re-timed every 25 entries and before each
-// whole model; overhead_ms is the latest. A whole model is timed with at
+// whole model; overhead_ms is the latest. The 'dispatch' entry (a chain of
+// one-element Adds: the cost of one kernel inside a run) is timed in rounds
+// alternating with the overhead, and overhead_ms is theirs. A whole model is timed with at
 // least 15 runs and 30 ms. A progress line goes to stderr. Exit: 0 ok, 2 error.
 // A whole model (kind 'model') is also profiled in context by
 // tools/ort/profile.mjs (--profile-runs runs, default 10; 0: not profiled):
 // its record gets profile: [[kernel name, median us], ...] for the kernels
-// of ORT's optimized graph, profile_run_us, and optimized: the optimized
+// of ORT's optimized graph (wall time), profile_run_us, profile_cpu_per_wall
+// (the profiled runs' CPU time over their wall time: the factor that makes
+// the kernels' wall times CPU time, as median_ms is), and optimized: the optimized
 // graph written beside DATASET (optimized/<id>.onnx), from which `refinery
 // measure` finds each kernel's nodes (targets/kernels.h, in_context_times).
 
@@ -46,7 +50,10 @@ function profile(file, runs, optimized) {
   const rows = out.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
   const total = rows.pop()?.total;
   if (!total) throw new Error(`${file}: profile.mjs printed no total`);
-  return { profile: rows.map((r) => [r.name, r.us]), profile_run_us: total.run_us, optimized };
+  return {
+    profile: rows.map((r) => [r.name, r.us]), profile_run_us: total.run_us, profile_cpu_per_wall: total.cpu_per_wall,
+    optimized,
+  };
 }
 
 function readJsonl(file) {
@@ -127,7 +134,20 @@ async function main(argv) {
     let rec;
     try {
       const o = whole ? { ...opts, runs: Math.max(opts.runs, 15), minMs: Math.max(opts.minMs, 30) } : opts;
-      rec = { ...e, ...(await time(e.file, o)), overhead_ms: overhead, load: os.loadavg()[0] };
+      if (e.kind === 'dispatch') {
+        // A difference of two short runs (kDispatchChain Adds less one): the
+        // two timed alternately, 7 rounds, each the median of its rounds.
+        const chain = [], alone = [];
+        for (let r = 0; r < 7; r++) {
+          alone.push((await time(overheadEntry.file, { ...opts, minMs: 10 })).median_ms);
+          chain.push((await time(e.file, { ...opts, minMs: 10 })).median_ms);
+        }
+        const m = median(chain);
+        rec = { ...e, median_ms: m, mad_ms: median(chain.map((t) => Math.abs(t - m))), overhead_ms: median(alone),
+          load: os.loadavg()[0] };
+      } else {
+        rec = { ...e, ...(await time(e.file, o)), overhead_ms: overhead, load: os.loadavg()[0] };
+      }
       if (e.kind === 'model' && opts.profileRuns > 0) {
         const name = e.id.replace(/[^A-Za-z0-9_.-]/g, '_');
         Object.assign(rec, profile(e.file, opts.profileRuns, path.join(optimizedDir, `${name}.onnx`)));

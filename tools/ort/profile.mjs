@@ -14,8 +14,10 @@
 // of the whole runs (model_run) and the count by op. --json prints one JSON
 // object a kernel and a last {"total": ...} line instead. --optimized also
 // writes ORT's optimized graph (with NCHWc kernels it runs on this machine
-// type only). Times are wall time: read them on a quiet
-// machine. Exit: 0 ok, 2 error.
+// type only). Times are wall time: read them on a quiet machine; the footer
+// (and the JSON's cpu_per_wall) gives the process's CPU time over its wall
+// time during the timed runs, under 1 where other processes held the core.
+// Exit: 0 ok, 2 error.
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -51,13 +53,25 @@ async function main(argv) {
   }
   const inputs = generateInputs(modelIO(session), 0, { dims: parseDims(args.dim), intLow: 0, intHigh: 1 });
   const feeds = feedsOf(inputs);
+  // Each run's process CPU time and wall time: the profiler's kernel times
+  // are wall time, which on a shared machine counts the time other
+  // processes held the core; cpu_per_wall (the medians' ratio over the timed
+  // runs) converts them to CPU time as measure.mjs times the whole run.
+  const cpu = [], wall = [];
   for (let i = 0; i < warmup + runs; i++) {
+    const c0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
     try {
       await session.run(feeds);
     } catch (e) {
       throw new Error(`${model}: ${e.message}`);
     }
+    if (i < warmup) continue;
+    wall.push(Number(process.hrtime.bigint() - t0) / 1e3);
+    const c = process.cpuUsage(c0);
+    cpu.push(c.user + c.system);
   }
+  const cpuPerWall = Math.min(1, median(cpu) / median(wall));
   session.endProfiling();
   await session.release?.();
   const traces = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));
@@ -96,7 +110,8 @@ async function main(argv) {
   }
   if (args.json) {
     for (const r of rows) console.log(JSON.stringify(r));
-    console.log(JSON.stringify({ total: { kernels: rows.length, kernel_us: sum, run_us: runUs, runs, by_op: byOp } }));
+    const total = { kernels: rows.length, kernel_us: sum, run_us: runUs, runs, cpu_per_wall: cpuPerWall, by_op: byOp };
+    console.log(JSON.stringify({ total }));
     return 0;
   }
   const w = Math.min(48, Math.max(4, ...rows.map((r) => r.name.length)));
@@ -104,7 +119,8 @@ async function main(argv) {
   for (const r of rows) {
     console.log(`${r.name.slice(0, w).padEnd(w)}  ${r.op.padEnd(26)} ${r.us.toFixed(1).padStart(9)} ${(100 * r.us / sum).toFixed(1).padStart(5)}%  ${r.inputs} -> ${r.outputs}`);
   }
-  console.log(`\n${rows.length} kernels, sum of medians ${(sum / 1000).toFixed(3)} ms; whole run median ${(runUs / 1000).toFixed(3)} ms (${runs} runs after ${warmup} warm-up)`);
+  console.log(`\n${rows.length} kernels, sum of medians ${(sum / 1000).toFixed(3)} ms; whole run median ${(runUs / 1000).toFixed(3)} ms (${runs} runs after ${warmup} warm-up)` +
+    `; the process had the core ${(100 * cpuPerWall).toFixed(0)}% of its wall time`);
   for (const [op, v] of Object.entries(byOp).sort((a, b) => b[1].us - a[1].us)) {
     console.log(`  ${op.padEnd(26)} ${String(v.count).padStart(4)} kernels ${(v.us / 1000).toFixed(3).padStart(9)} ms`);
   }
