@@ -186,8 +186,8 @@ class Rewrite {
   // The pattern applier without explanations, in batches: for each term of
   // the right side, every match's node is hashed and its hashcons slot
   // prefetched before any is looked up, so the memory latency of the
-  // lookups overlaps. Unions follow once per batch, in match order. A
-  // child is read where it is (a match's variable, or the class of an
+  // lookups overlaps. Unions follow once per batch, in match order (a top
+  // node that was new has joined its match's class already). A child is read where it is (a match's variable, or the class of an
   // earlier term for each match of the batch: rhs_sources_), one child
   // position at a time over the batch.
   std::size_t apply_batched(Graph& g, const SearchMatches& matches, std::size_t first, std::size_t last) const {
@@ -236,9 +236,20 @@ class Rewrite {
         for (std::size_t j = 0; j < m; ++j)
           if (ok[j]) hashes[j] = g.prepare(nodes[j]);
         // Only adds happen between prepare and add_prepared (children stay
-        // canonical), unless an analysis's modify unions.
-        for (std::size_t j = 0; j < m; ++j)
-          if (ok[j]) out[j] = g.add_prepared(nodes[j], hashes[j], g.union_count() != unions);
+        // canonical), unless an analysis's modify unions. A new top node
+        // joins its match's class (add_prepared_into): the union is done.
+        if (t + 1 < T) {
+          for (std::size_t j = 0; j < m; ++j)
+            if (ok[j]) out[j] = g.add_prepared(nodes[j], hashes[j], g.union_count() != unions);
+        } else {
+          for (std::size_t j = 0; j < m; ++j) {
+            if (!ok[j]) continue;
+            auto [id, added] =
+                g.add_prepared_into(nodes[j], hashes[j], matches.roots[base + j], g.union_count() != unions);
+            out[j] = id;
+            changed += added;
+          }
+        }
       }
       auto [top, stride] = locate(rhs_top_, subst);
       for (std::size_t j = 0; j < m; ++j)
