@@ -199,7 +199,16 @@ class Program {
       if (n == cap) grow();
       roots[n] = root_reg == kNoReg ? root : regs[root_reg];
       Id* dst = substs + n * nv;
-      for (std::size_t v = 0; v < nv; ++v) dst[v] = regs[var_reg[v]];
+      // Most rules have at most four variables: copied without a loop.
+      switch (nv) {
+        case 4: dst[3] = regs[var_reg[3]]; [[fallthrough]];
+        case 3: dst[2] = regs[var_reg[2]]; [[fallthrough]];
+        case 2: dst[1] = regs[var_reg[1]]; [[fallthrough]];
+        case 1: dst[0] = regs[var_reg[0]]; [[fallthrough]];
+        case 0: break;
+        default:
+          for (std::size_t v = 0; v < nv; ++v) dst[v] = regs[var_reg[v]];
+      }
       return ++n < limit;
     }
     void grow() {
