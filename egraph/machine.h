@@ -169,9 +169,10 @@ class Program {
     std::uint32_t c;  // Bind: template index; ScanOp: op key
   };
 
-  // Writes matches into `out` through raw pointers: the buffers grow by
-  // doubling (zero-filled once per growth, not per match) and are cut to
-  // the matches written by finish(). What a match copies (the variables'
+  // Writes matches into `out` through raw pointers: the buffers start at
+  // the room they have (kept from the rule's previous search), grow by
+  // doubling (not filled: NoInitAllocator) and are cut to the matches
+  // written by finish(). What a match copies (the variables'
   // registers, the root's) is held here, not read through the program per
   // match.
   template <class G>
@@ -194,7 +195,10 @@ class Program {
           nv(p->var_reg_.size()),
           root_reg(p->root_ == RootKind::Multi ? p->multi_root_reg_ : kNoReg),
           roots(o->roots.data()),
-          substs(o->substs.data()) {}
+          substs(o->substs.data()) {
+      std::size_t room = nv ? std::min(o->roots.capacity(), o->substs.capacity() / nv) : o->roots.capacity();
+      if (room > n) resize(room);
+    }
     bool operator()(const Id* regs, Id root) {
       if (n == cap) grow();
       roots[n] = root_reg == kNoReg ? root : regs[root_reg];
@@ -211,8 +215,9 @@ class Program {
       }
       return ++n < limit;
     }
-    void grow() {
-      cap = std::max<std::size_t>(64, 2 * n);
+    void grow() { resize(std::max<std::size_t>(64, 2 * n)); }
+    void resize(std::size_t room) {
+      cap = room;
       out->roots.resize(cap);
       out->substs.resize(cap * nv);
       roots = out->roots.data();
