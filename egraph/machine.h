@@ -305,7 +305,15 @@ class Program {
             }
             if (!matches_template(*it, tmpl)) continue;
             auto kids = it->children();
-            for (std::size_t i = 0; i < kids.size(); ++i) regs[in.b + i] = kids[i];
+            Id* dst = regs + in.b;
+            switch (kids.size()) {  // most operators have at most three children: no loop
+              case 3: dst[2] = kids[2]; [[fallthrough]];
+              case 2: dst[1] = kids[1]; [[fallthrough]];
+              case 1: dst[0] = kids[0]; [[fallthrough]];
+              case 0: break;
+              default:
+                for (std::size_t i = 0; i < kids.size(); ++i) dst[i] = kids[i];
+            }
             // The last instruction yields without a recursive call.
             if (!(leaf ? yield(regs, root) : run(g, pc + 1, regs, grounds, yield, root))) return false;
           }
