@@ -199,8 +199,9 @@ class Program {
       std::size_t room = nv ? std::min(o->roots.capacity(), o->substs.capacity() / nv) : o->roots.capacity();
       if (room > n) resize(room);
     }
-    bool operator()(const Id* regs, Id root) {
-      if (n == cap) grow();
+    [[gnu::always_inline]] bool operator()(const Id* regs, Id root) {
+      if (n == cap) [[unlikely]]
+        grow();
       roots[n] = root_reg == kNoReg ? root : regs[root_reg];
       Id* dst = substs + n * nv;
       // Most rules have at most four variables: copied without a loop.
@@ -215,7 +216,7 @@ class Program {
       }
       return ++n < limit;
     }
-    void grow() { resize(std::max<std::size_t>(64, 2 * n)); }
+    [[gnu::noinline]] void grow() { resize(std::max<std::size_t>(64, 2 * n)); }
     void resize(std::size_t room) {
       cap = room;
       out->roots.resize(cap);
