@@ -187,9 +187,10 @@ class Rewrite {
   // the right side, every match's node is hashed and its hashcons slot
   // prefetched before any is looked up, so the memory latency of the
   // lookups overlaps. Unions follow once per batch, in match order (a top
-  // node that was new has joined its match's class already). A child is read where it is (a match's variable, or the class of an
-  // earlier term for each match of the batch: rhs_sources_), one child
-  // position at a time over the batch.
+  // node that was new has joined its match's class already). A child is
+  // read where it is (a match's variable, or the class of an earlier term
+  // for each match of the batch: rhs_sources_), one child position at a
+  // time over the batch.
   std::size_t apply_batched(Graph& g, const SearchMatches& matches, std::size_t first, std::size_t last) const {
     constexpr std::size_t kBatch = 16;
     const PatternAst<N>& pat = rhs_.front().second;
