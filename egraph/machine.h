@@ -169,9 +169,10 @@ class Program {
     std::uint32_t c;  // Bind: template index; ScanOp: op key
   };
 
-  // Writes matches into `out` through raw pointers: the buffers grow by
-  // doubling (zero-filled once per growth, not per match) and are cut to
-  // the matches written by finish(). What a match copies (the variables'
+  // Writes matches into `out` through raw pointers: the buffers start at
+  // the room they have (kept from the rule's previous search), grow by
+  // doubling (not filled: NoInitAllocator) and are cut to the matches
+  // written by finish(). What a match copies (the variables'
   // registers, the root's) is held here, not read through the program per
   // match.
   template <class G>
@@ -194,16 +195,30 @@ class Program {
           nv(p->var_reg_.size()),
           root_reg(p->root_ == RootKind::Multi ? p->multi_root_reg_ : kNoReg),
           roots(o->roots.data()),
-          substs(o->substs.data()) {}
-    bool operator()(const Id* regs, Id root) {
-      if (n == cap) grow();
+          substs(o->substs.data()) {
+      std::size_t room = nv ? std::min(o->roots.capacity(), o->substs.capacity() / nv) : o->roots.capacity();
+      if (room > n) resize(room);
+    }
+    [[gnu::always_inline]] bool operator()(const Id* regs, Id root) {
+      if (n == cap) [[unlikely]]
+        grow();
       roots[n] = root_reg == kNoReg ? root : regs[root_reg];
       Id* dst = substs + n * nv;
-      for (std::size_t v = 0; v < nv; ++v) dst[v] = regs[var_reg[v]];
+      // Most rules have at most four variables: copied without a loop.
+      switch (nv) {
+        case 4: dst[3] = regs[var_reg[3]]; [[fallthrough]];
+        case 3: dst[2] = regs[var_reg[2]]; [[fallthrough]];
+        case 2: dst[1] = regs[var_reg[1]]; [[fallthrough]];
+        case 1: dst[0] = regs[var_reg[0]]; [[fallthrough]];
+        case 0: break;
+        default:
+          for (std::size_t v = 0; v < nv; ++v) dst[v] = regs[var_reg[v]];
+      }
       return ++n < limit;
     }
-    void grow() {
-      cap = std::max<std::size_t>(64, 2 * n);
+    [[gnu::noinline]] void grow() { resize(std::max<std::size_t>(64, 2 * n)); }
+    void resize(std::size_t room) {
+      cap = room;
       out->roots.resize(cap);
       out->substs.resize(cap * nv);
       roots = out->roots.data();
@@ -291,7 +306,15 @@ class Program {
             }
             if (!matches_template(*it, tmpl)) continue;
             auto kids = it->children();
-            for (std::size_t i = 0; i < kids.size(); ++i) regs[in.b + i] = kids[i];
+            Id* dst = regs + in.b;
+            switch (kids.size()) {  // most operators have at most three children: no loop
+              case 3: dst[2] = kids[2]; [[fallthrough]];
+              case 2: dst[1] = kids[1]; [[fallthrough]];
+              case 1: dst[0] = kids[0]; [[fallthrough]];
+              case 0: break;
+              default:
+                for (std::size_t i = 0; i < kids.size(); ++i) dst[i] = kids[i];
+            }
             // The last instruction yields without a recursive call.
             if (!(leaf ? yield(regs, root) : run(g, pc + 1, regs, grounds, yield, root))) return false;
           }

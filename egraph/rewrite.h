@@ -147,7 +147,10 @@ class Rewrite {
   std::size_t apply(Graph& g, const SearchMatches& matches, std::size_t first = 0,
                     std::size_t last = std::numeric_limits<std::size_t>::max()) const {
     last = std::min(last, matches.size());
-    if (applier_ == ApplierKind::Pattern && !g.explanations_enabled()) return apply_batched(g, matches, first, last);
+    if (applier_ == ApplierKind::Pattern && !g.explanations_enabled()) {
+      if (conditions_.empty()) return apply_batched<false>(g, matches, first, last);
+      return apply_batched<true>(g, matches, first, last);
+    }
     std::size_t changed = 0;
     std::vector<Id> scratch;
     for (std::size_t i = first; i < last; ++i) {
@@ -186,10 +189,14 @@ class Rewrite {
   // The pattern applier without explanations, in batches: for each term of
   // the right side, every match's node is hashed and its hashcons slot
   // prefetched before any is looked up, so the memory latency of the
-  // lookups overlaps. Unions follow once per batch, in match order. A
-  // child is read where it is (a match's variable, or the class of an
-  // earlier term for each match of the batch: rhs_sources_), one child
-  // position at a time over the batch.
+  // lookups overlaps. Unions follow once per batch, in match order (a top
+  // node that was new has joined its match's class already). A child is
+  // read where it is (a match's variable, or the class of an earlier term
+  // for each match of the batch: rhs_sources_), one child position at a
+  // time over the batch.
+  // Instantiated without conditions too, where every match of a batch is
+  // applied and the per-match tests go.
+  template <bool kConditions>
   std::size_t apply_batched(Graph& g, const SearchMatches& matches, std::size_t first, std::size_t last) const {
     constexpr std::size_t kBatch = 16;
     const PatternAst<N>& pat = rhs_.front().second;
@@ -199,8 +206,9 @@ class Rewrite {
     std::vector<Id> ids(kBatch * T);
     std::array<N, kBatch> nodes;
     std::array<std::uint64_t, kBatch> hashes{};
-    std::array<bool, kBatch> ok;
-    ok.fill(true);
+    std::array<bool, kBatch> ok_;
+    ok_.fill(true);
+    auto ok = [&](std::size_t j) { return !kConditions || ok_[j]; };
     std::size_t changed = 0;
     // Where source `s` of match j of the batch is: base[j * stride].
     auto locate = [&](Source s, const Id* subst) -> std::pair<const Id*, std::size_t> {
@@ -210,12 +218,12 @@ class Rewrite {
     for (std::size_t base = first; base < last; base += kBatch) {
       const std::size_t m = std::min(kBatch, last - base);
       const Id* subst = matches.substs.data() + base * nv;
-      if (!conditions_.empty()) {
+      if constexpr (kConditions) {
         for (std::size_t j = 0; j < m; ++j) {
-          ok[j] = true;
+          ok_[j] = true;
           for (const auto& cond : conditions_) {
             if (!cond(g, matches.roots[base + j], matches.subst(base + j))) {
-              ok[j] = false;
+              ok_[j] = false;
               break;
             }
           }
@@ -234,15 +242,26 @@ class Rewrite {
           for (std::size_t j = 0; j < m; ++j) nodes[j].children()[k] = from[j * stride];
         }
         for (std::size_t j = 0; j < m; ++j)
-          if (ok[j]) hashes[j] = g.prepare(nodes[j]);
+          if (ok(j)) hashes[j] = g.prepare(nodes[j]);
         // Only adds happen between prepare and add_prepared (children stay
-        // canonical), unless an analysis's modify unions.
-        for (std::size_t j = 0; j < m; ++j)
-          if (ok[j]) out[j] = g.add_prepared(nodes[j], hashes[j], g.union_count() != unions);
+        // canonical), unless an analysis's modify unions. A new top node
+        // joins its match's class (add_prepared_into): the union is done.
+        if (t + 1 < T) {
+          for (std::size_t j = 0; j < m; ++j)
+            if (ok(j)) out[j] = g.add_prepared(nodes[j], hashes[j], g.union_count() != unions);
+        } else {
+          for (std::size_t j = 0; j < m; ++j) {
+            if (!ok(j)) continue;
+            auto [id, added] =
+                g.add_prepared_into(nodes[j], hashes[j], matches.roots[base + j], g.union_count() != unions);
+            out[j] = id;
+            changed += added;
+          }
+        }
       }
       auto [top, stride] = locate(rhs_top_, subst);
       for (std::size_t j = 0; j < m; ++j)
-        if (ok[j]) changed += g.merge(matches.roots[base + j], top[j * stride]);
+        if (ok(j)) changed += g.merge(matches.roots[base + j], top[j * stride]);
     }
     return changed;
   }

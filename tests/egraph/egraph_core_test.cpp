@@ -43,6 +43,38 @@ TEST(EGraph, RebuildRestoresCongruence) {
   EXPECT_FALSE(g.merge(fa, fb));
 }
 
+// add_prepared_into: a new node joins the given class (no class of its own,
+// no union); a node already there is found in its own class, not joined.
+TEST(EGraph, AddPreparedIntoJoinsANewNodeToTheClass) {
+  Graph g;
+  Id a = g.add(Node(0, {}));
+  Id b = g.add(Node(1, {}));
+  Id ab = g.add(Node(2, {a, b}));
+  Id fa = g.add(Node(3, {a}));
+  g.rebuild();
+  const std::size_t classes = g.num_classes(), unions = g.union_count();
+  Node ba(2, {b, a});
+  auto [id, added] = g.add_prepared_into(ba, g.prepare(ba), ab);
+  EXPECT_TRUE(added);
+  EXPECT_EQ(id, g.find(ab));
+  EXPECT_EQ(g.num_classes(), classes);
+  EXPECT_EQ(g.union_count(), unions);
+  Node again(2, {b, a});
+  auto [id2, added2] = g.add_prepared_into(again, g.prepare(again), ab);
+  EXPECT_FALSE(added2);
+  EXPECT_EQ(id2, g.find(ab));
+  Node f(3, {a});
+  auto [id3, added3] = g.add_prepared_into(f, g.prepare(f), ab);
+  EXPECT_FALSE(added3);
+  EXPECT_EQ(id3, g.find(fa));
+  g.rebuild();
+  EXPECT_EQ(g.check_invariants(), "");
+  EXPECT_EQ(g.num_classes(), classes);
+  EXPECT_EQ(g.num_nodes(), 5u);
+  EXPECT_EQ(g[ab].nodes.size(), 2u);
+  EXPECT_EQ(g.lookup(Node(2, {b, a})), g.find(ab));
+}
+
 TEST(EGraph, InvariantCheckReportsADirtyGraph) {
   Graph g;
   g.add(Node(0, {}));
