@@ -233,13 +233,31 @@ class EGraph {
 
   std::optional<Id> memo_find(const N& node, std::uint64_t h) const { return memo_.find(node, h); }
 
+  // A new id's slots: its node, its dead flag and its class (empty; used
+  // only while the id is a root).
+  Class& new_slot(const N& node, bool dead = false) {
+    nodes_.push_back(node);
+    dead_.push_back(dead ? 1 : 0);
+    return classes_.emplace_back();
+  }
+  // A new node `id` entered in its children's parent lists (each child
+  // once) and in the hashcons.
+  void enter(const N& node, std::uint64_t h, Id id) {
+    Id prev = kInvalidId;
+    for (Id child : node.children()) {
+      if (child == prev) continue;
+      classes_[index(child)].parents.push_back(id);
+      ++parent_entries_;
+      prev = child;
+    }
+    memo_.insert(node, h, id);
+    ++class_nodes_;
+  }
+
   // A node absent from the hashcons (children canonical) becomes a class.
   Id add_new(const N& node, std::uint64_t h, const N& raw) {
     Id id = uf_.make_set();
-    nodes_.push_back(node);
-    dead_.push_back(0);
-    classes_.emplace_back();
-    Class& c = classes_.back();
+    Class& c = new_slot(node);
     c.id = id;
     if (!spare_nodes_.empty()) {
       c.nodes = std::move(spare_nodes_.back());
@@ -251,16 +269,8 @@ class EGraph {
     }
     c.nodes.push_back(node);
     c.data = analysis_.make(*this, node);
-    Id prev = kInvalidId;
-    for (Id child : node.children()) {
-      if (child == prev) continue;
-      classes_[index(child)].parents.push_back(id);
-      ++parent_entries_;
-      prev = child;
-    }
-    memo_.insert(node, h, id);
+    enter(node, h, id);
     ++num_classes_;
-    ++class_nodes_;
     clean_ = false;
     if (explain_) explain_->add(id, raw);
     if constexpr (HasModify<A, EGraph>) analysis_.modify(*this, id);
@@ -275,19 +285,9 @@ class EGraph {
   // ran 9% slower (bench_egraph; fewer instructions, the loop larger).
   [[gnu::noinline]] Id join_new(const N& node, std::uint64_t h, Id root) {
     Id id = uf_.make_member_of(root);
-    nodes_.push_back(node);
-    dead_.push_back(0);
-    classes_.emplace_back();
+    new_slot(node);
     Data data = analysis_.make(*this, node);
-    Id prev = kInvalidId;
-    for (Id child : node.children()) {
-      if (child == prev) continue;
-      classes_[index(child)].parents.push_back(id);
-      ++parent_entries_;
-      prev = child;
-    }
-    memo_.insert(node, h, id);
-    ++class_nodes_;
+    enter(node, h, id);
     Class& c = classes_[index(root)];
     c.nodes.push_back(node);
     if (analysis_.merge(c.data, std::move(data)).a_changed) push_analysis(c.parents);
@@ -306,9 +306,7 @@ class EGraph {
       // Same canonical node, different term: a new id in the same class,
       // linked to the existing node by congruence.
       Id id = uf_.make_member_of(uf_.find_mut(*owner));
-      nodes_.push_back(node);
-      dead_.push_back(1);
-      classes_.emplace_back();
+      new_slot(node, /*dead=*/true);
       explain_->add(id, raw);
       explain_->link(id, *owner, Justification{});
       return id;
