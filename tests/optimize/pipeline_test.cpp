@@ -2,6 +2,7 @@
 // constant expressions it creates, validates, keeps the original when
 // nothing is cheaper, refuses a wrong rule naming the first diverging value,
 // and reports the rules used, from the e-graph's explanations.
+#include <array>
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -416,6 +417,25 @@ ir::Attributes attr(const char* name, ir::AttrValue v) {
   return a;
 }
 
+// A packed projection (a fused QKV Linear): x [B, S, H] times w [H, 3H]
+// plus c (added first where `bias_first`, as torch's baddbmm-era exports
+// write it), split in three, each part viewed as heads [B, h, S, H / h]:
+// Reshape to [0, 0, h, H / h], Transpose [0, 2, 1, 3], K's by `k_perm`.
+std::array<ir::ValueId, 3> packed_heads(GraphBuilder& b, ir::ValueId x, int64_t hidden, int64_t heads,
+                                        bool bias_first = false, std::vector<int64_t> k_perm = {0, 2, 1, 3}) {
+  auto w = pruned::filled(b, "w", {hidden, 3 * hidden}, 10);
+  auto c = pruned::filled(b, "c", {3 * hidden}, 11);
+  auto xw = b.op1(ir::Op::MatMul, {x, w});
+  auto qkv = b.op1(ir::Op::Add, bias_first ? std::vector<ir::ValueId>{c, xw} : std::vector<ir::ValueId>{xw, c});
+  auto parts = b.op(ir::Op::Split, {qkv, b.ints("sizes", {hidden, hidden, hidden})}, attr("axis", int64_t{-1}), 3);
+  std::array<ir::ValueId, 3> out;
+  for (size_t i = 0; i < 3; ++i) {
+    auto r = b.op1(ir::Op::Reshape, {parts[i], b.ints("heads" + std::to_string(i), {0, 0, heads, hidden / heads})});
+    out[i] = b.op1(ir::Op::Transpose, {r}, attr("perm", i == 1 ? k_perm : std::vector<int64_t>{0, 2, 1, 3}));
+  }
+  return out;
+}
+
 // `r` computes its attention as one ONNX Runtime Attention, by `rule`, with
 // no Softmax left.
 void expect_one_attention(const OptimizeResult& r, const char* rule) {
@@ -603,7 +623,7 @@ TEST(Pipeline, AttentionWithTorchsExpandedPaddingMaskIsFused) {
 // (attention-packed-bias-keys); batch and sequence stay symbolic.
 TEST(Pipeline, AttentionWithAKeyPaddingMaskAndSlicedPositionsIsFused) {
   GraphBuilder b;
-  const int64_t hidden = 64, heads = 4, head = 16;
+  const int64_t hidden = 64, heads = 4;
   auto sym = [](const char* n) { return ir::Dim::symbol(n); };
   auto h = b.graph().add_input("h", ir::TensorType{ir::DType::f32, ir::Shape{sym("batch"), sym("seq"), hidden}});
   auto keep = b.graph().add_input("keep", ir::TensorType{ir::DType::f32, ir::Shape{sym("batch"), sym("seq")}});
@@ -616,16 +636,7 @@ TEST(Pipeline, AttentionWithAKeyPaddingMaskAndSlicedPositionsIsFused) {
   auto big = b.graph().add_constant("-1e4", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(-10000.0f)));
   auto keep4 = b.op1(ir::Op::Unsqueeze, {keep, b.ints("a12", {1, 2})});
   auto mask = b.op1(ir::Op::Mul, {b.op1(ir::Op::Sub, {one_f, keep4}), big});
-  auto w = pruned::filled(b, "w", {hidden, 3 * hidden}, 10);
-  auto c = pruned::filled(b, "c", {3 * hidden}, 11);
-  auto qkv = b.op1(ir::Op::Add, {b.op1(ir::Op::MatMul, {x, w}), c});
-  auto parts = b.op(ir::Op::Split, {qkv, b.ints("sizes", {64, 64, 64})}, attr("axis", int64_t{-1}), 3);
-  auto heads_of = [&](int i, std::vector<int64_t> p) {
-    auto t = parts[static_cast<size_t>(i)];
-    auto r = b.op1(ir::Op::Reshape, {t, b.ints("heads" + std::to_string(i), {0, 0, heads, head})});
-    return b.op1(ir::Op::Transpose, {r}, attr("perm", std::move(p)));
-  };
-  auto q = heads_of(0, {0, 2, 1, 3}), k = heads_of(1, {0, 2, 3, 1}), v = heads_of(2, {0, 2, 1, 3});
+  auto [q, k, v] = packed_heads(b, x, hidden, heads, false, {0, 2, 3, 1});
   auto scale = b.graph().add_constant("scale", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(0.25f)));
   auto score = b.op1(ir::Op::Add, {b.op1(ir::Op::Mul, {b.op1(ir::Op::MatMul, {q, k}), scale}), mask});
   auto p = b.op1(ir::Op::Softmax, {score}, attr("axis", int64_t{-1}));
@@ -643,17 +654,9 @@ TEST(Pipeline, AttentionWithAKeyPaddingMaskAndSlicedPositionsIsFused) {
 // einsum-attention-context), and the attention becomes ONNX Runtime's.
 TEST(Pipeline, AttentionWrittenWithEinsumIsFused) {
   GraphBuilder b;
-  const int64_t batch = 2, seq = 4, hidden = 64, heads = 4, head = 16;
+  const int64_t batch = 2, seq = 4, hidden = 64, heads = 4;
   auto x = b.input("x", {batch, seq, hidden});
-  auto qkv = b.op1(ir::Op::Add, {b.op1(ir::Op::MatMul, {x, pruned::filled(b, "w", {hidden, 3 * hidden}, 10)}),
-                                 pruned::filled(b, "c", {3 * hidden}, 11)});
-  auto parts = b.op(ir::Op::Split, {qkv, b.ints("sizes", {64, 64, 64})}, attr("axis", int64_t{-1}), 3);
-  auto heads_of = [&](int i) {
-    auto split = b.ints("h" + std::to_string(i), {0, 0, heads, head});
-    auto r = b.op1(ir::Op::Reshape, {parts[static_cast<size_t>(i)], split});
-    return b.op1(ir::Op::Transpose, {r}, attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
-  };
-  auto q = heads_of(0), k = heads_of(1), v = heads_of(2);
+  auto [q, k, v] = packed_heads(b, x, hidden, heads);
   auto scale = b.graph().add_constant("scale", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(0.25f)));
   auto qk = b.op1(ir::Op::Einsum, {q, k}, attr("equation", std::string("bhqd,bhkd->bhqk")));
   auto p = b.op1(ir::Op::Softmax, {b.op1(ir::Op::Mul, {qk, scale})}, attr("axis", int64_t{-1}));
@@ -709,25 +712,18 @@ TEST(Pipeline, AttentionWithHeadsMergedIntoTheBatchIsFused) {
   GraphBuilder b;
   const int64_t batch = 2, seq = 4, hidden = 64, heads = 4, head = 16;
   auto x = b.input("x", {batch, seq, hidden});
-  auto qkv = b.op1(ir::Op::Add, {pruned::filled(b, "c", {3 * hidden}, 11),
-                                 b.op1(ir::Op::MatMul, {x, pruned::filled(b, "w", {hidden, 3 * hidden}, 10)})});
-  auto parts = b.op(ir::Op::Split, {qkv, b.ints("sizes", {64, 64, 64})}, attr("axis", int64_t{-1}), 3);
-  auto heads_of = [&](int i) {
-    auto r =
-        b.op1(ir::Op::Reshape, {parts[static_cast<size_t>(i)], b.ints("h" + std::to_string(i), {0, 0, heads, head})});
-    return b.op1(ir::Op::Transpose, {r}, attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
-  };
+  auto [q, k, v] = packed_heads(b, x, hidden, heads, /*bias_first=*/true);
   auto merged = [&](ir::ValueId t, const char* n) {
     return b.op1(ir::Op::Reshape, {t, b.ints(n, {batch * heads, seq, head})});
   };
-  auto kt = b.op1(ir::Op::Transpose, {merged(heads_of(1), "mk")}, attr("perm", std::vector<int64_t>{0, 2, 1}));
+  auto kt = b.op1(ir::Op::Transpose, {merged(k, "mk")}, attr("perm", std::vector<int64_t>{0, 2, 1}));
   auto alpha = b.graph().add_constant("alpha", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(0.25f)));
   auto zeros = b.op1(ir::Op::ConstantOfShape, {b.ints("zshape", {batch * heads, seq, seq})});
   auto scores =
-      b.op1(ir::Op::Add, {b.op1(ir::Op::Mul, {b.op1(ir::Op::MatMul, {merged(heads_of(0), "mq"), kt}), alpha}), zeros});
+      b.op1(ir::Op::Add, {b.op1(ir::Op::Mul, {b.op1(ir::Op::MatMul, {merged(q, "mq"), kt}), alpha}), zeros});
   auto p = b.op1(ir::Op::Softmax, {b.op1(ir::Op::Reshape, {scores, b.ints("unmerged", {batch, heads, seq, seq})})},
                  attr("axis", int64_t{-1}));
-  auto ctx = b.op1(ir::Op::Transpose, {b.op1(ir::Op::MatMul, {p, heads_of(2)})},
+  auto ctx = b.op1(ir::Op::Transpose, {b.op1(ir::Op::MatMul, {p, v})},
                    attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
   ir::Graph g = b.finish({b.op1(ir::Op::Reshape, {ctx, b.ints("joined", {batch, seq, hidden})})});
   std::optional<OptimizeResult> r;
