@@ -206,9 +206,9 @@ class Rewrite {
     std::vector<Id> ids(kBatch * T);
     std::array<N, kBatch> nodes;
     std::array<std::uint64_t, kBatch> hashes{};
-    std::array<bool, kBatch> ok_;
-    ok_.fill(true);
-    auto ok = [&](std::size_t j) { return !kConditions || ok_[j]; };
+    std::array<bool, kBatch> passed;
+    passed.fill(true);
+    auto ok = [&](std::size_t j) { return !kConditions || passed[j]; };
     std::size_t changed = 0;
     // Where source `s` of match j of the batch is: base[j * stride].
     auto locate = [&](Source s, const Id* subst) -> std::pair<const Id*, std::size_t> {
@@ -220,10 +220,10 @@ class Rewrite {
       const Id* subst = matches.substs.data() + base * nv;
       if constexpr (kConditions) {
         for (std::size_t j = 0; j < m; ++j) {
-          ok_[j] = true;
+          passed[j] = true;
           for (const auto& cond : conditions_) {
             if (!cond(g, matches.roots[base + j], matches.subst(base + j))) {
-              ok_[j] = false;
+              passed[j] = false;
               break;
             }
           }
