@@ -117,7 +117,8 @@ Expected<std::size_t> write_pages(const Summary& summary, const PagesOptions& o)
       if (!text) {  // its report is no report of ours: the page says so
         row.report.reset();
         page.job->failed = row.failed = true;
-        page.job->reason = row.reason = fmt::format("its report cannot be read: {}: {}", job.report, text.error().message);
+        page.job->reason = row.reason =
+            fmt::format("its report cannot be read: {}: {}", job.report, text.error().message);
         text = report::model_page(nullptr, page);
         if (!text) return std::unexpected(text.error());
       }

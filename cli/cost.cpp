@@ -146,7 +146,8 @@ Expected<std::size_t> write_manifest(const MeasureArgs& a) {
         }
         if (auto id = add(*micro, name, head); !id) return std::unexpected(id.error());
       }
-    whole.push_back({{"id", "model:" + name}, {"kind", "model"}, {"file", fs::absolute(m).string()}, {"models", {name}}});
+    whole.push_back(
+        {{"id", "model:" + name}, {"kind", "model"}, {"file", fs::absolute(m).string()}, {"models", {name}}});
     // Shape-varied copies: the symbolic dims of its inputs bound to each of
     // --model-dims, where every type is then static (an opaque op's may not be).
     for (int64_t size : a.model_dims) {
@@ -394,7 +395,8 @@ Command add_measure(CLI::App& app) {
   sub->add_option("--target", a->target, "The cpu target whose analytic model is a feature (the baseline)")
       ->capture_default_str();
   sub->add_flag("--no-time", a->no_time, "Write the micro-models and the manifest only");
-  sub->footer("Example:\n  refinery measure build/zoo/*.onnx -o /tmp/costdata\nExit: 0 done, 2 bad input, 3 measuring failed.");
+  sub->footer(
+      "Example:\n  refinery measure build/zoo/*.onnx -o /tmp/costdata\nExit: 0 done, 2 bad input, 3 measuring failed.");
   return {sub, [a] { return run_measure(*a); }};
 }
 
@@ -409,7 +411,9 @@ Command add_calibrate(CLI::App& app) {
   sub->add_option("-o,--output", a->output,
                   "The model file (default: where --target finds it first, the user's cost_models folder)");
   add_measure_flags(sub, a->measure);
-  sub->footer("Example:\n  refinery calibrate --target cpu build/zoo/*.onnx\nExit: 0 written, 2 bad input, 3 measuring failed.");
+  sub->footer(
+      "Example:\n  refinery calibrate --target cpu build/zoo/*.onnx\n"
+      "Exit: 0 written, 2 bad input, 3 measuring failed.");
   return {sub, [a] { return run_calibrate(*a); }};
 }
 
@@ -423,7 +427,9 @@ Command add_cost(CLI::App& app) {
                   "cpu: 'learned' (the model measured from ONNX Runtime, docs/targets.md) or a learned model file; "
                   "default: the analytic model");
   sub->add_option("--json", a->json, "Write {total_ms, run_overhead_ms, nodes: [{name, op, ms}]} here; - for stdout");
-  sub->footer("Example:\n  refinery cost build/zoo/resnet18.onnx --target cpu --cost-model learned --json -\nExit: 0, 2 bad input.");
+  sub->footer(
+      "Example:\n  refinery cost build/zoo/resnet18.onnx --target cpu --cost-model learned --json -\n"
+      "Exit: 0, 2 bad input.");
   return {sub, [a] { return run_cost(*a); }};
 }
 

@@ -101,8 +101,8 @@ void print_neuromorphic(const optimize::Report& r) {
                                    worst->bits_needed - worst->weight_bits)
                      : "");
   for (const optimize::Rescaled& x : n.rescaled)
-    fmt::print("  rescaled:   '{}' weights / {} and '{}' input gain x {} ({} -> {} bits)\n", x.layer, x.factor, x.neuron,
-               x.factor, x.bits_before, x.bits_after);
+    fmt::print("  rescaled:   '{}' weights / {} and '{}' input gain x {} ({} -> {} bits)\n", x.layer, x.factor,
+               x.neuron, x.factor, x.bits_before, x.bits_after);
 }
 
 void print(const OptimizeArgs& a, const optimize::Report& r, std::size_t num_rules) {
@@ -138,11 +138,12 @@ void print(const OptimizeArgs& a, const optimize::Report& r, std::size_t num_rul
   if (r.validation) {
     const auto& trains = r.validation->spike_trains;
     const auto identical = std::count_if(trains.begin(), trains.end(), [](const auto& t) { return t.identical; });
-    fmt::print("  validation: {} samples{}, max abs error {:.3g}, max rel error {:.3g} (atol {:g}, rtol {:g}){}: {} ({})\n",
-               r.validation->samples, trains.empty() ? "" : fmt::format(" x {} steps", vo.sim.steps),
-               r.validation->max_abs_error, r.validation->max_rel_error, vo.atol, vo.rtol,
-               trains.empty() ? "" : fmt::format(", spike trains identical in {} of {} layers", identical, trains.size()),
-               r.validation->passed ? "pass" : "FAIL", r.validation->verdict);
+    fmt::print(
+        "  validation: {} samples{}, max abs error {:.3g}, max rel error {:.3g} (atol {:g}, rtol {:g}){}: {} ({})\n",
+        r.validation->samples, trains.empty() ? "" : fmt::format(" x {} steps", vo.sim.steps),
+        r.validation->max_abs_error, r.validation->max_rel_error, vo.atol, vo.rtol,
+        trains.empty() ? "" : fmt::format(", spike trains identical in {} of {} layers", identical, trains.size()),
+        r.validation->passed ? "pass" : "FAIL", r.validation->verdict);
   }
   if (r.validation && r.validation->within_rounding)
     fmt::print("              within f32 rounding ({})\n", r.validation->rounding_verdict);
@@ -211,9 +212,10 @@ Command add_optimize(CLI::App& app) {
       app.add_subcommand("optimize", "Saturate, extract for a target, validate and write the refined model");
   sub->add_option("model", args->model, "Model file (.onnx, .ir or .nir)")->required();
   sub->add_option("-o,--output", args->output, "Output model (.onnx, .ir or .nir)")->required();
-  sub->add_option("--target", args->target,
-                  "cpu, gpu (h100), tpu (tpu_v4), h200, tpu_v5e, loihi2, loihi1, spinnaker2 (spiking .nir models), or a "
-                  "spec .json")
+  sub->add_option(
+         "--target", args->target,
+         "cpu, gpu (h100), tpu (tpu_v4), h200, tpu_v5e, loihi2, loihi1, spinnaker2 (spiking .nir models), or a "
+         "spec .json")
       ->capture_default_str();
   sub->add_option("--cost-model", args->cost_model,
                   "cpu: 'learned' (measured from ONNX Runtime; fails the cost laws, docs/targets.md) or a learned "

@@ -43,7 +43,8 @@ int html(const ReportArgs& a) {
   if (j.is_object() && j.contains("refinery_batch_summary")) {
     auto summary = batch::load_summary(a.input);
     if (!summary) return report(summary.error());
-    auto pages = batch::write_pages(*summary, {.index = a.output, .rules_report = a.rules_report, .measured = a.measured});
+    auto pages =
+        batch::write_pages(*summary, {.index = a.output, .rules_report = a.rules_report, .measured = a.measured});
     if (!pages) return report(pages.error());
     fmt::print("refinery report html: wrote {} and {} model pages\n", a.output.string(), *pages - 1);
     return 0;

@@ -125,7 +125,8 @@ Rules compile(const rules::RuleSet& against, const std::vector<Candidate>& kept,
 }
 
 bool all_proved(const std::vector<prove::RuleReport>& reports) {
-  return std::all_of(reports.begin(), reports.end(), [](const prove::RuleReport& r) { return prove::is_proved(r.verdict); });
+  return std::all_of(reports.begin(), reports.end(),
+                     [](const prove::RuleReport& r) { return prove::is_proved(r.verdict); });
 }
 
 // The ops of a pattern, and how many.
@@ -227,7 +228,8 @@ Expected<std::vector<OpSpec>> parse_ops(const std::vector<std::string>& entries)
     OpSpec spec{*op, {}, info.max_inputs < 0 ? std::max(info.min_inputs, 2) : info.min_inputs, entry};
     for (int i = 0; i < spec.arity; ++i)
       if (info.takes_int_input(static_cast<size_t>(i))) {
-        Diag d = bad(fmt::format("--ops: '{}' takes an integer input (shape, axes): discovery enumerates float terms only", name));
+        Diag d = bad(fmt::format(
+            "--ops: '{}' takes an integer input (shape, axes): discovery enumerates float terms only", name));
         d.limitation = true;
         return std::unexpected(d);
       }
@@ -281,7 +283,8 @@ constexpr std::pair<ValueRange, std::string_view> kRanges[] = {{ValueRange::Mixe
 Expected<ValueRange> parse_value_range(std::string_view name) {
   for (auto [r, n] : kRanges)
     if (n == name) return r;
-  return std::unexpected(bad(fmt::format("--values: '{}' is none of mixed, positive, negative, integers, large", name)));
+  return std::unexpected(
+      bad(fmt::format("--values: '{}' is none of mixed, positive, negative, integers, large", name)));
 }
 
 std::string_view to_string(ValueRange r) {
@@ -299,7 +302,8 @@ std::string Candidate::text() const {
       for (const auto& [v, kind] : parsed->rules().front().body->vars)
         if (kind == rules::VarKind::Tensor) vars.push_back(v);
     std::string conds;
-    for (std::size_t i = 1; i < vars.size(); ++i) conds += fmt::format("{}(same-shape {} {})", i > 1 ? " " : "", vars[0], vars[i]);
+    for (std::size_t i = 1; i < vars.size(); ++i)
+      conds += fmt::format("{}(same-shape {} {})", i > 1 ? " " : "", vars[0], vars[i]);
     if (!conds.empty()) s += " :when (" + conds + ")";
   }
   if (!axioms.empty()) s += fmt::format(" :axioms ({})", fmt::join(axioms, " "));
@@ -331,7 +335,8 @@ Expected<DiscoverResult> discover(const DiscoverOptions& options) {
   const auto rank = options.shapes.front().rank();
   if (std::none_of(options.shapes.begin(), options.shapes.end(),
                    [&](const ir::Shape& s) { return s.is_static() && s.rank() == rank; }))
-    return std::unexpected(bad(fmt::format("discover: no static shape of rank {} among --shapes to evaluate terms at", rank)));
+    return std::unexpected(
+        bad(fmt::format("discover: no static shape of rank {} among --shapes to evaluate terms at", rank)));
 
   const auto start = Clock::now();
   auto out_of_time = [&] { return seconds_since(start) > options.time_limit_s; };
@@ -529,13 +534,15 @@ std::string DiscoverResult::table() const {
   std::string s = fmt::format("{:>4} {:>9} {:>8} {:>7} {:>10} {:>8} {:>7} {:>8} {:>9} {:>8}\n", "size", "new terms",
                               "classes", "groups", "candidates", "derived", "proved", "refuted", "unproved", "seconds");
   for (const LayerStats& l : layers)
-    s += fmt::format("{:>4} {:>9} {:>8} {:>7} {:>10} {:>8} {:>7} {:>8} {:>9} {:>8.2f}\n", l.size, l.new_terms, l.classes,
-                     l.groups, l.candidates, l.derived, l.proved, l.refuted, l.unproved, l.seconds);
+    s += fmt::format("{:>4} {:>9} {:>8} {:>7} {:>10} {:>8} {:>7} {:>8} {:>9} {:>8.2f}\n", l.size, l.new_terms,
+                     l.classes, l.groups, l.candidates, l.derived, l.proved, l.refuted, l.unproved, l.seconds);
   s += fmt::format("time: {:.1f} s proving, {:.1f} s checking derivability, {:.1f} s enumerating and fingerprinting\n",
                    proof_seconds, derive_seconds, seconds - proof_seconds - derive_seconds);
-  s += fmt::format("{} candidates: {} derivable before proof, {} proved, {} rejected; {} dropped by minimisation; {} kept ({:.1f} s{})\n",
-                   candidates, skipped_derivable, kept.size() + derived.size(), rejected.size(), derived.size(),
-                   kept.size(), seconds, time_limit_hit ? ", time limit reached" : "");
+  s += fmt::format(
+      "{} candidates: {} derivable before proof, {} proved, {} rejected; "
+      "{} dropped by minimisation; {} kept ({:.1f} s{})\n",
+      candidates, skipped_derivable, kept.size() + derived.size(), rejected.size(), derived.size(), kept.size(),
+      seconds, time_limit_hit ? ", time limit reached" : "");
   return s;
 }
 

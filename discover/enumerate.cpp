@@ -142,7 +142,8 @@ void Enumerator::refresh() {
   choice_.clear();
   size_.clear();
   for (std::size_t i = 0; i < problem.class_of.size(); ++i)
-    if (solution.choice[i] != extract::kUnchosen) choice_.emplace(index(problem.class_of[i]), problem.chosen(solution, problem.class_of[i]));
+    if (solution.choice[i] != extract::kUnchosen)
+      choice_.emplace(index(problem.class_of[i]), problem.chosen(solution, problem.class_of[i]));
   // Sizes by memoised recursion over the (acyclic) choices.
   std::function<int(Id)> size_of = [&](Id c) -> int {
     c = g.find(c);

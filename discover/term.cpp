@@ -74,7 +74,8 @@ TermGraph::TermGraph(const ir::TensorType& var_type, int variables)
     : ctx_(std::make_shared<egraph::tensor::TensorContext>()),
       egraph_(std::make_unique<egraph::tensor::TensorEGraph>(egraph::tensor::TensorAnalysis(ctx_))) {
   for (int i = 0; i < variables; ++i)
-    vars_.push_back(egraph_->add(TensorNode::input(ctx_->add_input({std::string(1, static_cast<char>('a' + i)), var_type}))));
+    vars_.push_back(
+        egraph_->add(TensorNode::input(ctx_->add_input({std::string(1, static_cast<char>('a' + i)), var_type}))));
 }
 
 Id TermGraph::constant(float value) {
@@ -94,7 +95,8 @@ ir::Attributes TermGraph::node_attrs(ir::Op op, const ir::Attributes& attrs, int
   return out;
 }
 
-std::optional<TensorNode> TermGraph::make_node(ir::Op op, const ir::Attributes& attrs, const std::vector<Id>& kids) const {
+std::optional<TensorNode> TermGraph::make_node(ir::Op op, const ir::Attributes& attrs,
+                                               const std::vector<Id>& kids) const {
   NodeAttrs na;
   int64_t rank = kids.empty() ? -1 : egraph_->operator[](kids[0]).data.type.shape.rank();
   na.attrs = node_attrs(op, attrs, rank);

@@ -540,9 +540,10 @@ struct Builder {
       auto it = p.data.find("shape");
       if (it != p.data.end() && it->second.tensor && it->second.tensor->numel() == 0) {
         // snnTorch writes shape []: NIR's reader, without type checking, takes what arrives.
-        notes.push_back(Diag{r.path, fmt::format("node '{}'", p.name),
-                             fmt::format("Output has an empty stored shape; it takes the shape that arrives, {} from {}",
-                                         shape_text(type_of[v]->shape), sources(p))});
+        notes.push_back(
+            Diag{r.path, fmt::format("node '{}'", p.name),
+                 fmt::format("Output has an empty stored shape; it takes the shape that arrives, {} from {}",
+                             shape_text(type_of[v]->shape), sources(p))});
       } else if (it != p.data.end() && it->second.tensor) {
         int64_t declared = 1;
         for (int64_t d : ints_of(*it->second.tensor)) declared *= d;

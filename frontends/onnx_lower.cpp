@@ -41,7 +41,9 @@ struct Writer {
   }
   const ir::TensorType& type(size_t i) const { return g.value(node.inputs[i]).type; }
   const ir::Value& result() const { return g.value(node.outputs[0]); }
-  std::string base() const { return result().name.empty() ? fmt::format("_lowered{}", out.num_nodes()) : result().name; }
+  std::string base() const {
+    return result().name.empty() ? fmt::format("_lowered{}", out.num_nodes()) : result().name;
+  }
 
   // A part: named after the result, `<y>/<suffix>`; the last part (`last`)
   // is the result itself.
@@ -57,9 +59,10 @@ struct Writer {
   }
   ir::ValueId scalar(const std::string& suffix, double v) {
     ir::DType dt = type(0).dtype;
-    ir::TensorRef t = dt == ir::DType::f64
-                          ? std::make_shared<const ir::Tensor>(ir::Tensor::from_values<double>(dt, {}, {v}))
-                          : std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(dt, {}, {static_cast<float>(v)}));
+    ir::TensorRef t =
+        dt == ir::DType::f64
+            ? std::make_shared<const ir::Tensor>(ir::Tensor::from_values<double>(dt, {}, {v}))
+            : std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(dt, {}, {static_cast<float>(v)}));
     return out.add_constant(base() + "/" + suffix, t);
   }
 };
@@ -138,7 +141,8 @@ std::optional<std::string> gelu_check(const ir::Graph& g, const ir::Node& node, 
 
 ir::ValueId gelu_lower(Writer& w) {
   const ir::TensorType& t = w.type(0);
-  ir::ValueId scaled = w.op(ir::Op::Div, {w.in(0), w.scalar("sqrt2", static_cast<double>(static_cast<float>(std::sqrt(2.0))))}, "scaled", t);
+  ir::ValueId scaled = w.op(
+      ir::Op::Div, {w.in(0), w.scalar("sqrt2", static_cast<double>(static_cast<float>(std::sqrt(2.0))))}, "scaled", t);
   ir::ValueId e = w.op(ir::Op::Erf, {scaled}, "erf", t);
   ir::ValueId one = w.op(ir::Op::Add, {e, w.scalar("one", 1.0)}, "one_plus", t);
   ir::ValueId prod = w.op(ir::Op::Mul, {w.in(0), one}, "product", t);
@@ -222,7 +226,8 @@ Expected<std::optional<ir::Graph>> lower_for_opset(const ir::Graph& g, const std
     any = true;
     if (auto why = l->check(g, node, uses))
       return std::unexpected(Diag{file, fmt::format("node '{}'", g.node_label(ir::NodeId{static_cast<uint32_t>(n)})),
-                                  fmt::format("{} at opset {}: {}", ir::op_info(node.op).onnx_name, opset, *why), true});
+                                  fmt::format("{} at opset {}: {}", ir::op_info(node.op).onnx_name, opset, *why),
+                                  true});
   }
   if (!any) return std::optional<ir::Graph>{};
 

@@ -64,7 +64,8 @@ std::vector<Rescaled> rescale_weights_to_fit(ir::Graph& g, int weight_bits) {
     if (gain_name == nullptr || neuron.inputs.empty()) continue;
     const ir::ValueId current = neuron.inputs[0];
     const ir::Value& cv = g.value(current);
-    if (cv.kind != ir::ValueKind::NodeResult || uses[ir::index(current)] != 1 || is_output[ir::index(current)]) continue;
+    if (cv.kind != ir::ValueKind::NodeResult || uses[ir::index(current)] != 1 || is_output[ir::index(current)])
+      continue;
     const ir::NodeId syn_id = cv.producer;
     const ir::Node& syn = g.node(syn_id);
     if (syn.op != Op::Affine && syn.op != Op::Linear) continue;
@@ -78,7 +79,8 @@ std::vector<Rescaled> rescale_weights_to_fit(ir::Graph& g, int weight_bits) {
     if (before.fits() || before.odd_factor <= 1) continue;
     // The factor must divide the bias too (b / g exact).
     uint64_t factor = before.odd_factor;
-    if (b && targets::weight_fit(*b, 64).bits_needed > 0) factor = std::gcd(factor, targets::weight_fit(*b, 64).odd_factor);
+    if (b && targets::weight_fit(*b, 64).bits_needed > 0)
+      factor = std::gcd(factor, targets::weight_fit(*b, 64).odd_factor);
     if (factor <= 1) continue;
     const double f = static_cast<double>(factor);
     auto w2 = rescaled_exactly(*w, f, true);

@@ -352,8 +352,8 @@ Attempt unroll(const Instance& inst, const Mode& mode, int steps, unsigned timeo
   }
   std::vector<std::string> in;
   for (const auto& [name, e] : shown) in.push_back(show(e));
-  detail += fmt::format("; {} per step [{}]; the outputs differ within {} steps", inst.inputs.empty() ? "" : inst.inputs[0],
-                        fmt::join(in, " "), steps);
+  detail += fmt::format("; {} per step [{}]; the outputs differ within {} steps",
+                        inst.inputs.empty() ? "" : inst.inputs[0], fmt::join(in, " "), steps);
   return {Outcome::Failed, detail};
 }
 
@@ -509,7 +509,8 @@ void prove_delays(const std::vector<Instance>& insts, const VerifyOptions& opt, 
     const size_t nl = stateful_nodes(inst.lhs).size(), n = nl + stateful_nodes(inst.rhs).size();
     std::vector<int64_t> ks(n, 0);
     for (;;) {
-      std::vector<int64_t> lk(ks.begin(), ks.begin() + static_cast<std::ptrdiff_t>(nl)), rk(ks.begin() + static_cast<std::ptrdiff_t>(nl), ks.end());
+      std::vector<int64_t> lk(ks.begin(), ks.begin() + static_cast<std::ptrdiff_t>(nl)),
+          rk(ks.begin() + static_cast<std::ptrdiff_t>(nl), ks.end());
       Attempt a = delay_case(inst, lk, rk, opt.timeout_ms);
       ++cases;
       if (a.outcome == Outcome::Error) {

@@ -181,7 +181,8 @@ class Generator {
     for (int64_t d : s) n *= d;
     std::vector<float> v(static_cast<size_t>(n));
     float first = pool[static_cast<size_t>(dice_.pick(static_cast<int>(pool.size())))];
-    for (float& x : v) x = has(c, ValueCond::Uniform) ? first : pool[static_cast<size_t>(dice_.pick(static_cast<int>(pool.size())))];
+    for (float& x : v)
+      x = has(c, ValueCond::Uniform) ? first : pool[static_cast<size_t>(dice_.pick(static_cast<int>(pool.size())))];
     auto t = std::make_shared<ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, s, v));
     tensors_.push_back(t);
     return t.get();

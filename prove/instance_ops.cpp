@@ -72,7 +72,10 @@ Sizes OpProposals::propose(const Pat& p, size_t i, const std::vector<std::option
       }
     }
     case Op::Conv: {
-      if (i == 0) return Sizes{dice_.empty() && dice_.coin(0.3) ? 0 : dice_.dim() == 1 ? 1 : 2, dice_.dim() + 1, 3 + dice_.pick(2), 3 + dice_.pick(2)};
+      if (i == 0) {
+        int64_t batch = dice_.empty() && dice_.coin(0.3) ? 0 : dice_.dim() == 1 ? 1 : 2;
+        return Sizes{batch, dice_.dim() + 1, 3 + dice_.pick(2), 3 + dice_.pick(2)};
+      }
       Sizes x = known(0) ? *known(0) : Sizes{1, 2, 4, 4};
       if (i == 1) {
         int64_t group = 1;
@@ -94,7 +97,9 @@ Sizes OpProposals::propose(const Pat& p, size_t i, const std::vector<std::option
     case Op::GlobalAveragePool:
     case Op::GlobalMaxPool:
       // N x C x spatial: 1-d or 2-d windows over dims 1..4
-      if (i == 0) return dice_.coin(0.3) ? Sizes{dice_.dim(), dice_.dim(), 1 + dice_.pick(4)} : Sizes{dice_.dim(), dice_.dim(), 1 + dice_.pick(4), 1 + dice_.pick(4)};
+      if (i == 0)
+        return dice_.coin(0.3) ? Sizes{dice_.dim(), dice_.dim(), 1 + dice_.pick(4)}
+                               : Sizes{dice_.dim(), dice_.dim(), 1 + dice_.pick(4), 1 + dice_.pick(4)};
       break;
     case Op::BatchNormalization:
     case Op::InstanceNormalization:
@@ -190,7 +195,8 @@ std::optional<Literal> OpProposals::gen_attr(ir::Op op, const std::string& name,
     return Literal(s);
   }
   if ((op == ir::Op::SumPool2d || op == ir::Op::AvgPool2d) && (name == "strides" || name == "pads"))
-    return Literal(name == "strides" ? Sizes{1 + dice_.pick(2), 1 + dice_.pick(2)} : Sizes(4, dice_.pick(2)));  // NIR: [C, H, W]
+    return Literal(name == "strides" ? Sizes{1 + dice_.pick(2), 1 + dice_.pick(2)}
+                                     : Sizes(4, dice_.pick(2)));  // NIR: [C, H, W]
   if (name == "strides") return Literal(Sizes(static_cast<size_t>(std::max<int64_t>(rank - 2, 0)), 1 + dice_.pick(2)));
   if (name == "pads") {
     Sizes pads(static_cast<size_t>(2 * std::max<int64_t>(rank - 2, 0)), dice_.pick(2));
@@ -263,8 +269,9 @@ ir::Attributes OpProposals::gen_rest(ir::Op op, int64_t rank, const std::vector<
   return a;
 }
 
-std::optional<std::vector<int64_t>> OpProposals::gen_ints(const Pat& p, size_t i, const std::vector<std::optional<Drawn>>& kids,
-                                             const ir::Attributes& attrs) {
+std::optional<std::vector<int64_t>> OpProposals::gen_ints(const Pat& p, size_t i,
+                                                          const std::vector<std::optional<Drawn>>& kids,
+                                                          const ir::Attributes& attrs) {
   using ir::Op;
   if (!kids[0]) return std::nullopt;
   Sizes x = kids[0]->type.shape.sizes();

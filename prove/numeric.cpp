@@ -38,7 +38,8 @@ std::string numeric_check(const Instance& inst, uint64_t seed, bool& skipped, st
       else
         x = u(rng);
     }
-    if (has(inst.input_conds[i], ValueCond::Uniform) && !data.empty()) std::fill(data.begin(), data.end(), data.front());
+    if (has(inst.input_conds[i], ValueCond::Uniform) && !data.empty())
+      std::fill(data.begin(), data.end(), data.front());
     if (drawn) drawn->emplace_back(data.begin(), data.end());
     inputs.push_back(ir::Tensor::from_values<float>(ir::DType::f32, v.type.shape.sizes(), data));
   }

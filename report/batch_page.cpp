@@ -72,26 +72,30 @@ std::string batch_page(const std::vector<BatchRow>& rows, const BatchPageOptions
   for (const BatchRow& r : rows) ++totals[r.status];
   std::string body = "<h1>" + escape(o.title) + "</h1>\n<p id=\"totals\">" + fmt::format("{} jobs", rows.size());
   for (const auto& [status, n] : totals) body += fmt::format(" · {} {}", n, escape(status));
-  body += "</p>\n<p class=\"muted\">Click a column header to sort; each model links to its page. Costs are under the "
-          "target's cost model: seconds, or nJ per time step on a neuromorphic chip; the measured speedup is a real runtime's, where ";
+  body +=
+      "</p>\n<p class=\"muted\">Click a column header to sort; each model links to its page. Costs are under the "
+      "target's cost model: seconds, or nJ per time step on a neuromorphic chip; the measured speedup is a real "
+      "runtime's, where ";
   body += o.measured_source.empty() ? "a measurement file was given (none was)."
                                     : "measured (<code>" + escape(o.measured_source) + "</code>).";
   body += "</p>\n";
 
-  body += "<div class=\"wide\"><table class=\"sortable\" id=\"jobs\">\n<thead><tr>" + sort_header("model", "model", false) +
-          sort_header("target", "target", false) + sort_header("status", "status", false) +
-          sort_header("nodes_before", "nodes before", true) + sort_header("nodes_after", "nodes after", true) +
-          sort_header("flops_before", "FLOPs before", true) + sort_header("flops_after", "FLOPs after", true) +
-          sort_header("cost_before", "cost before", true) + sort_header("cost_after", "cost after", true) +
-          sort_header("gain", "cost gain", true) + sort_header("measured", "measured speedup", true) +
-          sort_header("error", "max abs error", true) + sort_header("optimize_s", "optimize time", true) +
-          sort_header("wall_s", "job time", true) + "</tr></thead>\n<tbody>\n";
+  body += "<div class=\"wide\"><table class=\"sortable\" id=\"jobs\">\n<thead><tr>" +
+          sort_header("model", "model", false) + sort_header("target", "target", false) +
+          sort_header("status", "status", false) + sort_header("nodes_before", "nodes before", true) +
+          sort_header("nodes_after", "nodes after", true) + sort_header("flops_before", "FLOPs before", true) +
+          sort_header("flops_after", "FLOPs after", true) + sort_header("cost_before", "cost before", true) +
+          sort_header("cost_after", "cost after", true) + sort_header("gain", "cost gain", true) +
+          sort_header("measured", "measured speedup", true) + sort_header("error", "max abs error", true) +
+          sort_header("optimize_s", "optimize time", true) + sort_header("wall_s", "job time", true) +
+          "</tr></thead>\n<tbody>\n";
   BarChart gains{.id = "plot-gain", .title = "Cost gain under the target's model (%)", .unit = "%"};
   BarChart opt_times{.id = "plot-time", .title = "Optimize time per model", .unit = "s"};
   for (const BatchRow& r : rows) {
-    std::string result = r.report && r.report->is_object() && r.report->contains("result") && (*r.report)["result"].is_string()
-                             ? (*r.report)["result"].get<std::string>()
-                             : "";
+    std::string result =
+        r.report && r.report->is_object() && r.report->contains("result") && (*r.report)["result"].is_string()
+            ? (*r.report)["result"].get<std::string>()
+            : "";
     std::string status_html = fmt::format("<span class=\"status {}\">{}</span>",
                                           r.failed ? "bad" : result == "optimized" ? "ok" : "kept", escape(r.status));
     if (!result.empty() && result != r.status)

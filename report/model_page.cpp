@@ -19,7 +19,8 @@ using json = nlohmann::ordered_json;
 
 Expected<json> parse_report(std::string_view text, const std::string& file) {
   json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return fail("not JSON (a report written by refinery optimize --report)", "", file);
+  if (j.is_discarded() || !j.is_object())
+    return fail("not JSON (a report written by refinery optimize --report)", "", file);
   if (!j.contains("refinery_report") || !j["refinery_report"].is_number_integer())
     return fail("not a model report: no \"refinery_report\" version (a batch summary has \"refinery_batch_summary\")",
                 "", file);
@@ -108,12 +109,14 @@ std::string summary_section(const json& r) {
     out += fact_row("flagged", "<span class=\"status bad\" id=\"gain-flag\">" + escape(flag) + "</span>");
   out += fact_row("nodes",
                   before_after(num(r, {"graph", "nodes_before"}), num(r, {"graph", "nodes_after"}), count_of));
-  if (auto folded = num(r, {"graph", "constants_folded"})) out += fact_row("constant expressions folded", count_of(*folded));
+  if (auto folded = num(r, {"graph", "constants_folded"}))
+    out += fact_row("constant expressions folded", count_of(*folded));
   const json& x = r.value("extraction", json::object());
   const std::string status = str(x, "status");
-  out += fact_row("extraction", escape(status.starts_with(str(x, "extractor")) ? status
-                                                                             : fmt::format("{} ({})", str(x, "extractor"), status)) +
-                                    (str(x, "detail").empty() ? "" : " — " + escape(str(x, "detail"))));
+  out += fact_row(
+      "extraction",
+      escape(status.starts_with(str(x, "extractor")) ? status : fmt::format("{} ({})", str(x, "extractor"), status)) +
+          (str(x, "detail").empty() ? "" : " — " + escape(str(x, "detail"))));
   const json& s = r.value("saturation", json::object());
   out += fact_row("saturation",
                   escape(fmt::format("{} strategy, stopped: {}; e-graph {} nodes, {} classes", str(s, "strategy"),
@@ -123,7 +126,8 @@ std::string summary_section(const json& r) {
   if (r.contains("seconds") && r["seconds"].is_object())
     for (const auto& [stage, secs] : r["seconds"].items())
       if (secs.is_number())
-        stages += fmt::format("{}{} {}", stages.empty() ? "" : ", ", escape(stage), escape(seconds_text(secs.get<double>())));
+        stages +=
+            fmt::format("{}{} {}", stages.empty() ? "" : ", ", escape(stage), escape(seconds_text(secs.get<double>())));
   out += fact_row("time", stages);
   return out + "</table>\n";
 }
@@ -293,8 +297,9 @@ std::string growth_section(const json& r) {
       chart.series[0].values.push_back(num(it, {"nodes"}).value_or(0));
       chart.series[1].values.push_back(num(it, {"classes"}).value_or(0));
     }
-    table += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
-                         escape(str(p, "name")), number_text(num(p, {"rules"})), its.size(), escape(str(p, "stop_reason")));
+    table +=
+        fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
+                    escape(str(p, "name")), number_text(num(p, {"rules"})), its.size(), escape(str(p, "stop_reason")));
   }
   // The size at the end, after the last iteration's unions.
   if (auto n = num(r, {"saturation", "egraph", "nodes"}); n && !chart.series[0].values.empty()) {
@@ -390,7 +395,8 @@ std::string failure_section(const json* r, const ModelPageOptions& o) {
                                                : "<pre id=\"reproduce\">" + escape(command) + "</pre>");
   if (o.job && !o.job->log.empty()) out += fact_row("log", "<code>" + escape(o.job->log) + "</code>");
   out += "</table>\n";
-  if (o.job && !o.job->log_tail.empty()) out += "<p>The log's last lines:</p>\n<pre>" + escape(o.job->log_tail) + "</pre>\n";
+  if (o.job && !o.job->log_tail.empty())
+    out += "<p>The log's last lines:</p>\n<pre>" + escape(o.job->log_tail) + "</pre>\n";
   return out;
 }
 

@@ -35,7 +35,8 @@ double nice_step(double span, int ticks) {
 
 std::string bar_chart_svg(const BarChart& c) {
   const double label_w = 250, plot_w = 360, value_w = 90, row_h = 18, top = 34, bottom = 10;
-  const double width = label_w + plot_w + value_w, height = top + row_h * std::max<std::size_t>(c.bars.size(), 1) + bottom;
+  const double width = label_w + plot_w + value_w,
+               height = top + row_h * std::max<std::size_t>(c.bars.size(), 1) + bottom;
   double lo = 0, hi = 0;
   for (const Bar& b : c.bars)
     if (b.value && std::isfinite(*b.value)) lo = std::min(lo, *b.value), hi = std::max(hi, *b.value);
@@ -48,7 +49,8 @@ std::string bar_chart_svg(const BarChart& c) {
       escape(c.id), width, height, width, height, escape(c.title), escape(c.title));
   out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#888\"/>\n", x_of(0), top - 4,
                      height - bottom);
-  if (c.bars.empty()) out += fmt::format("<text x=\"8\" y=\"{}\" font-size=\"12\" fill=\"#7a8090\">no data</text>\n", top + 12);
+  if (c.bars.empty())
+    out += fmt::format("<text x=\"8\" y=\"{}\" font-size=\"12\" fill=\"#7a8090\">no data</text>\n", top + 12);
   for (std::size_t i = 0; i < c.bars.size(); ++i) {
     const Bar& b = c.bars[i];
     const double y = top + row_h * i;

@@ -241,7 +241,8 @@ int main(int argc, char** argv) {
   fmt::print("\nper kernel (held out, pooled): {} kernels, Kendall tau {:.3f}, MAPE {:.1f}%, median APE {:.1f}%\n",
              k_pred.size(), kendall_tau(k_pred, k_meas), mape(k_pred, k_meas), [&] {
                std::vector<double> ape;
-               for (std::size_t i = 0; i < k_pred.size(); ++i) ape.push_back(100 * std::abs(k_pred[i] - k_meas[i]) / k_meas[i]);
+               for (std::size_t i = 0; i < k_pred.size(); ++i)
+                 ape.push_back(100 * std::abs(k_pred[i] - k_meas[i]) / k_meas[i]);
                return median(ape);
              }());
   {

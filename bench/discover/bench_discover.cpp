@@ -67,7 +67,9 @@ int rediscover(std::vector<std::string> names) {
     fmt::print(stderr, "{}\n", lib.error().str());
     return 2;
   }
-  fmt::print("| family | vocabulary (vars, max size) | rules in scope | derived by the rest alone | derived with discovered | missed | discovered (kept) | seconds |\n|---|---|---|---|---|---|---|---|\n");
+  fmt::print(
+      "| family | vocabulary (vars, max size) | rules in scope | derived by the rest alone | derived with discovered | "
+      "missed | discovered (kept) | seconds |\n|---|---|---|---|---|---|---|---|\n");
   std::string details;
   for (const Family& f : kFamilies) {
     if (!names.empty() && std::find(names.begin(), names.end(), f.name) == names.end()) continue;
@@ -129,7 +131,9 @@ int rediscover(std::vector<std::string> names) {
 
 int scaling(int max) {
   Family f{"scaling", {"add", "mul", "neg", "relu"}, 2, max, {0, 1}};
-  fmt::print("| max size | candidates | derivable before proof | proved | refuted or unproved | kept after minimisation | seconds |\n|---|---|---|---|---|---|---|\n");
+  fmt::print(
+      "| max size | candidates | derivable before proof | proved | refuted or unproved | kept after minimisation | "
+      "seconds |\n|---|---|---|---|---|---|---|\n");
   for (int size = 1; size <= max; ++size) {
     f.max_size = size;
     auto o = options_for(f);

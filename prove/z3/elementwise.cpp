@@ -94,14 +94,17 @@ Result gelu(Ctx& c) {
   std::string approximate = c.attrs().get_string("approximate");
   if (approximate == "none")
     return map_unary(c, [&](const Expr& x) {
-      return d.mul(d.mul(x, d.num(0.5)),
-                   d.add(d.num(1), d.fn(kErf, d.div(x, d.num(static_cast<double>(static_cast<float>(std::sqrt(2.0))))))));
+      return d.mul(
+          d.mul(x, d.num(0.5)),
+          d.add(d.num(1), d.fn(kErf, d.div(x, d.num(static_cast<double>(static_cast<float>(std::sqrt(2.0))))))));
     });
   if (approximate == "tanh")
     return map_unary(c, [&](const Expr& x) {
       Expr inner = d.add(x, d.mul(d.num(static_cast<double>(0.044715f)), d.mul(x, d.mul(x, x))));
-      return d.mul(d.mul(x, d.num(0.5)),
-                   d.add(d.num(1), d.fn(kTanh, d.mul(d.num(static_cast<double>(static_cast<float>(std::sqrt(2.0 / M_PI)))), inner))));
+      return d.mul(
+          d.mul(x, d.num(0.5)),
+          d.add(d.num(1),
+                d.fn(kTanh, d.mul(d.num(static_cast<double>(static_cast<float>(std::sqrt(2.0 / M_PI)))), inner))));
     });
   return fail_sem(c, fmt::format("gelu with approximate \"{}\"", approximate));
 }

@@ -258,14 +258,15 @@ TEST(BatchCli, RulesAndLimitsArePassedToEachChild) {
   std::ofstream(d / "r" / "b.rules") << "(rule b (relu (relu ?x)) => (relu ?x))\n";
   fs::path cwd = fs::current_path();
   fs::current_path(d);
-  CliResult r = run_cli("batch " + kTiny.string() + " -o out --target cpu --time-limit 7 --min-gain 0 --cost-model learned "
+  CliResult r = run_cli("batch " + kTiny.string() +
+                        " -o out --target cpu --time-limit 7 --min-gain 0 --cost-model learned "
                         "--rules r/a.rules r/b.rules --exe /bin/true --json - --quiet");
   fs::current_path(cwd);
   json s = json::parse(r.out);
   ASSERT_EQ(s.at("jobs").size(), 1u) << r.out << r.err;
   std::string command = s["jobs"][0]["command"].get<std::string>();
-  EXPECT_NE(command.find("--time-limit 7 --min-gain 0 --cost-model learned --rules " + (d / "r" / "a.rules").string() + " --rules " +
-                         (d / "r" / "b.rules").string()),
+  EXPECT_NE(command.find("--time-limit 7 --min-gain 0 --cost-model learned --rules " + (d / "r" / "a.rules").string() +
+                         " --rules " + (d / "r" / "b.rules").string()),
             std::string::npos)
       << command;
   EXPECT_EQ(run_cli("batch " + kTiny.string() + " -o " + (d / "out2").string() + " --target cpu --rules " +

@@ -204,8 +204,12 @@ TEST(NirCli, RunUsesTheGivenInputsAndSavesTraces) {
   std::string model = (dir / "gen_loop.nir").string();
   fs::path x = nir_scratch("x.npz"), zeros = nir_scratch("zeros.npz"), t1 = nir_scratch("t1.npz");
   ASSERT_EQ(std::system(py("import numpy as np; r = np.random.default_rng(5); "
-                           "np.savez_compressed('" + x.string() + "', input=(r.random((80, 12)) < 0.3).astype(np.float32)); "
-                           "np.savez('" + zeros.string() + "', input=np.zeros((80, 12)))").c_str()),
+                           "np.savez_compressed('" +
+                           x.string() +
+                           "', input=(r.random((80, 12)) < 0.3).astype(np.float32)); "
+                           "np.savez('" +
+                           zeros.string() + "', input=np.zeros((80, 12)))")
+                            .c_str()),
             0);
   CliResult a = run_cli("run " + model + " --input " + x.string() + " --save-traces " + t1.string());
   ASSERT_EQ(a.code, 0) << a.err;
@@ -296,7 +300,8 @@ TEST(NirCli, OptimizeForLoihi2MergesSynapsesOntoFewerCoresAndValidatesSpikes) {
   EXPECT_EQ(n["before"]["cores"], 2);
   EXPECT_EQ(n["after"]["cores"], 1);
   EXPECT_LT(n["after"]["energy_per_inference_j"].get<double>(), n["before"]["energy_per_inference_j"].get<double>());
-  EXPECT_LT(n["after"]["synaptic_events_per_step"].get<double>(), n["before"]["synaptic_events_per_step"].get<double>());
+  EXPECT_LT(n["after"]["synaptic_events_per_step"].get<double>(),
+            n["before"]["synaptic_events_per_step"].get<double>());
   for (const auto& t : j["validation"]["spike_trains"]) EXPECT_TRUE(t["identical"].get<bool>()) << t;
   auto written = frontends::import_nir(out);
   ASSERT_TRUE(written.has_value()) << written.error().str();

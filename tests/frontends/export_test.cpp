@@ -267,7 +267,8 @@ TEST_F(Export, LayerNormBelowOpset17IsWrittenAsTheFormOrtFuses) {
   for (int i : {0, 3}) {
     ASSERT_EQ(m.graph().node(i).attribute_size(), 1);
     EXPECT_EQ(m.graph().node(i).attribute(0).name(), "axes");
-    EXPECT_EQ(std::vector<int64_t>(m.graph().node(i).attribute(0).ints().begin(), m.graph().node(i).attribute(0).ints().end()),
+    EXPECT_EQ(std::vector<int64_t>(m.graph().node(i).attribute(0).ints().begin(),
+                                   m.graph().node(i).attribute(0).ints().end()),
               std::vector<int64_t>{-1});
   }
   auto fused = testing::ort_compare_exact(dir / "in.onnx", dir / "out.onnx", "all");

@@ -164,7 +164,8 @@ TEST(NirImport, MalformedGeneratedFilesNameTheFault) {
             (dir / "huge_extent.nir").string() +
                 ":node 'lif': dataset 'tau' claims shape [1099511627776], more than the file holds for it");
   EXPECT_EQ(error_of(dir / "string_weight.nir"),
-            (dir / "string_weight.nir").string() + ":node 'fc': Affine 'weight' has the wrong type: strings, expected numbers");
+            (dir / "string_weight.nir").string() +
+                ":node 'fc': Affine 'weight' has the wrong type: strings, expected numbers");
 }
 
 // snnTorch exports write an Output's shape as []: like NIR's own reader

@@ -69,8 +69,10 @@ TEST(EmptyDims, NotWhereOnnxGivesNoResult) {
 // drawn at rank 4, the packed projection's columns (which a split into 3
 // reads) a multiple of 3, the bias as long as the weight's columns.
 TEST(Demands, AttentionHeadsAreDrawn) {
-  const std::string q = "(transpose :perm [0 2 1 3] (reshape (split :axis -1 :out 0 :nout 3 (add (matmul ?x ?w) ?b) ?sp) ?sq))";
-  const std::string k = "(transpose :perm [0 2 3 1] (reshape (split :axis -1 :out 1 :nout 3 (add (matmul ?x ?w) ?b) ?sp) ?sk))";
+  const std::string q =
+      "(transpose :perm [0 2 1 3] (reshape (split :axis -1 :out 0 :nout 3 (add (matmul ?x ?w) ?b) ?sp) ?sq))";
+  const std::string k =
+      "(transpose :perm [0 2 3 1] (reshape (split :axis -1 :out 1 :nout 3 (add (matmul ?x ?w) ?b) ?sp) ?sk))";
   auto insts = instances("(rule r (matmul " + q + " " + k + ") => (matmul " + q + " " + k +
                              ") :when ((rank ?x 3) (vector-of ?b ?w 1)))",
                          0);

@@ -24,11 +24,13 @@ TEST(Html, HrefsArePercentEncodedPaths) {
 }
 
 TEST(Html, SortCellsCarryTheirSortValue) {
-  EXPECT_EQ(sort_cell("1.5 ms", std::optional<double>(0.0015), "num"), "<td data-v=\"0.0015\" class=\"num\">1.5 ms</td>");
+  EXPECT_EQ(sort_cell("1.5 ms", std::optional<double>(0.0015), "num"),
+            "<td data-v=\"0.0015\" class=\"num\">1.5 ms</td>");
   EXPECT_EQ(sort_cell("—", std::optional<double>()), "<td data-v=\"\">—</td>");  // sorts last
   EXPECT_EQ(sort_cell("x", "a\"b"), "<td data-v=\"a&quot;b\">x</td>");
-  EXPECT_EQ(sort_header("cost_after", "cost <after>", true),
-            "<th data-key=\"cost_after\" data-type=\"number\" aria-sort=\"none\" tabindex=\"0\">cost &lt;after&gt;</th>");
+  EXPECT_EQ(
+      sort_header("cost_after", "cost <after>", true),
+      "<th data-key=\"cost_after\" data-type=\"number\" aria-sort=\"none\" tabindex=\"0\">cost &lt;after&gt;</th>");
 }
 
 TEST(Html, PageHasTheErrorCatcherFirstAndTheReadyMarkLast) {

@@ -109,9 +109,10 @@ TEST(ModelPage, VerdictsOnlyFromAVerifyReport) {
   json r = sample_report();
   std::string page = *model_page(&r, {});
   EXPECT_EQ(count(page, "not verified in this report"), 2u);
-  RuleVerdicts v{.source = "verify.json",
-                 .by_rule = {{"proved-rule",
-                              {.verdict = "proved (binary32-exact)", .binary32 = "exact", .shapes = {"[2,3]", "[1]"}}}}};
+  RuleVerdicts v{
+      .source = "verify.json",
+      .by_rule = {
+          {"proved-rule", {.verdict = "proved (binary32-exact)", .binary32 = "exact", .shapes = {"[2,3]", "[1]"}}}}};
   page = *model_page(&r, {.verdicts = &v});
   EXPECT_EQ(count(page, "not verified in this report"), 1u);  // fold-div-const: the file does not list it
   EXPECT_NE(page.find("proved (binary32-exact)"), std::string::npos);
@@ -165,8 +166,14 @@ TEST(ModelPage, ReportsAreReadOnlyUpToThisVersion) {
 
 std::vector<BatchRow> sample_rows() {
   std::vector<BatchRow> rows;
-  rows.push_back({.key = "cpu/a.onnx", .model = "zoo/a.onnx", .target = "cpu", .status = "written",
-                  .wall_seconds = 2.5, .report = sample_report(), .measured_speedup = 1.25, .page = "cpu/zoo/a.onnx.html"});
+  rows.push_back({.key = "cpu/a.onnx",
+                  .model = "zoo/a.onnx",
+                  .target = "cpu",
+                  .status = "written",
+                  .wall_seconds = 2.5,
+                  .report = sample_report(),
+                  .measured_speedup = 1.25,
+                  .page = "cpu/zoo/a.onnx.html"});
   rows.push_back({.key = "cpu/" + kHostile, .model = kHostile, .target = "cpu", .status = "crashed", .failed = true,
                   .reason = "killed by SIGSEGV", .wall_seconds = 0.1, .page = "cpu/" + kHostile + ".html"});
   return rows;
@@ -191,8 +198,9 @@ TEST(BatchPage, TableHasSortValuesLinksAndPlots) {
 TEST(BatchPage, HostileNamesStayTextAndLinksStayPaths) {
   std::string page = batch_page(sample_rows(), {});
   expect_no_injection(page);
-  EXPECT_NE(page.find("href=\"cpu/%3Cscript%3Ealert%281%29%3C/script%3E%3Cimg%20src%3Dx%20onerror%3Dalert%282%29%3E.html\""),
-            std::string::npos);
+  EXPECT_NE(
+      page.find("href=\"cpu/%3Cscript%3Ealert%281%29%3C/script%3E%3Cimg%20src%3Dx%20onerror%3Dalert%282%29%3E.html\""),
+      std::string::npos);
 }
 
 }  // namespace
