@@ -136,7 +136,11 @@ bool onnx_positions_to_ir(ir::Node& node, const ir::OpInfo& info) {
 }
 
 // A graph output keeps the type the model declares where it says more than
-// inference (a symbolic batch stays symbolic); static sizes must agree.
+// inference (a symbolic batch stays symbolic); static sizes must agree. A
+// size inference proves static wins over a declared name: exporters name
+// output dims they did not size (torch: "MatMullogits_dim_1" for a GPT's
+// 64 tokens), and a named dim prices as 1 in the cost models, so the
+// original's last MatMul cost 1/64 of the same MatMul in any rewrite.
 std::expected<ir::TensorType, std::string> merge_declared(const ir::TensorType& declared,
                                                           const ir::TensorType& inferred) {
   if (!inferred.shape.ranked()) return declared;
@@ -151,7 +155,7 @@ std::expected<ir::TensorType, std::string> merge_declared(const ir::TensorType& 
     const ir::Dim& d = declared.shape[i];
     const ir::Dim& x = inferred.shape[i];
     if (d.is_static() && x.is_static() && d.size() != x.size()) return mismatch();
-    if (!d.is_unknown()) out.shape[i] = d;
+    if (!d.is_unknown() && !x.is_static()) out.shape[i] = d;
   }
   return out;
 }

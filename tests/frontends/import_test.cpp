@@ -135,6 +135,17 @@ TEST_F(Import, SymbolicBatchStaysSymbolicThroughExport) {
   EXPECT_EQ(m.graph().output(0).type().tensor_type().shape().dim(1).dim_value(), 4);
 }
 
+// torch names an output dim it did not size ("MatMullogits_dim_1"); where
+// inference proves the size, the size wins (a named dim prices as 1).
+TEST_F(Import, DeclaredOutputNameGivesWayToAnInferredSize) {
+  ModelBuilder b;
+  b.input("x", TP::FLOAT, {std::string("N"), int64_t{64}})
+      .output("y", TP::FLOAT, {std::string("N"), std::string("Reluy_dim_1")});
+  b.node("Relu", {"x"}, {"y"});
+  ir::Graph g = import_ok(b.write(dir, "named.onnx"));
+  EXPECT_EQ(g.value(g.outputs()[0]).type.str(), "tensor<\"N\"x64xf32>");
+}
+
 TEST_F(Import, WithoutShapeInferenceTypesAreTheDeclaredOnes) {
   ModelBuilder b;
   b.input("x", TP::FLOAT, {int64_t{2}}).output("y", TP::FLOAT, {int64_t{2}});

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -668,6 +669,33 @@ TEST(Pipeline, AttentionWrittenWithEinsumIsFused) {
   EXPECT_EQ(r->report.ops_after.count("Attention") ? r->report.ops_after.at("Attention") : 0, 1)
       << ir::print_graph(r->graph);
   EXPECT_EQ(r->report.ops_after.count("Einsum"), 0u);
+}
+
+// gpt_scaled_q_op17's form: the query scaled before Q K^T (`(q * d^-0.5) @
+// k`, the scale moved onto the scores by the library) and a
+// causal bias [S, S] of 0 and -inf added to the scores: one Attention
+// (attention-packed-bias2d), no Mul left.
+TEST(Pipeline, CausalAttentionWithTheQueryScaledFirstIsFused) {
+  GraphBuilder b;
+  const int64_t batch = 2, seq = 4, hidden = 64, heads = 4;
+  auto x = b.input("x", {batch, seq, hidden});
+  auto [q, k, v] = packed_heads(b, x, hidden, heads, false, {0, 2, 3, 1});
+  std::vector<float> causal(seq * seq, 0.0f);
+  for (int64_t i = 0; i < seq; ++i)
+    for (int64_t j = i + 1; j < seq; ++j) causal[i * seq + j] = -std::numeric_limits<float>::infinity();
+  auto mask = b.graph().add_constant(
+      "causal", std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, {seq, seq}, causal)));
+  auto scale = b.graph().add_constant("scale", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(0.25f)));
+  auto score = b.op1(ir::Op::Add, {b.op1(ir::Op::MatMul, {b.op1(ir::Op::Mul, {q, scale}), k}), mask});
+  auto p = b.op1(ir::Op::Softmax, {score}, attr("axis", int64_t{-1}));
+  auto ctx = b.op1(ir::Op::Transpose, {b.op1(ir::Op::MatMul, {p, v})}, attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
+  ir::Graph g = b.finish({b.op1(ir::Op::Reshape, {ctx, b.ints("joined", {batch, seq, hidden})})});
+  std::optional<OptimizeResult> r;
+  OptimizeOptions options;
+  options.saturation.iter_limit = 4;  // fused in explore's first iterations; the rest costs seconds
+  ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r, options));
+  expect_one_attention(*r, "attention-packed-bias2d");
+  EXPECT_EQ(r->report.ops_after.count("Mul"), 0u) << ir::print_graph(r->graph);
 }
 
 // lora_encoder_mlp's cause: exporters write each projection's bias first,
