@@ -42,6 +42,12 @@ struct IlpOptions {
   // Rows that pick one entering candidate of each component used and
   // require its kids (see ilp_model.h, add_entry_choices).
   bool entry_choices = true;
+  // Path bounds (problem.h, path_bounds): every answer pays a root-to-leaf
+  // path, each class of it once. A first bound (when it meets the greedy
+  // answer no model is built), and the reduction's bound step prices a
+  // candidate by the cheapest such path through it. Off: neither (for tests
+  // of the solver's part).
+  bool path_bound = true;
   // Share of the time limit (counted from the call's start: greedy and the
   // reduction come out of it) for a first bound from the condensed
   // relaxation (reduce.h, condensed); 0: none. It stops early when it
@@ -87,6 +93,7 @@ struct IlpResult {
   double greedy_cost = 0;      // the greedy DAG answer's cost
   double bound = 0;            // a lower bound on the optimum (same unit)
   double condensed_bound = 0;  // the condensed relaxation's part of it (0: not run)
+  double path_bound = 0;       // the path bound's part of it (problem.h, path_bounds)
   double gap() const { return cost > 0 ? std::max(0.0, (cost - bound) / cost) : 0.0; }
   std::vector<ReductionStep> reduction;  // sizes: "input", each step, and what CBC got last
   std::size_t rounds = 0;                // solver calls (cycle cuts: one per round)

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <queue>
 
 namespace refinery::extract {
 
@@ -182,6 +184,81 @@ Requirements requirements(const std::vector<std::vector<Candidate>>& classes, co
       }
   }
   return r;
+}
+
+PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& roots) {
+  const std::size_t n = classes.size();
+  PathBounds b{std::vector<double>(n, kInfiniteCost), std::vector<double>(n, kInfiniteCost)};
+  using Entry = std::pair<double, std::uint32_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+  // below: a candidate's value is known once all its kids are final (each
+  // at most the value: cost >= 0), so classes become final in increasing order.
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> users(n);  // kid -> (class, candidate)
+  std::vector<std::vector<std::uint32_t>> waiting(n);                          // kids not yet final
+  for (std::uint32_t c = 0; c < n; ++c) {
+    waiting[c].resize(classes[c].size());
+    for (std::uint32_t i = 0; i < classes[c].size(); ++i) {
+      std::vector<std::uint32_t> kids = classes[c][i].kids;
+      std::sort(kids.begin(), kids.end());
+      kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
+      waiting[c][i] = static_cast<std::uint32_t>(kids.size());
+      for (std::uint32_t k : kids) users[k].push_back({c, i});
+      if (kids.empty() && classes[c][i].cost < b.below[c]) {
+        b.below[c] = classes[c][i].cost;
+        queue.push({b.below[c], c});
+      }
+    }
+  }
+  std::vector<std::uint8_t> final(n, 0);
+  while (!queue.empty()) {
+    auto [value, k] = queue.top();
+    queue.pop();
+    if (final[k] || value > b.below[k]) continue;
+    final[k] = 1;
+    for (auto [c, i] : users[k]) {
+      if (final[c] || --waiting[c][i] > 0) continue;
+      double v = classes[c][i].cost;
+      for (std::uint32_t kid : classes[c][i].kids) v = std::max(v, classes[c][i].cost + b.below[kid]);
+      if (v < b.below[c]) {
+        b.below[c] = v;
+        queue.push({v, c});
+      }
+    }
+  }
+  // above: shortest paths from the roots, a step from c to a kid of its
+  // candidate i costing that candidate's cost.
+  for (std::uint32_t r : roots)
+    if (b.above[r] > 0) {
+      b.above[r] = 0;
+      queue.push({0, r});
+    }
+  std::fill(final.begin(), final.end(), 0);
+  while (!queue.empty()) {
+    auto [value, c] = queue.top();
+    queue.pop();
+    if (final[c] || value > b.above[c]) continue;
+    final[c] = 1;
+    for (const Candidate& cand : classes[c])
+      for (std::uint32_t k : cand.kids)
+        if (value + cand.cost < b.above[k]) {
+          b.above[k] = value + cand.cost;
+          queue.push({b.above[k], k});
+        }
+  }
+  return b;
+}
+
+double PathBounds::through(const std::vector<std::vector<Candidate>>& classes, std::size_t c, std::size_t i) const {
+  const Candidate& cand = classes[c][i];
+  double deepest = 0;
+  for (std::uint32_t k : cand.kids) deepest = std::max(deepest, below[k]);
+  return above[c] + cand.cost + deepest;
+}
+
+double PathBounds::of_answer(const std::vector<std::uint32_t>& roots) const {
+  double most = 0;
+  for (std::uint32_t r : roots) most = std::max(most, below[r]);
+  return most;
 }
 
 }  // namespace refinery::extract
