@@ -9,9 +9,10 @@
 // forbid the cycles the answer has, solve again) or by order variables.
 // Requirement cuts make every component a class cannot be computed without
 // used and entered wherever the class is, entry choices pick one entering
-// candidate of each component used and pay its kids whole, and a first
-// bound comes from the condensed relaxation (reduce.h), solved on its own
-// first.
+// candidate of each component used and pay its kids whole, and first
+// bounds come from the heaviest root-to-leaf path every answer pays
+// (problem.h, path_bounds) and from the condensed relaxation (reduce.h),
+// solved on its own first.
 // Warm-started from the greedy DAG answer and bounded in CPU time; never
 // returns a cyclic or incomplete solution, nor one costlier than greedy's.
 #pragma once
