@@ -49,6 +49,10 @@ struct IlpOptions {
   // candidate by the cheapest such path through it. Off: neither (for tests
   // of the solver's part).
   bool path_bound = true;
+  // The first bound's searches for what a candidate's other kids pay off
+  // its heaviest kid's reach (problem.h, path_bounds): their work, in
+  // multiples of the reduced problem's size (0: the heaviest path alone).
+  std::size_t path_work = 1000;
   // Share of the time limit (counted from the call's start: greedy and the
   // reduction come out of it) for a first bound from the condensed
   // relaxation (reduce.h, condensed); 0: none. It stops early when it

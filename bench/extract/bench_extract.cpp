@@ -1,7 +1,7 @@
 // Extractors compared on real e-graphs.
 //
 //   bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts] [--no-entry-choices]
-//                     [--no-path-bound] [--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]... FILE.json...
+//                     [--no-path-bound] [--path-work N] [--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]... FILE.json...
 //       reads each file back as a flat problem and runs tree greedy, DAG
 //       greedy and the ILP, one line each: sizes before and after the
 //       reduction, the costs (ms), the ILP's status, gap, rounds and CPU time.
@@ -32,7 +32,7 @@ int usage() {
   fmt::print(stderr,
              "usage: bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts] "
              "[--no-entry-choices] "
-             "[--no-path-bound] [--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]... FILE.json...\n");
+             "[--no-path-bound] [--path-work N] [--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]... FILE.json...\n");
   return 2;
 }
 
@@ -121,6 +121,8 @@ int main(int argc, char** argv) {
       options.entry_choices = false;
     else if (args[i] == "--no-path-bound")
       options.path_bound = false;
+    else if (args[i] == "--path-work" && i + 1 < args.size())
+      options.path_work = static_cast<std::size_t>(std::atol(args[++i].c_str()));
     else if (args[i] == "--condensed-share" && i + 1 < args.size())
       options.condensed_share = std::atof(args[++i].c_str());
     else if (args[i] == "--relaxation-only")

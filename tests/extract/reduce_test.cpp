@@ -102,6 +102,19 @@ TEST(PathBounds, TakeTheHeaviestKidAndTheCheapestWayDown) {
   EXPECT_DOUBLE_EQ(b.through(classes, 1, 0), 1 + 2 + 5);
   EXPECT_DOUBLE_EQ(b.through(classes, 1, 1), 1 + 9);
   EXPECT_DOUBLE_EQ(b.of_answer({0}), 8);
+  // With the kids' searches: h's other kid, class 2, pays g (1) outside
+  // what class 1 reaches ({1, 3}): 1 + 7 + 1 = 9, h's whole DAG cost.
+  PathBounds joint = path_bounds(classes, {0}, 100);
+  EXPECT_EQ(joint.below, (std::vector<double>{9, 7, 6, 5}));
+}
+
+// Two kids that share what is below them: h(A, B) with A = f(S), B = g(S):
+// B pays g outside A's reach, not S again (the diamond: 1 + 6 + 1 = 8,
+// its DAG cost, against a tree cost of 13).
+TEST(PathBounds, KidsPayOnlyWhatTheHeaviestOneCannotReach) {
+  Problem p = diamond();
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots).of_answer(p.roots), 7);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 8);
 }
 
 // A free cycle (class 0 = {h(1) 0, x 10}, class 1 = {k(0) 0, y 4}) is no
