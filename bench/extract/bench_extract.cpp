@@ -1,7 +1,8 @@
 // Extractors compared on real e-graphs.
 //
 //   bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts] [--no-entry-choices]
-//                     [--no-path-bound] [--path-work N] [--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]... FILE.json...
+//                     [--no-path-bound] [--path-work N] [--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]...
+//                     FILE.json...
 //       reads each file back as a flat problem and runs tree greedy, DAG
 //       greedy and the ILP, one line each: sizes before and after the
 //       reduction, the costs (ms), the ILP's status, gap, rounds and CPU time.
@@ -32,7 +33,8 @@ int usage() {
   fmt::print(stderr,
              "usage: bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts] "
              "[--no-entry-choices] "
-             "[--no-path-bound] [--path-work N] [--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]... FILE.json...\n");
+             "[--no-path-bound] [--path-work N] [--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]... "
+             "FILE.json...\n");
   return 2;
 }
 
