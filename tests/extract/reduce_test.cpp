@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 
 #include "extract/greedy.h"
 #include "extract/reduce.h"
@@ -125,6 +126,28 @@ TEST(PathBounds, AFreeCycleComputesNothing) {
   PathBounds b = path_bounds(p.classes, p.roots);
   EXPECT_EQ(b.below, (std::vector<double>{4, 4}));
   EXPECT_EQ(b.above, (std::vector<double>{0, 0}));
+}
+
+// The bound is a bound: on small random problems (cycles, shared
+// sub-graphs), no answer is cheaper than the largest below of a root (the
+// tree cost, which pays a shared kid twice, is not one); and the kids'
+// searches raise it above the heaviest path's on enough of them.
+TEST(PathBounds, NeverAboveTheBruteForceOptimum) {
+  std::mt19937 rng(41);
+  int raised = 0, solved = 0;
+  for (int i = 0; i < 300; ++i) {
+    Problem p = i % 2 ? random_layered_problem(rng, 4 + static_cast<std::uint32_t>(i % 6))
+                      : random_problem(rng, 3 + static_cast<std::uint32_t>(i % 5));
+    const double optimum = brute_force_optimum(p);
+    if (optimum == kInfiniteCost) continue;
+    ++solved;
+    PathBounds plain = path_bounds(p.classes, p.roots), joint = path_bounds(p.classes, p.roots, 1000);
+    ASSERT_LE(joint.of_answer(p.roots), optimum + 1e-9) << "problem " << i;
+    ASSERT_LE(plain.of_answer(p.roots), joint.of_answer(p.roots) + 1e-9) << "problem " << i;
+    if (joint.of_answer(p.roots) > plain.of_answer(p.roots) + 1e-9) ++raised;
+  }
+  EXPECT_GE(solved, 150);
+  EXPECT_GE(raised, 10);
 }
 
 // The bound step prices a candidate by the path through it. Greedy's answer
