@@ -49,7 +49,7 @@ void set_parameters(Cbc_Model* m, const IlpOptions& options) {
 double condensed_bound(const Problem& q, double upper_bound, double scale, double seconds, const IlpOptions& options,
                        double& overrun) {
   overrun = 0;
-  Reduced red = reduce(condensed(q), upper_bound);
+  Reduced red = reduce(condensed(q), upper_bound, options.path_bound);
   if (red.problem.classes.empty()) return red.fixed_cost;  // decided by the reduction alone
   const Problem& c = red.problem;
   std::vector<std::uint32_t> comp = class_components(c.classes);
@@ -95,7 +95,7 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
 
   Reduced red;
   if (options.reduce) {
-    red = reduce(p, r.greedy_cost);
+    red = reduce(p, r.greedy_cost, options.path_bound);
   } else {
     red.problem = p;
     red.required.assign(p.classes.size(), 0);
@@ -184,7 +184,13 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
   }
 
   bool proven = false;
-  double best_bound_q = 0;
+  // Every answer pays at least a path from a root to a leaf (problem.h,
+  // path_bounds): on e-graphs where the relaxation spreads an expensive
+  // operator over alternatives at a fraction each, this is the higher bound.
+  // (Left out of the diagnostic relaxation_only, whose bound is the LP's.)
+  const bool paths = options.path_bound && !options.relaxation_only;
+  double best_bound_q = paths ? path_bounds(q.classes, q.roots, options.path_work).of_answer(q.roots) : 0;
+  r.path_bound = red.fixed_cost + best_bound_q;
   const bool levels_mode = options.acyclicity == Acyclicity::Levels;
   // The condensed relaxation first: a bound that, on e-graphs where the
   // layouts of one value are what the relaxation of q splits, can prove the
@@ -195,16 +201,18 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
   // its clock, is kept back from the main model's share (a model of about
   // the same size), so that the whole call ends near the time limit.
   double reserve = 0;
-  if (options.condensed_share > 0 && have_incumbent) {
+  auto closed_by = [&](double bound_q) {
+    double cost = dag_cost(p, r.solution);
+    return cost <= 0 || (cost - (red.fixed_cost + bound_q)) / cost <= options.relative_gap;
+  };
+  if (options.condensed_share > 0 && have_incumbent && !closed_by(best_bound_q)) {
     const double cost_q = dag_cost(q, incumbent);
     const double share = options.condensed_share * options.time_limit_s - (cpu_now() - cpu_start);
-    best_bound_q = condensed_bound(q, cost_q, reduced_cost_scale, std::max(0.05, share), options, reserve);
-    r.condensed_bound = red.fixed_cost + best_bound_q;
+    double bound = condensed_bound(q, cost_q, reduced_cost_scale, std::max(0.05, share), options, reserve);
+    r.condensed_bound = red.fixed_cost + bound;
+    best_bound_q = std::max(best_bound_q, bound);
   }
-  const bool closed = [&] {
-    double cost = dag_cost(p, r.solution);
-    return cost <= 0 || (cost - (red.fixed_cost + best_bound_q)) / cost <= options.relative_gap;
-  }();
+  const bool closed = closed_by(best_bound_q);
   while (!closed) {
     double remaining = options.time_limit_s - (cpu_now() - cpu_start) - reserve;
     if (remaining <= 0.05) break;

@@ -9,9 +9,10 @@
 // forbid the cycles the answer has, solve again) or by order variables.
 // Requirement cuts make every component a class cannot be computed without
 // used and entered wherever the class is, entry choices pick one entering
-// candidate of each component used and pay its kids whole, and a first
-// bound comes from the condensed relaxation (reduce.h), solved on its own
-// first.
+// candidate of each component used and pay its kids whole, and first
+// bounds come from the heaviest root-to-leaf path every answer pays
+// (problem.h, path_bounds) and from the condensed relaxation (reduce.h),
+// solved on its own first.
 // Warm-started from the greedy DAG answer and bounded in CPU time; never
 // returns a cyclic or incomplete solution, nor one costlier than greedy's.
 #pragma once
@@ -42,6 +43,16 @@ struct IlpOptions {
   // Rows that pick one entering candidate of each component used and
   // require its kids (see ilp_model.h, add_entry_choices).
   bool entry_choices = true;
+  // Path bounds (problem.h, path_bounds): every answer pays a root-to-leaf
+  // path, each class of it once. A first bound (when it meets the greedy
+  // answer no model is built), and the reduction's bound step prices a
+  // candidate by the cheapest such path through it. Off: neither (for tests
+  // of the solver's part).
+  bool path_bound = true;
+  // The first bound's searches for what a candidate's other kids pay off
+  // its heaviest kid's reach (problem.h, path_bounds): their work, in
+  // multiples of the reduced problem's size (0: the heaviest path alone).
+  std::size_t path_work = 1000;
   // Share of the time limit (counted from the call's start: greedy and the
   // reduction come out of it) for a first bound from the condensed
   // relaxation (reduce.h, condensed); 0: none. It stops early when it
@@ -87,6 +98,7 @@ struct IlpResult {
   double greedy_cost = 0;      // the greedy DAG answer's cost
   double bound = 0;            // a lower bound on the optimum (same unit)
   double condensed_bound = 0;  // the condensed relaxation's part of it (0: not run)
+  double path_bound = 0;       // the path bound's part of it (problem.h, path_bounds)
   double gap() const { return cost > 0 ? std::max(0.0, (cost - bound) / cost) : 0.0; }
   std::vector<ReductionStep> reduction;  // sizes: "input", each step, and what CBC got last
   std::size_t rounds = 0;                // solver calls (cycle cuts: one per round)

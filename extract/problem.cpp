@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
 
 namespace refinery::extract {
 
@@ -182,6 +185,195 @@ Requirements requirements(const std::vector<std::vector<Candidate>>& classes, co
       }
   }
   return r;
+}
+
+namespace {
+
+using Users = std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>>;  // kid -> (class, candidate)
+
+// The least fixpoint of b(c) = min over c's candidates i of value(c, i, b)
+// where value is superior (at least the b of each kid; evaluated once all
+// of i's kids are final), by Knuth's generalisation of Dijkstra: classes
+// become final in increasing order, and a class no finite derivation
+// computes stays infinite. Only the classes of `among` (closed under kids)
+// are computed, into s.b (the rest of s.b infinite); those with zero[c] set
+// are worth 0. `work` counts the classes and edges visited.
+struct Fixpoint {
+  std::vector<double> b;
+  std::vector<std::vector<std::uint32_t>> waiting;  // distinct kids not yet final, per candidate
+  std::vector<std::uint8_t> in, final;
+  explicit Fixpoint(std::size_t n) : b(n, kInfiniteCost), waiting(n), in(n, 0), final(n, 0) {}
+  void clear(const std::vector<std::uint32_t>& among) {
+    for (std::uint32_t c : among) {
+      b[c] = kInfiniteCost;
+      waiting[c].clear();
+      in[c] = final[c] = 0;
+    }
+  }
+};
+
+template <class Value>
+void least_fixpoint(const std::vector<std::vector<Candidate>>& classes, const Users& users,
+                    const std::vector<std::uint32_t>& among, const std::vector<std::uint8_t>* zero, std::size_t& work,
+                    Value value, Fixpoint& s) {
+  using Entry = std::pair<double, std::uint32_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+  for (std::uint32_t c : among) s.in[c] = 1;
+  for (std::uint32_t c : among) {
+    ++work;
+    if (zero != nullptr && (*zero)[c]) {
+      s.b[c] = 0;
+      queue.push({0, c});
+      continue;
+    }
+    s.waiting[c].resize(classes[c].size());
+    for (std::uint32_t i = 0; i < classes[c].size(); ++i) {
+      std::vector<std::uint32_t> kids = classes[c][i].kids;
+      std::sort(kids.begin(), kids.end());
+      s.waiting[c][i] = static_cast<std::uint32_t>(std::unique(kids.begin(), kids.end()) - kids.begin());
+      if (kids.empty() && classes[c][i].cost < s.b[c]) {
+        s.b[c] = classes[c][i].cost;
+        queue.push({s.b[c], c});
+      }
+    }
+  }
+  while (!queue.empty()) {
+    auto [v, k] = queue.top();
+    queue.pop();
+    if (s.final[k] || v > s.b[k]) continue;
+    s.final[k] = 1;
+    for (auto [c, i] : users[k]) {
+      ++work;
+      if (!s.in[c] || s.final[c] || s.waiting[c].empty() || --s.waiting[c][i] > 0) continue;
+      double candidate = value(c, i, s.b);
+      if (candidate < s.b[c]) {
+        s.b[c] = candidate;
+        queue.push({candidate, c});
+      }
+    }
+  }
+}
+
+}  // namespace
+
+PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& roots,
+                       std::size_t work_per_size) {
+  const std::size_t n = classes.size();
+  Users users(n);
+  std::size_t edges = 0;
+  for (std::uint32_t c = 0; c < n; ++c)
+    for (std::uint32_t i = 0; i < classes[c].size(); ++i) {
+      std::vector<std::uint32_t> kids = classes[c][i].kids;
+      std::sort(kids.begin(), kids.end());
+      kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
+      for (std::uint32_t k : kids) users[k].push_back({c, i});
+      edges += kids.size();
+    }
+  std::vector<std::uint32_t> all(n);
+  for (std::uint32_t c = 0; c < n; ++c) all[c] = c;
+  // The heaviest path down, alone.
+  auto path = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
+    double deepest = 0;
+    for (std::uint32_t k : classes[c][i].kids) deepest = std::max(deepest, b[k]);
+    return classes[c][i].cost + deepest;
+  };
+  // What a kid k2's computation pays outside the classes k1 reaches (none
+  // of them in k1's computation): the heaviest path from k2 until it meets
+  // one, the classes k1 reaches worth 0. Each is a search of its own, so
+  // they get a budget of work (work_per_size searches of the whole
+  // problem); past it, 0, which is still a bound.
+  const std::size_t budget = work_per_size * (n + edges);
+  std::size_t work = 0;
+  std::map<std::uint32_t, std::pair<std::vector<std::uint8_t>, std::vector<std::uint32_t>>> reach;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, double> outside;
+  Fixpoint scratch(n);
+  auto reach_of = [&](std::uint32_t k1) -> const auto& {
+    auto [it, added] = reach.try_emplace(k1);
+    if (!added) return it->second;
+    auto& [seen, list] = it->second;
+    seen.assign(n, 0);
+    work += n;
+    std::vector<std::uint32_t> stack{k1};
+    seen[k1] = 1;
+    while (!stack.empty()) {
+      std::uint32_t c = stack.back();
+      stack.pop_back();
+      list.push_back(c);
+      for (const Candidate& cand : classes[c])
+        for (std::uint32_t k : cand.kids) {
+          ++work;
+          if (!seen[k]) {
+            seen[k] = 1;
+            stack.push_back(k);
+          }
+        }
+    }
+    return it->second;
+  };
+  auto outside_of = [&](std::uint32_t k2, std::uint32_t k1) {
+    auto [it, added] = outside.try_emplace({k2, k1}, 0.0);
+    if (added && work < budget) {
+      const auto& zero = reach_of(k1).first;
+      const auto& among = reach_of(k2).second;
+      least_fixpoint(classes, users, among, &zero, work, path, scratch);
+      it->second = scratch.b[k2];
+      scratch.clear(among);
+    }
+    return it->second;
+  };
+  // below: the heaviest kid's bound, plus what the others pay outside its
+  // reach (the largest of them: they may share among themselves).
+  auto joint = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
+    const auto& kids = classes[c][i].kids;
+    if (kids.empty()) return classes[c][i].cost;
+    std::uint32_t k1 = kids[0];
+    for (std::uint32_t k : kids)
+      if (b[k] > b[k1]) k1 = k;
+    double extra = 0;
+    for (std::uint32_t k2 : kids)
+      if (k2 != k1 && b[k2] > 0) extra = std::max(extra, outside_of(k2, k1));
+    return classes[c][i].cost + b[k1] + extra;
+  };
+  std::size_t own_work = 0;
+  Fixpoint below(n);
+  least_fixpoint(classes, users, all, nullptr, own_work, joint, below);
+  PathBounds out{std::move(below.b), std::vector<double>(n, kInfiniteCost)};
+  // above: shortest paths from the roots, a step from c to a kid of its
+  // candidate i costing that candidate's cost.
+  using Entry = std::pair<double, std::uint32_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+  for (std::uint32_t r : roots)
+    if (out.above[r] > 0) {
+      out.above[r] = 0;
+      queue.push({0, r});
+    }
+  std::vector<std::uint8_t> final(n, 0);
+  while (!queue.empty()) {
+    auto [value, c] = queue.top();
+    queue.pop();
+    if (final[c] || value > out.above[c]) continue;
+    final[c] = 1;
+    for (const Candidate& cand : classes[c])
+      for (std::uint32_t k : cand.kids)
+        if (value + cand.cost < out.above[k]) {
+          out.above[k] = value + cand.cost;
+          queue.push({out.above[k], k});
+        }
+  }
+  return out;
+}
+
+double PathBounds::through(const std::vector<std::vector<Candidate>>& classes, std::size_t c, std::size_t i) const {
+  const Candidate& cand = classes[c][i];
+  double deepest = 0;
+  for (std::uint32_t k : cand.kids) deepest = std::max(deepest, below[k]);
+  return above[c] + cand.cost + deepest;
+}
+
+double PathBounds::of_answer(const std::vector<std::uint32_t>& roots) const {
+  double most = 0;
+  for (std::uint32_t r : roots) most = std::max(most, below[r]);
+  return most;
 }
 
 }  // namespace refinery::extract

@@ -74,6 +74,32 @@ struct Requirements {
 Requirements requirements(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& comp,
                           const std::vector<std::uint32_t>& label, std::size_t num_labels);
 
+// Path bounds: every acyclic answer's chosen sub-graph holds a path from a
+// root down to a leaf whose classes are all distinct, so its DAG cost is at
+// least that path's candidates' costs, whatever it shares elsewhere.
+// `below[c]`: a lower bound on the DAG cost of any acyclic computation of
+// c: the least fixpoint of below(c) = min over c's candidates of cost + the
+// largest below(kid) (0 without kids), by Knuth's generalisation of
+// Dijkstra (the min-cost derivation, cycles included; infinite where c
+// cannot be computed), plus, with `work_per_size` > 0, what the other kids
+// pay outside the classes the heaviest kid reaches (none of those is in its
+// computation: the heaviest path from the other kid until it meets one, by
+// a search of its own, the largest over the other kids). The searches
+// share a budget of work_per_size times the problem's size (classes and
+// edges visited); past it a search gives 0.
+// `above[c]`: the least cost of a path of candidates from a root down to c,
+// c's own left out (0 at a root; infinite where no root reaches c). An
+// answer that chooses candidate i of c costs at least above[c] + cost_i +
+// the largest below over i's kids; any answer, at least the largest below
+// over the roots.
+struct PathBounds {
+  std::vector<double> below, above;
+  double through(const std::vector<std::vector<Candidate>>& classes, std::size_t c, std::size_t i) const;
+  double of_answer(const std::vector<std::uint32_t>& roots) const;
+};
+PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& roots,
+                       std::size_t work_per_size = 0);
+
 // Keeps only the choices reachable from the roots.
 Solution prune_unreachable(const Problem& p, Solution s);
 

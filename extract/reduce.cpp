@@ -359,17 +359,21 @@ bool collapse(Work& w, double& fixed_cost, std::vector<std::pair<std::uint32_t, 
   return true;
 }
 
-// Drops candidates that cost more on their own, with the fixed cost, than a
-// known solution.
-void drop_bounded(Work& w, double fixed_cost, double upper_bound) {
+// Drops candidates that cost more, with the fixed cost, than a known
+// solution: an answer choosing candidate i of c pays at least a path from a
+// root down through i (path_bounds: above c, i's own cost, below i's
+// deepest kid), each class of it once.
+// (`use_paths` false: its own cost alone.)
+void drop_bounded(Work& w, double fixed_cost, double upper_bound, bool use_paths) {
   if (!(upper_bound < kInfiniteCost)) return;
   const double limit = upper_bound + 1e-9 * std::max(std::abs(upper_bound), 1e-300);
+  const PathBounds paths = use_paths ? path_bounds(w.classes, w.roots) : PathBounds{};
   for (std::size_t c = 0; c < w.classes.size(); ++c) {
     auto& cands = w.classes[c];
     std::vector<Candidate> out;
     std::vector<std::int32_t> idx;
     for (std::size_t i = 0; i < cands.size(); ++i) {
-      if (fixed_cost + cands[i].cost > limit) continue;
+      if (fixed_cost + (use_paths ? paths.through(w.classes, c, i) : cands[i].cost) > limit) continue;
       out.push_back(std::move(cands[i]));
       idx.push_back(w.original_candidate[c][i]);
     }
@@ -409,7 +413,7 @@ Problem condensed(const Problem& p) {
   return out;
 }
 
-Reduced reduce(const Problem& p, double upper_bound) {
+Reduced reduce(const Problem& p, double upper_bound, bool paths) {
   Reduced out;
   Work w;
   w.classes.resize(p.classes.size());
@@ -440,7 +444,7 @@ Reduced reduce(const Problem& p, double upper_bound) {
     record("dominated", round);
     collapse(w, out.fixed_cost, out.forced);
     record("collapsed", round);
-    drop_bounded(w, out.fixed_cost, upper_bound);
+    drop_bounded(w, out.fixed_cost, upper_bound, paths);
     record("bounded", round);
     if (w.classes.size() == classes && w.candidates() == candidates) {
       const ReductionStep& last = out.steps.back();

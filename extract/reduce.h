@@ -14,8 +14,10 @@
 //               DAG cost: it is free, or needed by every solution (its cost
 //               is then fixed), or only one candidate uses it (its cost moves
 //               there);
-//   bounded     a candidate whose own cost plus the fixed cost exceeds an
-//               upper bound (the greedy answer) is dropped.
+//   bounded     a candidate is dropped when the fixed cost plus the
+//               cheapest root-to-leaf path through it (path_bounds: every
+//               answer choosing it pays one, each class once) exceeds an
+//               upper bound (the greedy answer).
 // The steps repeat until nothing changes.
 #pragma once
 
@@ -52,7 +54,9 @@ struct Reduced {
 };
 
 // `upper_bound`: the cost of a known solution of `p` (infinite: none).
-Reduced reduce(const Problem& p, double upper_bound = kInfiniteCost);
+// `paths`: the bound step prices a candidate by the path through it
+// (problem.h, path_bounds), else by its own cost alone.
+Reduced reduce(const Problem& p, double upper_bound = kInfiniteCost, bool paths = true);
 
 std::size_t num_candidates(const Problem& p);
 

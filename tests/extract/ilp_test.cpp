@@ -151,7 +151,7 @@ TEST(Ilp, ProvesOptimaWhereGreedyIsStrictlyWorse) {
   for (int i = 0; i < 120; ++i) {
     Problem p = random_problem(rng, 6 + static_cast<std::uint32_t>(i % 30));
     for (Acyclicity a : {Acyclicity::CycleCuts, Acyclicity::Levels}) {
-      IlpResult r = extract_ilp(p, {.time_limit_s = 5, .acyclicity = a});
+      IlpResult r = extract_ilp(p, {.time_limit_s = 5, .acyclicity = a, .path_bound = false});
       ASSERT_EQ(check_solution(p, r.solution), "") << "problem " << i;
       ASSERT_EQ(r.status, IlpStatus::Optimal) << "problem " << i << ": " << r.detail;
       EXPECT_NEAR(r.bound, r.cost, 1e-9 * std::max(1.0, r.cost)) << "problem " << i;
@@ -232,8 +232,11 @@ Problem layered_layouts(std::uint32_t layers) {
 TEST(Ilp, RequirementCutsPayEveryLayerInTheRelaxation) {
   Problem p = layered_layouts(12);
   const double optimum = 0.1 + 12 * 9.5 + 0.1;  // B all the way, one transpose at each end
-  IlpResult with = extract_ilp(p, {.condensed_share = 0, .relaxation_only = true});
-  IlpResult without = extract_ilp(p, {.requirement_cuts = false, .condensed_share = 0, .relaxation_only = true});
+  // Without the path bounds: the reduction's bound step would drop every
+  // costlier layout given greedy's answer, and leave no relaxation.
+  IlpResult with = extract_ilp(p, {.path_bound = false, .condensed_share = 0, .relaxation_only = true});
+  IlpResult without =
+      extract_ilp(p, {.requirement_cuts = false, .path_bound = false, .condensed_share = 0, .relaxation_only = true});
   for (const IlpResult* r : {&with, &without}) {
     ASSERT_EQ(check_solution(p, r->solution), "");
     EXPECT_NEAR(r->cost, optimum, 1e-9);  // greedy's answer
@@ -244,9 +247,33 @@ TEST(Ilp, RequirementCutsPayEveryLayerInTheRelaxation) {
   EXPECT_LT(without.bound, 0.5 * optimum);
   // The condensed relaxation (a layer's two layouts are one class) gives
   // the same bound.
-  IlpResult condensed = extract_ilp(p, {.requirement_cuts = false, .relaxation_only = true});
+  IlpResult condensed = extract_ilp(p, {.requirement_cuts = false, .path_bound = false, .relaxation_only = true});
   EXPECT_GE(condensed.condensed_bound, optimum - 0.2 - 1e-9);
   EXPECT_LE(condensed.condensed_bound, optimum + 1e-9);
+}
+
+// Where the path bound (problem.h, path_bounds) meets greedy's answer, the
+// answer is proved optimal before any model is built: no condensed solve,
+// no main model. Here every answer is one path of 1 + 2 + 3, with two
+// choices at each of two levels that no reduction takes out (different
+// kids, shared leaves).
+//   0 (root): f(1) 1 | g(2) 1;  1: h(3) 2 | h'(4) 2;  2: k(3) 2 | k'(4) 2;  3, 4: leaf 3
+TEST(Ilp, ThePathBoundProvesTheAnswerBeforeAnyModel) {
+  Problem p;
+  p.classes = {
+      {node(1, {1}), node(1, {2})}, {node(2, {3}), node(2, {4})}, {node(2, {3}), node(2, {4})}, {leaf(3)}, {leaf(3)}};
+  p.roots = {0};
+  IlpResult r = extract_ilp(p);
+  EXPECT_EQ(r.status, IlpStatus::Optimal);
+  EXPECT_EQ(check_solution(p, r.solution), "");
+  EXPECT_DOUBLE_EQ(r.cost, 6);
+  EXPECT_DOUBLE_EQ(r.path_bound, 6);
+  EXPECT_EQ(r.reduction.back().candidates, 8u);  // all left to the solver, which was not needed
+  EXPECT_EQ(r.rounds, 0u);
+  EXPECT_EQ(r.condensed_bound, 0);  // not run
+  IlpResult without = extract_ilp(p, {.path_bound = false});
+  EXPECT_EQ(without.status, IlpStatus::Optimal);
+  EXPECT_DOUBLE_EQ(without.condensed_bound, 6);  // proved by the condensed solve instead
 }
 
 // A cycle longer than two classes whose every class is cheap only through
@@ -267,6 +294,7 @@ TEST(Ilp, LazyCycleCutsBreakLongFreeCycles) {
   IlpResult r = extract_ilp(p, {.time_limit_s = 5,
                                 .reduce = false,
                                 .entry_choices = false,
+                                .path_bound = false,
                                 .condensed_share = 0,
                                 .max_enumerated_component = 4});
   EXPECT_EQ(r.status, IlpStatus::Optimal);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 
 #include "extract/greedy.h"
 #include "extract/reduce.h"
@@ -85,6 +86,92 @@ TEST(Reduce, DropsACandidateWhoseKidsAnotherOnesKidsRequire) {
   Solution s = r.expand(p, extract_greedy_dag(r.problem).solution);
   EXPECT_EQ(check_solution(p, s), "");
   EXPECT_DOUBLE_EQ(dag_cost(p, s), 3);  // a and D's leaf
+}
+
+// Path bounds: below is the lightest, over the ways to compute a class, of
+// their heaviest path down; above the cheapest path from a root.
+//   0 (root): h(1, 2) 1 | leaf 20
+//   1       : f(3) 2 | leaf 9
+//   2       : g(3) 1
+//   3       : leaf 5
+TEST(PathBounds, TakeTheHeaviestKidAndTheCheapestWayDown) {
+  std::vector<std::vector<Candidate>> classes = {
+      {node(1, {1, 2}), leaf(20)}, {node(2, {3}), leaf(9)}, {node(1, {3})}, {leaf(5)}};
+  PathBounds b = path_bounds(classes, {0});
+  EXPECT_EQ(b.below, (std::vector<double>{8, 7, 6, 5}));  // 0: 1 + max(7, 6), not 1 + 6
+  EXPECT_EQ(b.above, (std::vector<double>{0, 1, 1, 2}));  // 3 through g: 1 + 1
+  EXPECT_DOUBLE_EQ(b.through(classes, 1, 0), 1 + 2 + 5);
+  EXPECT_DOUBLE_EQ(b.through(classes, 1, 1), 1 + 9);
+  EXPECT_DOUBLE_EQ(b.of_answer({0}), 8);
+  // With the kids' searches: h's other kid, class 2, pays g (1) outside
+  // what class 1 reaches ({1, 3}): 1 + 7 + 1 = 9, h's whole DAG cost.
+  PathBounds joint = path_bounds(classes, {0}, 100);
+  EXPECT_EQ(joint.below, (std::vector<double>{9, 7, 6, 5}));
+}
+
+// Two kids that share what is below them: h(A, B) with A = f(S), B = g(S):
+// B pays g outside A's reach, not S again (the diamond: 1 + 6 + 1 = 8,
+// its DAG cost, against a tree cost of 13).
+TEST(PathBounds, KidsPayOnlyWhatTheHeaviestOneCannotReach) {
+  Problem p = diamond();
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots).of_answer(p.roots), 7);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 8);
+}
+
+// A free cycle (class 0 = {h(1) 0, x 10}, class 1 = {k(0) 0, y 4}) is no
+// way to compute a class: below is the least over finite computations, 4
+// for both (y, and h over y), not the cycle's 0.
+TEST(PathBounds, AFreeCycleComputesNothing) {
+  Problem p = free_cycle();
+  PathBounds b = path_bounds(p.classes, p.roots);
+  EXPECT_EQ(b.below, (std::vector<double>{4, 4}));
+  EXPECT_EQ(b.above, (std::vector<double>{0, 0}));
+}
+
+// The bound is a bound: on small random problems (cycles, shared
+// sub-graphs), no answer is cheaper than the largest below of a root (the
+// tree cost, which pays a shared kid twice, is not one); and the kids'
+// searches raise it above the heaviest path's on enough of them.
+TEST(PathBounds, NeverAboveTheBruteForceOptimum) {
+  std::mt19937 rng(41);
+  int raised = 0, solved = 0;
+  for (int i = 0; i < 300; ++i) {
+    Problem p = i % 2 ? random_layered_problem(rng, 4 + static_cast<std::uint32_t>(i % 6))
+                      : random_problem(rng, 3 + static_cast<std::uint32_t>(i % 5));
+    const double optimum = brute_force_optimum(p);
+    if (optimum == kInfiniteCost) continue;
+    ++solved;
+    PathBounds plain = path_bounds(p.classes, p.roots), joint = path_bounds(p.classes, p.roots, 1000);
+    ASSERT_LE(joint.of_answer(p.roots), optimum + 1e-9) << "problem " << i;
+    ASSERT_LE(plain.of_answer(p.roots), joint.of_answer(p.roots) + 1e-9) << "problem " << i;
+    if (joint.of_answer(p.roots) > plain.of_answer(p.roots) + 1e-9) ++raised;
+  }
+  EXPECT_GE(solved, 150);
+  EXPECT_GE(raised, 10);
+}
+
+// The bound step prices a candidate by the path through it. Greedy's answer
+// is f(g(2)) at 7. Class 1's k(3) costs 7 with class 3 folded into it, no
+// more than greedy's, but an answer with it also pays the root's f: 8; the
+// root's e(2) costs 3, but with class 2 below it 8. With both gone, every
+// class is decided; by own costs alone, nothing is dropped.
+//   0 (root): f(1) 1 | e(2) 3;  1: g(2) 1 | k(3) 3;  2: leaf 5;  3: leaf 4
+TEST(Reduce, BoundsACandidateByThePathThroughIt) {
+  Problem p;
+  p.classes = {{node(1, {1}), node(3, {2})}, {node(1, {2}), node(3, {3})}, {leaf(5)}, {leaf(4)}};
+  p.roots = {0};
+  const double greedy = dag_cost(p, extract_greedy_dag(p).solution);
+  ASSERT_DOUBLE_EQ(greedy, 7);
+  Reduced paths = reduce(p, greedy);
+  Reduced own = reduce(p, greedy, false);
+  EXPECT_EQ(num_candidates(paths.problem), 0u);
+  EXPECT_DOUBLE_EQ(paths.fixed_cost, 7);
+  EXPECT_EQ(num_candidates(own.problem), 5u);  // f, e; g, k (with class 3); class 2's leaf
+  for (const Reduced* r : {&paths, &own}) {
+    Solution s = r->expand(p, extract_greedy_dag(r->problem).solution);
+    EXPECT_EQ(check_solution(p, s), "");
+    EXPECT_DOUBLE_EQ(dag_cost(p, s), 7);
+  }
 }
 
 TEST(Reduce, CondensedKeepsEachComponentsEnteringCandidates) {
