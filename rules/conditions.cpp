@@ -269,7 +269,7 @@ const CondDef kConditions[] = {
      "T",
      [](const Env& env, std::span<const ArgVal> a) {
        const TensorFact& t = *a[0].tensor;
-       return env.symbolic_values || t.constant != nullptr ||
+       return env.symbolic_values || t.constant != nullptr || t.input_free ||
               (t.channels && std::all_of(t.channels->begin(), t.channels->end(), [](bool b) { return b; }));
      },
      {},
