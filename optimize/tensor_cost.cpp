@@ -90,12 +90,7 @@ double TensorCost::operator()(egraph::Id cls, const TensorNode& n) const {
   // A constant expression is free only when export will fold it.
   if (d.all_inputs_constant() && (!foldable(d.op, in_bytes, targets::bytes(out)) || !out.shape.is_static()))
     std::fill(d.input_constant.begin(), d.input_constant.end(), false);
-  // A tiny tie-breaker per op: among equal costs, fewer nodes. A node export
-  // folds is not an op of the written graph, so it weighs a thousandth of one
-  // (still above 0, so that no cycle is free): a convolution whose bias is a
-  // constant expression wins over the same convolution and an Add of a
-  // folded tensor, which the cpu model prices alike (a fused epilogue).
-  if (d.all_inputs_constant()) return model_.cost(d) + 1e-15;
+  // A tiny tie-breaker per op: among equal costs, fewer nodes.
   return model_.cost(d) + 1e-12;
 }
 
