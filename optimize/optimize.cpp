@@ -102,7 +102,10 @@ Problem problem_for(const TensorEGraph& g, const Seeded& seeded, std::size_t see
   std::vector<egraph::Id> roots;
   for (egraph::Id r : seeded.roots) roots.push_back(g.find(r));
   TensorCost cost(g, *target.model, class_activity(g, seeded.origin, activity));
-  auto biased = [&](egraph::Id c, const TensorNode& n) { return cost(c, n) + new_node_bias(g, n, seeded_ids); };
+  // A class export folds is not in the written graph: its nodes carry no bias.
+  auto biased = [&](egraph::Id c, const TensorNode& n) {
+    return cost(c, n) + (cost.is_constant(c) ? 0.0 : new_node_bias(g, n, seeded_ids));
+  };
   return extract::make_problem(g, roots, biased);
 }
 

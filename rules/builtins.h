@@ -29,6 +29,7 @@ struct TensorFact {
   // in verification, where a rule must hold whatever they are.
   bool zero = false;                               // every element is 0
   const std::vector<bool>* channels = nullptr;     // axis-1 entries that do not depend on the graph's inputs
+  bool input_free = false;                         // no element depends on the graph's inputs
   // Of a constant of rank >= 3 (a convolution weight): whether each slice
   // [i, j, ...] is all 0 (egraph/tensor/context.h, zero_pairs).
   const std::vector<bool>* zero_pairs = nullptr;

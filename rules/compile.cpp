@@ -261,7 +261,8 @@ class CompiledRule {
       std::string var(name);
       const TensorData& d = g[id].data;
       env.tensors[var] = TensorFact{d.type,         d.constant.get(), known_ints(d),
-                                    static_cast<int64_t>(egraph::index(g.find(id))), d.zero, d.channels.get()};
+                                    static_cast<int64_t>(egraph::index(g.find(id))), d.zero, d.channels.get(),
+                                    d.input_free};
       if (d.known) env.tensors[var].dims = &*d.known;
       if (d.constant && d.constant->dims().size() >= 3)
         env.tensors[var].zero_pairs = &g.analysis().context().zero_pairs(d.constant);

@@ -269,12 +269,13 @@ const CondDef kConditions[] = {
      "T",
      [](const Env& env, std::span<const ArgVal> a) {
        const TensorFact& t = *a[0].tensor;
-       return env.symbolic_values || t.constant != nullptr ||
+       return env.symbolic_values || t.constant != nullptr || t.input_free ||
               (t.channels && std::all_of(t.channels->begin(), t.channels->end(), [](bool b) { return b; }));
      },
      {},
      "the tensor is a constant or a constant expression (every channel independent of the graph's inputs, the tensor "
-     "analysis' channel facts: a weight a merge computed, W + s A B)"},
+     "analysis' channel facts: a weight a merge computed, W + s A B; or every element, its input_free fact: a "
+     "gathered bias)"},
     {"positive", "T",
      [](const Env& env, std::span<const ArgVal> a) { return value_check(env, a[0], [](double v) { return v > 0; }); },
      ValueCond::Positive, "a constant whose elements are all finite and > 0"},

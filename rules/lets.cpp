@@ -434,6 +434,16 @@ const LetDef kLets[] = {
        return ints(std::vector<int64_t>(static_cast<size_t>(2 * (r - 2)), 0));
      },
      "all-zero pads for a convolution of the tensor's rank"},
+    {"unit-spatial", "T",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       // [N, C, 1, ..., 1] of a known N x C x D1 x ... shape list (an expand's target)
+       auto s = as_ints(a[0]);
+       if (!s || s->size() < 3) return std::nullopt;
+       std::vector<int64_t> u(s->begin(), s->begin() + 2);
+       u.resize(s->size(), 1);
+       return ints(u);
+     },
+     "an N x C x D1 x ... shape list with every spatial dim 1"},
     {"add-pads", "VV",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
        auto p = as_ints(a[0]);

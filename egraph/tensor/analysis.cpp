@@ -22,6 +22,7 @@ std::expected<TensorData, std::string> TensorAnalysis::infer(const TensorEGraph&
   if (d) {
     d->zero = zero_fact(g, node);
     d->channels = channel_fact(g, node, d->type);
+    d->input_free = input_free_fact(g, node, *d);
   }
   return d;
 }
@@ -79,7 +80,7 @@ DidMerge TensorAnalysis::merge(Data& a, Data&& b) const {
   auto type = ir::refine(a.type, b.type);
   if (!type) throw TypeMismatch(fmt::format("union of e-classes with different types: {}", type.error()));
   TensorData m{std::move(*type), a.known ? a.known : b.known, a.constant ? a.constant : b.constant,
-               a.zero || b.zero, a.channels ? a.channels : b.channels};
+               a.zero || b.zero, a.channels ? a.channels : b.channels, a.input_free || b.input_free};
   // One value: a channel constant by either class's nodes is constant.
   if (a.channels && b.channels && a.channels->size() == b.channels->size() && *a.channels != *b.channels) {
     std::vector<bool> u(a.channels->size());

@@ -30,9 +30,11 @@ struct TensorData {
   ir::TensorRef constant;                     // when the class holds a constant leaf
   bool zero = false;                          // every element is 0
   ChannelSet channels;                        // axis-1 entries that do not depend on the inputs
+  bool input_free = false;                    // no element depends on the inputs (a constant expression)
 
   bool operator==(const TensorData& o) const {
     return type == o.type && known == o.known && constant == o.constant && zero == o.zero &&
+           input_free == o.input_free &&
            (channels == o.channels || (channels && o.channels && *channels == *o.channels));
   }
 };

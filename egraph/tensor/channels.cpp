@@ -30,7 +30,7 @@ int64_t channels_of(const ir::TensorType& t) {
 // Every element of the class is independent of the inputs: a constant leaf,
 // or every channel constant.
 bool input_free(const TensorData& d) {
-  if (d.constant) return true;
+  if (d.constant || d.input_free) return true;
   return d.channels && std::all_of(d.channels->begin(), d.channels->end(), [](bool b) { return b; });
 }
 
@@ -97,6 +97,12 @@ bool zero_fact(const TensorEGraph& g, const TensorNode& n) {
     default:
       return false;
   }
+}
+
+bool input_free_fact(const TensorEGraph& g, const TensorNode& n, const TensorData& d) {
+  if (input_free(d)) return true;
+  if (n.is_leaf() || n.kids.empty()) return false;
+  return std::all_of(n.kids.begin(), n.kids.end(), [&](Id k) { return input_free(g[k].data); });
 }
 
 ChannelSet channel_fact(const TensorEGraph& g, const TensorNode& n, const ir::TensorType& out) {

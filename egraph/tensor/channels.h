@@ -23,4 +23,9 @@ bool zero_fact(const TensorEGraph& g, const TensorNode& node);
 // The constant channels of the node's result (nullptr when none is known).
 ChannelSet channel_fact(const TensorEGraph& g, const TensorNode& node, const ir::TensorType& out);
 
+// Whether no element of the node's result depends on the graph's inputs, at
+// any rank (a constant expression: a gathered bias, a constant part reduced
+// to one value per channel), given its other facts `d`.
+bool input_free_fact(const TensorEGraph& g, const TensorNode& node, const TensorData& d);
+
 }  // namespace refinery::egraph::tensor
