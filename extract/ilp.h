@@ -53,6 +53,10 @@ struct IlpOptions {
   // its heaviest kid's reach (problem.h, path_bounds): their work, in
   // multiples of the reduced problem's size (0: the heaviest path alone).
   std::size_t path_work = 1000;
+  // ... and their CPU time, as a share of the time limit (counted from the
+  // call's start): on a large problem, or a machine whose CPU clock runs
+  // fast under load, the searches stop early rather than take CBC's time.
+  double path_share = 0.1;
   // Share of the time limit (counted from the call's start: greedy and the
   // reduction come out of it) for a first bound from the condensed
   // relaxation (reduce.h, condensed); 0: none. It stops early when it

@@ -257,7 +257,7 @@ void least_fixpoint(const std::vector<std::vector<Candidate>>& classes, const Us
 }  // namespace
 
 PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& roots,
-                       std::size_t work_per_size) {
+                       std::size_t work_per_size, const std::function<bool()>& out_of_time) {
   const std::size_t n = classes.size();
   Users users(n);
   std::size_t edges = 0;
@@ -281,7 +281,7 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
   // of them in k1's computation): the heaviest path from k2 until it meets
   // one, the classes k1 reaches worth 0. Each is a search of its own, so
   // they get a budget of work (work_per_size searches of the whole
-  // problem); past it, 0, which is still a bound.
+  // problem) and the caller's clock; past either, 0, which is still a bound.
   const std::size_t budget = work_per_size * (n + edges);
   std::size_t work = 0;
   std::map<std::uint32_t, std::pair<std::vector<std::uint8_t>, std::vector<std::uint32_t>>> reach;
@@ -312,7 +312,7 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
   };
   auto outside_of = [&](std::uint32_t k2, std::uint32_t k1) {
     auto [it, added] = outside.try_emplace({k2, k1}, 0.0);
-    if (added && work < budget) {
+    if (added && work < budget && !(out_of_time && out_of_time())) {
       const auto& zero = reach_of(k1).first;
       const auto& among = reach_of(k2).second;
       least_fixpoint(classes, users, among, &zero, work, path, scratch);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -86,7 +87,8 @@ Requirements requirements(const std::vector<std::vector<Candidate>>& classes, co
 // computation: the heaviest path from the other kid until it meets one, by
 // a search of its own, the largest over the other kids). The searches
 // share a budget of work_per_size times the problem's size (classes and
-// edges visited); past it a search gives 0.
+// edges visited); past it, or once `out_of_time` says so (asked before
+// each search), a search gives 0.
 // `above[c]`: the least cost of a path of candidates from a root down to c,
 // c's own left out (0 at a root; infinite where no root reaches c). An
 // answer that chooses candidate i of c costs at least above[c] + cost_i +
@@ -98,7 +100,7 @@ struct PathBounds {
   double of_answer(const std::vector<std::uint32_t>& roots) const;
 };
 PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& roots,
-                       std::size_t work_per_size = 0);
+                       std::size_t work_per_size = 0, const std::function<bool()>& out_of_time = {});
 
 // Keeps only the choices reachable from the roots.
 Solution prune_unreachable(const Problem& p, Solution s);

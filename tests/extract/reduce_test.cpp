@@ -116,6 +116,8 @@ TEST(PathBounds, KidsPayOnlyWhatTheHeaviestOneCannotReach) {
   Problem p = diamond();
   EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots).of_answer(p.roots), 7);
   EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 8);
+  // Out of time before the first search: the heaviest path alone.
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100, [] { return true; }).of_answer(p.roots), 7);
 }
 
 // A free cycle (class 0 = {h(1) 0, x 10}, class 1 = {k(0) 0, y 4}) is no
