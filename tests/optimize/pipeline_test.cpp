@@ -17,7 +17,6 @@
 #include "frontends/onnx.h"
 #include "ir/io.h"
 #include "ir/text.h"
-#include "optimize/fold.h"
 #include "optimize/optimize.h"
 #include "tests/targets/graph_builder.h"
 
@@ -282,45 +281,6 @@ TEST(Pipeline, IlpExtractorGivesTheSameAnswerOnSmallGraphs) {
   EXPECT_EQ(r->report.outcome, Outcome::Optimized) << r->report.extraction.status;
   EXPECT_EQ(r->report.ops_after.at("MatMul"), 1);
   EXPECT_NE(r->report.extraction.status.find("optimal"), std::string::npos) << r->report.extraction.status;
-}
-
-TEST(Fold, EvaluatesConstantExpressionsAndDropsDeadConstants) {
-  GraphBuilder b;
-  auto x = b.input("x", {2, 3});
-  auto w = b.weight("w", {2, 3});
-  auto s = b.op1(ir::Op::Exp, {w});  // exp(0) = 1
-  ir::Graph g = b.finish({b.op1(ir::Op::Mul, {x, s})});
-  auto f = fold_constants(g);
-  ASSERT_TRUE(f.has_value()) << f.error().str();
-  EXPECT_EQ(f->folded, 1u);
-  EXPECT_EQ(f->constants_dropped, 1u);
-  ASSERT_EQ(f->graph.num_nodes(), 1u);
-  ASSERT_EQ(f->graph.constants().size(), 1u);
-  const ir::Tensor& t = *f->graph.value(f->graph.constants()[0]).constant;
-  EXPECT_EQ(t.as_double(0), 1.0);
-}
-
-// A weight divided by a Constant node's value (a rule's constant expression
-// over a scale the exporter wrote as a node, attention-separate-div-fold's
-// W / sqrt(d)) is folded; the Constant node stays as it was written.
-TEST(Fold, ReadsAConstantNodesValue) {
-  GraphBuilder b;
-  auto x = b.input("x", {2, 3});
-  auto w = b.weight("w", {2, 3});
-  ir::Attributes two;
-  two.set("value_float", 2.0f);
-  auto c = b.op1(ir::Op::Constant, {}, two);
-  auto q = b.op1(ir::Op::Div, {b.op1(ir::Op::Exp, {w}), c});  // exp(0) / 2
-  ir::Graph g = b.finish({b.op1(ir::Op::Mul, {x, q}), b.op1(ir::Op::Add, {x, c})});
-  auto f = fold_constants(g);
-  ASSERT_TRUE(f.has_value()) << f.error().str();
-  EXPECT_EQ(f->folded, 2u);
-  int divs = 0, constant_nodes = 0;
-  for (const ir::Node& n : f->graph.nodes()) divs += n.op == ir::Op::Div, constant_nodes += n.op == ir::Op::Constant;
-  EXPECT_EQ(divs, 0);
-  EXPECT_EQ(constant_nodes, 1);
-  ASSERT_EQ(f->graph.constants().size(), 1u);
-  EXPECT_EQ(f->graph.value(f->graph.constants()[0]).constant->as_double(0), 0.5);
 }
 
 // The guard on modelled gains: four ReLUs and three Concats become three
