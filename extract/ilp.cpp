@@ -189,7 +189,7 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
   // operator over alternatives at a fraction each, this is the higher bound.
   // (Left out of the diagnostic relaxation_only, whose bound is the LP's.)
   const bool paths = options.path_bound && !options.relaxation_only;
-  const double path_deadline = cpu_start + options.path_share * options.time_limit_s;
+  const double path_deadline = cpu_now() + options.path_share * options.time_limit_s;
   double best_bound_q =
       paths ? path_bounds(q.classes, q.roots, options.path_work, [&] { return cpu_now() > path_deadline; })
                   .of_answer(q.roots)

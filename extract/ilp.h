@@ -54,9 +54,9 @@ struct IlpOptions {
   // multiples of the reduced problem's size (0: the heaviest path alone).
   std::size_t path_work = 1000;
   // ... and their CPU time, as a share of the time limit (counted from the
-  // call's start): on a large problem, or a machine whose CPU clock runs
+  // searches' start): on a large problem, or a machine whose CPU clock runs
   // fast under load, the searches stop early rather than take CBC's time.
-  double path_share = 0.1;
+  double path_share = 0.3;
   // Share of the time limit (counted from the call's start: greedy and the
   // reduction come out of it) for a first bound from the condensed
   // relaxation (reduce.h, condensed); 0: none. It stops early when it
