@@ -189,7 +189,24 @@ Requirements requirements(const std::vector<std::vector<Candidate>>& classes, co
 
 namespace {
 
-using Users = std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>>;  // kid -> (class, candidate)
+// Who reads each class, and how many distinct kids each candidate has:
+// built once per path_bounds call, read by every search.
+struct Links {
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> users;  // kid -> (class, candidate)
+  std::vector<std::vector<std::uint32_t>> distinct;                         // class -> candidate -> distinct kids
+  std::size_t edges = 0;
+  explicit Links(const std::vector<std::vector<Candidate>>& classes) : users(classes.size()), distinct(classes.size()) {
+    for (std::uint32_t c = 0; c < classes.size(); ++c)
+      for (std::uint32_t i = 0; i < classes[c].size(); ++i) {
+        std::vector<std::uint32_t> kids = classes[c][i].kids;
+        std::sort(kids.begin(), kids.end());
+        kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
+        for (std::uint32_t k : kids) users[k].push_back({c, i});
+        distinct[c].push_back(static_cast<std::uint32_t>(kids.size()));
+        edges += kids.size();
+      }
+  }
+};
 
 // The least fixpoint of b(c) = min over c's candidates i of value(c, i, b)
 // where value is superior (at least the b of each kid; evaluated once all
@@ -213,7 +230,7 @@ struct Fixpoint {
 };
 
 template <class Value>
-void least_fixpoint(const std::vector<std::vector<Candidate>>& classes, const Users& users,
+void least_fixpoint(const std::vector<std::vector<Candidate>>& classes, const Links& links,
                     const std::vector<std::uint32_t>& among, const std::vector<std::uint8_t>* zero, std::size_t& work,
                     Value value, Fixpoint& s) {
   using Entry = std::pair<double, std::uint32_t>;
@@ -226,12 +243,9 @@ void least_fixpoint(const std::vector<std::vector<Candidate>>& classes, const Us
       queue.push({0, c});
       continue;
     }
-    s.waiting[c].resize(classes[c].size());
+    s.waiting[c] = links.distinct[c];
     for (std::uint32_t i = 0; i < classes[c].size(); ++i) {
-      std::vector<std::uint32_t> kids = classes[c][i].kids;
-      std::sort(kids.begin(), kids.end());
-      s.waiting[c][i] = static_cast<std::uint32_t>(std::unique(kids.begin(), kids.end()) - kids.begin());
-      if (kids.empty() && classes[c][i].cost < s.b[c]) {
+      if (s.waiting[c][i] == 0 && classes[c][i].cost < s.b[c]) {
         s.b[c] = classes[c][i].cost;
         queue.push({s.b[c], c});
       }
@@ -242,7 +256,7 @@ void least_fixpoint(const std::vector<std::vector<Candidate>>& classes, const Us
     queue.pop();
     if (s.final[k] || v > s.b[k]) continue;
     s.final[k] = 1;
-    for (auto [c, i] : users[k]) {
+    for (auto [c, i] : links.users[k]) {
       ++work;
       if (!s.in[c] || s.final[c] || s.waiting[c].empty() || --s.waiting[c][i] > 0) continue;
       double candidate = value(c, i, s.b);
@@ -259,16 +273,7 @@ void least_fixpoint(const std::vector<std::vector<Candidate>>& classes, const Us
 PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& roots,
                        std::size_t work_per_size, const std::function<bool()>& out_of_time) {
   const std::size_t n = classes.size();
-  Users users(n);
-  std::size_t edges = 0;
-  for (std::uint32_t c = 0; c < n; ++c)
-    for (std::uint32_t i = 0; i < classes[c].size(); ++i) {
-      std::vector<std::uint32_t> kids = classes[c][i].kids;
-      std::sort(kids.begin(), kids.end());
-      kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
-      for (std::uint32_t k : kids) users[k].push_back({c, i});
-      edges += kids.size();
-    }
+  const Links links(classes);
   std::vector<std::uint32_t> all(n);
   for (std::uint32_t c = 0; c < n; ++c) all[c] = c;
   // The heaviest path down, alone.
@@ -282,7 +287,7 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
   // one, the classes k1 reaches worth 0. Each is a search of its own, so
   // they get a budget of work (work_per_size searches of the whole
   // problem) and the caller's clock; past either, 0, which is still a bound.
-  const std::size_t budget = work_per_size * (n + edges);
+  const std::size_t budget = work_per_size * (n + links.edges);
   std::size_t work = 0;
   std::map<std::uint32_t, std::pair<std::vector<std::uint8_t>, std::vector<std::uint32_t>>> reach;
   std::map<std::pair<std::uint32_t, std::uint32_t>, double> outside;
@@ -315,7 +320,7 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
     if (added && work < budget && !(out_of_time && out_of_time())) {
       const auto& zero = reach_of(k1).first;
       const auto& among = reach_of(k2).second;
-      least_fixpoint(classes, users, among, &zero, work, path, scratch);
+      least_fixpoint(classes, links, among, &zero, work, path, scratch);
       it->second = scratch.b[k2];
       scratch.clear(among);
     }
@@ -336,7 +341,7 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
   };
   std::size_t own_work = 0;
   Fixpoint below(n);
-  least_fixpoint(classes, users, all, nullptr, own_work, joint, below);
+  least_fixpoint(classes, links, all, nullptr, own_work, joint, below);
   PathBounds out{std::move(below.b), std::vector<double>(n, kInfiniteCost)};
   // above: shortest paths from the roots, a step from c to a kid of its
   // candidate i costing that candidate's cost.
