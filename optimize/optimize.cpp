@@ -101,7 +101,7 @@ Problem problem_for(const TensorEGraph& g, const Seeded& seeded, std::size_t see
                     const targets::Target& target, const std::vector<double>& activity) {
   std::vector<egraph::Id> roots;
   for (egraph::Id r : seeded.roots) roots.push_back(g.find(r));
-  TensorCost cost(g, *target.model, class_activity(g, seeded.origin, activity));
+  TensorCost cost(g, *target.model, roots, class_activity(g, seeded.origin, activity));
   // A class export folds is not in the written graph: its nodes carry no bias.
   auto biased = [&](egraph::Id c, const TensorNode& n) {
     return cost(c, n) + (cost.is_constant(c) ? 0.0 : new_node_bias(g, n, seeded_ids));
@@ -208,12 +208,12 @@ Expected<targets::CoreMap> map_measured(const ir::Graph& graph, const targets::T
 // new_node_bias), classes no root needs included as the format has them.
 std::string gym_json(const TensorEGraph& g, const Seeded& seeded, std::size_t seeded_ids,
                      const targets::Target& target, const std::vector<double>& activity) {
-  TensorCost cost(g, *target.model, class_activity(g, seeded.origin, activity));
+  std::vector<egraph::Id> roots;
+  for (egraph::Id r : seeded.roots) roots.push_back(g.find(r));
+  TensorCost cost(g, *target.model, roots, class_activity(g, seeded.origin, activity));
   std::function<double(const TensorNode&)> price = [&](const TensorNode& n) {
     return cost(g.find(*g.lookup(n)), n) + new_node_bias(g, n, seeded_ids);
   };
-  std::vector<egraph::Id> roots;
-  for (egraph::Id r : seeded.roots) roots.push_back(g.find(r));
   return egraph::to_extraction_gym_json(g, std::span<const egraph::Id>(roots), price);
 }
 

@@ -16,8 +16,11 @@ bool foldable(ir::Op op, double input_bytes, double output_bytes) {
   return output_bytes <= std::max(input_bytes, 1.0 * (1 << 20));
 }
 
-TensorCost::TensorCost(const TensorEGraph& g, const targets::CostModel& model, std::vector<double> activity)
+TensorCost::TensorCost(const TensorEGraph& g, const targets::CostModel& model, const std::vector<egraph::Id>& roots,
+                       std::vector<double> activity)
     : g_(g), model_(model), activity_(std::move(activity)) {
+  root_.assign(g.num_ids(), false);
+  for (egraph::Id r : roots) root_[egraph::index(g.find(r))] = true;
   constant_.assign(g.num_ids(), false);
   bool changed = true;
   while (changed) {
@@ -69,6 +72,7 @@ double TensorCost::operator()(egraph::Id cls, const TensorNode& n) const {
   d.attrs = &na.attrs;
   d.output = &out;
   d.num_outputs = na.num_outputs;
+  d.graph_output = root_[egraph::index(g_.find(cls))];
   std::size_t k = 0, positions = na.present.empty() ? n.kids.size() : na.present.size();
   double in_bytes = 0;
   for (std::size_t i = 0; i < positions; ++i) {

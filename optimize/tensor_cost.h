@@ -21,9 +21,11 @@ bool foldable(ir::Op op, double input_bytes, double output_bytes);
 
 class TensorCost {
  public:
+  // `roots`: the classes the graph's outputs are (OpDesc::graph_output).
   // `activity`, by class index (optimize/activity.h), fills each e-node's
   // OpDesc::input_activity; empty: none known.
-  TensorCost(const TensorEGraph& g, const targets::CostModel& model, std::vector<double> activity = {});
+  TensorCost(const TensorEGraph& g, const targets::CostModel& model, const std::vector<egraph::Id>& roots,
+             std::vector<double> activity = {});
   double operator()(egraph::Id cls, const TensorNode& node) const;
   bool is_constant(egraph::Id cls) const;
 
@@ -33,6 +35,7 @@ class TensorCost {
   const TensorEGraph& g_;
   const targets::CostModel& model_;
   std::vector<bool> constant_;  // by class index
+  std::vector<bool> root_;      // by class index
   std::vector<double> activity_;  // by class index, may be empty
 };
 

@@ -1,5 +1,7 @@
 #include "targets/cost_model.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "targets/learned.h"
@@ -138,6 +140,7 @@ std::vector<OpDesc> node_descs(const ir::Graph& g) {
     }
     d.num_outputs = static_cast<int>(n.outputs.size());
     d.output = n.outputs.empty() ? nullptr : &g.value(n.outputs[0]).type;
+    d.graph_output = !n.outputs.empty() && std::ranges::find(g.outputs(), n.outputs[0]) != g.outputs().end();
   }
   return out;
 }

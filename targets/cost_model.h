@@ -27,6 +27,7 @@ struct OpDesc {
   std::vector<ir::Op> input_producer;
   const ir::TensorType* output = nullptr;  // this result's type
   int num_outputs = 1;
+  bool graph_output = false;  // this result is one of the graph's outputs (ORT then fuses less into its producer)
   // Per input: the expected fraction of its elements that are nonzero at a
   // time step (spiking graphs, measured by simulation); empty or missing: 1.
   // Only the neuromorphic model reads it (synaptic events).

@@ -208,11 +208,11 @@ double input_bytes(const OpDesc& op) { return work(op).bytes_read; }
 // What ONNX Runtime's graph optimizer (level 'all', CPU) folds into the
 // op that computes this op's input, so that it costs nothing of its own:
 // an activation after a Conv or Gemm (ConvActivationFusion,
-// GemmActivationFusion), a BatchNorm, a per-channel constant Add or Mul,
-// or a same-shape residual Add after a Conv (ConvBNFusion, ConvAddFusion,
-// ConvMulFusion, the NCHWc Conv's Sum input), a bias Add after a 2-D
-// MatMul (MatMulAddFusion to Gemm), a scalar Mul or Div after a MatMul
-// (MatMulScaleFusion).
+// GemmActivationFusion), a BatchNorm, a per-channel constant Add or Mul
+// (or a scalar Mul), or a computed same-shape residual Add after a Conv
+// (ConvBNFusion, ConvAddFusion, ConvMulFusion, the NCHWc Conv's Sum
+// input), a bias Add after a 2-D MatMul (MatMulAddFusion to Gemm), a scalar
+// Mul or Div after a MatMul (MatMulScaleFusion).
 bool ort_cpu_fused_epilogue(const OpDesc& op) {
   using ir::Op;
   auto scalar_constant = [&](std::size_t i) {
@@ -221,6 +221,26 @@ bool ort_cpu_fused_epilogue(const OpDesc& op) {
   };
   auto constant = [&](std::size_t i) {
     return i < op.inputs.size() && op.inputs[i] && i < op.input_constant.size() && op.input_constant[i];
+  };
+  // ConvAddFusion and ConvMulFusion take a constant of shape [1, C, 1, 1]
+  // or [C, 1, 1] (for a 2-D Conv; C its output channels), ConvMulFusion
+  // also a rank-0 scalar, and neither when the Add or Mul's result is a
+  // graph output; any other constant, a [1, C, H, W] one included, stays a
+  // kernel of its own (docs/targets.md).
+  auto per_channel = [&](std::size_t i) {
+    if (!constant(i) || op.graph_output || !op.output || !op.inputs[i]->shape.ranked() ||
+        !op.output->shape.ranked())
+      return false;
+    const ir::Shape& c = op.inputs[i]->shape;
+    const ir::Shape& y = op.output->shape;
+    if (y.rank() < 3 || (c.rank() != y.rank() && c.rank() != y.rank() - 1)) return false;
+    int64_t axis = c.rank() == y.rank() ? 1 : 0;
+    for (int64_t d = 0; d < c.rank(); ++d)
+      if (dim(c, d) != (d == axis ? dim(y, 1) : 1.0)) return false;
+    return true;
+  };
+  auto rank0 = [&](std::size_t i) {
+    return constant(i) && !op.graph_output && op.inputs[i]->shape.ranked() && op.inputs[i]->shape.rank() == 0;
   };
   Op p0 = op.producer(0);
   switch (op.op) {
@@ -237,8 +257,9 @@ bool ort_cpu_fused_epilogue(const OpDesc& op) {
       for (std::size_t i : {0, 1}) {
         Op p = op.producer(i);
         std::size_t other = 1 - i;
-        if (p == Op::Conv && (constant(other) ||
-                              (op.op == Op::Add && op.inputs[other] && op.output && *op.inputs[other] == *op.output)))
+        if (p == Op::Conv && ((op.op != Op::Div && per_channel(other)) || (op.op == Op::Mul && rank0(other)) ||
+                              (op.op == Op::Add && !constant(other) && op.inputs[other] && op.output &&
+                               *op.inputs[other] == *op.output)))
           return true;
         if (p == Op::MatMul && op.op != Op::Add && scalar_constant(other)) return op.op == Op::Mul || i == 0;
         if (p == Op::MatMul && op.op == Op::Add && constant(other) && op.output && op.output->shape.rank() == 2)

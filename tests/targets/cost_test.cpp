@@ -144,6 +144,39 @@ TEST(CpuCost, ActivationsFuseIntoASingleUseConv) {
   EXPECT_LT(graph_cost(*m, branches(false)), graph_cost(*m, branches(true)));
 }
 
+// ONNX Runtime folds into a Conv only a constant of one value per output
+// channel ([1, C, 1, 1] or [C, 1, 1]; a Mul also a rank-0 scalar), and not
+// when the Add or Mul is a graph output, and the Sum input of the NCHWc
+// Conv (a computed tensor of the result's shape). A folded [1, C, H, W]
+// constant ran as an Add kernel of its own with reorders around it (pruned
+// mobilenet_v2, docs/measurements.md).
+TEST(CpuCost, OnlyAPerChannelConstantFoldsIntoAConv) {
+  auto m = model("cpu");
+  auto after_conv = [&](ir::Op op, std::vector<int64_t> dims, bool computed = false, bool output = false) {
+    GraphBuilder b;
+    auto x = b.input("x", {1, 16, 8, 8});
+    auto y = b.op1(ir::Op::Conv, {x, b.weight("w", {32, 16, 1, 1})});
+    auto other = computed ? b.op1(ir::Op::Conv, {x, b.weight("v", {32, 16, 1, 1})}) : b.weight("c", dims);
+    auto z = b.op1(op, {y, other});
+    std::vector<double> costs = node_costs(*m, b.finish({output ? z : b.op1(ir::Op::Relu, {z})}));
+    return costs[costs.size() - (output ? 1 : 2)];
+  };
+  EXPECT_EQ(after_conv(ir::Op::Add, {1, 32, 1, 1}), 0);
+  EXPECT_EQ(after_conv(ir::Op::Add, {32, 1, 1}), 0);
+  EXPECT_EQ(after_conv(ir::Op::Mul, {1, 32, 1, 1}), 0);
+  EXPECT_EQ(after_conv(ir::Op::Mul, {}), 0);
+  EXPECT_EQ(after_conv(ir::Op::Add, {}, true), 0);
+  for (auto [op, dims] : std::vector<std::pair<ir::Op, std::vector<int64_t>>>{{ir::Op::Add, {1, 32, 8, 8}},
+                                                                              {ir::Op::Add, {}},
+                                                                              {ir::Op::Add, {1, 1, 1, 1}},
+                                                                              {ir::Op::Add, {1, 32, 1, 8}},
+                                                                              {ir::Op::Mul, {1, 32, 8, 8}},
+                                                                              {ir::Op::Div, {1, 32, 1, 1}}})
+    EXPECT_GT(after_conv(op, dims), m->spec().op_overhead_s) << ir::op_name(op) << " " << dims.size();
+  EXPECT_GT(after_conv(ir::Op::Add, {1, 32, 1, 1}, false, true), m->spec().op_overhead_s);
+  EXPECT_GT(after_conv(ir::Op::Mul, {}, false, true), m->spec().op_overhead_s);
+}
+
 TEST(CpuCost, BigGemmsAreMoreEfficientPerFlop) {
   auto m = model("cpu");
   double small = graph_cost(*m, one_matmul(16, 16, 16)) / (2.0 * 16 * 16 * 16);
