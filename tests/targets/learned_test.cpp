@@ -132,6 +132,14 @@ TEST(Kernels, InContextTimesShareEachProfiledKernelAmongItsNodes) {
   EXPECT_EQ(t->unmatched, 0u);
   EXPECT_NEAR(t->ms[0], 0.006, 1e-9);
   EXPECT_NEAR(t->ms[1], 0.004, 1e-9);
+  // The profile to CPU time: between the runs' CPU per wall (every kernel's
+  // median counted the others' time) and 1 (none did), the factor that makes
+  // the kernels sum to the run. bert_encoder at load ~4: 8.847 ms of
+  // kernels, a run of 8.257 ms of CPU, the runs at 0.482 CPU per wall.
+  EXPECT_NEAR(profile_cpu_factor(8.847, 8.257, 0.482), 8.257 / 8.847, 1e-12);
+  EXPECT_EQ(profile_cpu_factor(140, 60, 0.5), 0.5);     // long kernels, all preempted: the runs' figure
+  EXPECT_EQ(profile_cpu_factor(0.75, 0.13, 1.0), 1.0);  // the profiler's own cost: in_context_times's dispatch
+  EXPECT_EQ(profile_cpu_factor(5, 6, 0.5), 1.0);
 }
 
 std::string slurp(const std::filesystem::path& p) {
