@@ -251,4 +251,10 @@ Expected<InContextTimes> in_context_times(const ir::Graph& g, const ir::Graph& o
   return out;
 }
 
+double profile_cpu_factor(double profiled_ms, double run_ms, double runs_cpu_per_wall) {
+  const double low = std::clamp(runs_cpu_per_wall, 1e-3, 1.0);
+  if (!(profiled_ms > 0) || !(run_ms > 0)) return low;
+  return std::clamp(run_ms / profiled_ms, low, 1.0);
+}
+
 }  // namespace refinery::targets

@@ -72,6 +72,20 @@ struct ProfiledKernel {
 // shared among its priced nodes by `baseline`'s price of each as its own
 // kernel. Per node of `graph`: its milliseconds, or -1 where it is not
 // priced or no kernel ran it.
+// The factor that turns a profile's kernel times into CPU time, as the run
+// (`run_ms`) is timed: the profiler's times are wall time, which on a
+// shared machine counts the time other processes held the core, but each
+// is a kernel's median over the profiled runs, and a kernel much shorter
+// than the scheduler's slice is not preempted in most runs. So the factor
+// lies between the profiled runs' CPU time over their wall time
+// (`runs_cpu_per_wall`: every kernel counted its share of the others'
+// time) and 1 (none did): within that, the one that makes the kernels
+// (`profiled_ms`) sum to the run. Scaled by the runs' figure alone,
+// bert_encoder's 111 kernels (8.8 ms, at CPU per wall 0.48) summed to half
+// its timed run, and in_context_times's dispatch made up the rest at +0.02
+// ms a kernel (its Adds 8 us -> 34 us).
+double profile_cpu_factor(double profiled_ms, double run_ms, double runs_cpu_per_wall);
+
 struct InContextTimes {
   std::vector<double> ms;
   std::size_t kernels = 0, unmatched = 0;  // profiled kernels; those with no node of `graph`

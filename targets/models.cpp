@@ -148,34 +148,17 @@ class CpuModel final : public CostModel {
     return spec_.memory_bandwidth;
   }
 
-  // ONNX Runtime's fused Attention (com.microsoft): its parts priced as the
-  // ops of its decomposition (the packed projection, Q K^T, softmax, the
-  // weighted sum of V), one dispatch for all of them, and no head split,
-  // transposes or bias add of their own. Measured against the unfused form
-  // it runs 1.01x-1.23x faster (docs/measurements.md, "Fused attention");
-  // this prices it below the decomposition by the dispatches and data
-  // movement it saves, which is at most what was measured.
+  // ONNX Runtime's fused Attention (com.microsoft): its parts
+  // (attention_parts) priced as their ops, one dispatch for all of them.
+  // Measured against the unfused form it runs 1.01x-1.23x faster
+  // (docs/measurements.md, "Fused attention"); this prices it below the
+  // decomposition by the dispatches and data movement it saves, which is at
+  // most what was measured.
   double attention_cost(const OpDesc& op) const {
-    using ir::Dim;
-    using ir::Op;
-    const ir::TensorType &x = *op.inputs[0], &w = *op.inputs[1];
-    int64_t heads = ir::OpAttrs(Op::MsAttention, op.attributes(), 3).get_int("num_heads");
-    Dim b = x.shape[0], s = x.shape[1];
-    int64_t hidden = w.shape[1].size() / 3, head = hidden / heads;
-    auto type = [&](std::vector<Dim> dims) { return ir::TensorType{x.dtype, ir::Shape(std::move(dims))}; };
-    ir::TensorType packed = type({b, s, w.shape[1]});
-    ir::TensorType q = type({b, Dim(heads), s, Dim(head)}), kt = type({b, Dim(heads), Dim(head), s});
-    ir::TensorType scores = type({b, Dim(heads), s, s});
-    auto part = [&](Op o, std::vector<const ir::TensorType*> in, const ir::TensorType* out) {
-      OpDesc d;
-      d.op = o;
-      d.inputs = std::move(in);
-      d.input_constant.assign(d.inputs.size(), false);
-      d.output = out;
-      return op_cost(d);
-    };
-    double parts = part(Op::MatMul, {&x, &w}, &packed) + part(Op::MatMul, {&q, &kt}, &scores) +
-                   part(Op::Softmax, {&scores}, &scores) + part(Op::MatMul, {&scores, &q}, &q);
+    AttentionParts a;
+    if (!attention_parts(op, a)) return spec_.op_overhead_s;
+    double parts = 0;
+    for (const OpDesc& p : a.parts) parts += op_cost(p);
     return parts - 3 * spec_.op_overhead_s;
   }
 

@@ -271,4 +271,37 @@ bool ort_cpu_fused_epilogue(const OpDesc& op) {
 }
 
 
+bool attention_parts(const OpDesc& op, AttentionParts& out) {
+  using ir::Dim;
+  using ir::Op;
+  if (op.inputs.size() < 2 || !op.inputs[0] || !op.inputs[1]) return false;
+  const ir::TensorType &x = *op.inputs[0], &w = *op.inputs[1];
+  if (!x.shape.ranked() || x.shape.rank() != 3 || !w.shape.ranked() || w.shape.rank() != 2 || !w.shape[1].is_static())
+    return false;
+  int64_t heads = ir::OpAttrs(Op::MsAttention, op.attributes(), 3).get_int("num_heads");
+  int64_t hidden = w.shape[1].size() / 3;
+  if (heads < 1 || hidden < heads) return false;
+  Dim b = x.shape[0], s = x.shape[1];
+  const int64_t head = hidden / heads;
+  auto type = [&](std::vector<Dim> dims) { return ir::TensorType{x.dtype, ir::Shape(std::move(dims))}; };
+  auto& [packed, q, kt, scores] = out.types;
+  packed = type({b, s, w.shape[1]});
+  q = type({b, Dim(heads), s, Dim(head)});
+  kt = type({b, Dim(heads), Dim(head), s});
+  scores = type({b, Dim(heads), s, s});
+  auto part = [](Op o, std::vector<const ir::TensorType*> in, const ir::TensorType* result) {
+    OpDesc d;
+    d.op = o;
+    d.inputs = std::move(in);
+    d.input_constant.assign(d.inputs.size(), false);
+    d.output = result;
+    return d;
+  };
+  out.parts = {part(Op::MatMul, {&x, &w}, &packed), part(Op::MatMul, {&q, &kt}, &scores),
+               part(Op::Softmax, {&scores}, &scores), part(Op::MatMul, {&scores, &q}, &q)};
+  out.parts[0].input_constant = {op.input_constant.size() > 0 && op.input_constant[0],
+                                 op.input_constant.size() > 1 && op.input_constant[1]};
+  return true;
+}
+
 }  // namespace refinery::targets

@@ -4,6 +4,7 @@
 // by the cpu, gpu and tpu models. Symbolic dims count as 1.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -46,5 +47,21 @@ double input_bytes(const OpDesc& op);
 // the kernel of the op that computes its input, so that it runs as that
 // kernel's epilogue (docs/targets.md lists the fusions).
 bool ort_cpu_fused_epilogue(const OpDesc& op);
+
+// ONNX Runtime's fused Attention (com.microsoft) as the kernels of its
+// decomposition, which the CPU models price it by (the analytic model's
+// parts, the learned model's trees: no zoo model has the op): the packed
+// projection x W (W constant where the op's is), Q K^T per head, the
+// softmax and the weighted sum of V; no head split, transposes or bias add
+// of their own. The Attention runs as one kernel: it saves the dispatches
+// of all parts but one.
+struct AttentionParts {
+  std::array<ir::TensorType, 4> types;  // packed, q, k^T, scores: the parts point into them
+  std::array<OpDesc, 4> parts;
+};
+// Fills `out` (its pointers point into it and into op's inputs: it must not
+// move); false where the op's shapes do not allow it (an unranked input, a
+// symbolic weight width).
+bool attention_parts(const OpDesc& op, AttentionParts& out);
 
 }  // namespace refinery::targets
