@@ -240,8 +240,8 @@ TEST(Learned, TheShippedCpuModelPricesKernelsByTheirWork) {
   // Every kernel it prices costs at least the dispatch, however small (the
   // small ops of vit_tiny's learned extraction, priced 0.2-1 us before):
   // the kernel dispatch measured with its dataset (a chain of Adds) where
-  // the model stores one, else the spec's (the shipped model, trained
-  // before the dispatch was measured).
+  // the model stores one (the shipped model does), else the spec's (a
+  // model trained before the dispatch was measured).
   auto shipped = Booster::load(learned_model_file(t->model->spec()));
   ASSERT_TRUE(shipped.has_value()) << shipped.error().str();
   const double dispatch_s = (*shipped)->kernel_dispatch_ms() > 0 ? (*shipped)->kernel_dispatch_ms() * 1e-3
