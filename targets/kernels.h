@@ -72,6 +72,18 @@ struct ProfiledKernel {
 // shared among its priced nodes by `baseline`'s price of each as its own
 // kernel. Per node of `graph`: its milliseconds, or -1 where it is not
 // priced or no kernel ran it.
+struct InContextTimes {
+  std::vector<double> ms;
+  std::size_t kernels = 0, unmatched = 0;  // profiled kernels; those with no node of `graph`
+  double dispatch_ms = 0;
+  double scale = 1;
+};
+inline constexpr double kMinNodeMs = 1e-4;
+inline constexpr double kMaxDispatchMs = 0.02;
+Expected<InContextTimes> in_context_times(const ir::Graph& graph, const ir::Graph& optimized,
+                                          const std::vector<ProfiledKernel>& kernels, double run_ms,
+                                          const CostModel& baseline);
+
 // The factor that turns a profile's kernel times into CPU time, as the run
 // (`run_ms`) is timed: the profiler's times are wall time, which on a
 // shared machine counts the time other processes held the core, but each
@@ -85,17 +97,5 @@ struct ProfiledKernel {
 // its timed run, and in_context_times's dispatch made up the rest at +0.02
 // ms a kernel (its Adds 8 us -> 34 us).
 double profile_cpu_factor(double profiled_ms, double run_ms, double runs_cpu_per_wall);
-
-struct InContextTimes {
-  std::vector<double> ms;
-  std::size_t kernels = 0, unmatched = 0;  // profiled kernels; those with no node of `graph`
-  double dispatch_ms = 0;
-  double scale = 1;
-};
-inline constexpr double kMinNodeMs = 1e-4;
-inline constexpr double kMaxDispatchMs = 0.02;
-Expected<InContextTimes> in_context_times(const ir::Graph& graph, const ir::Graph& optimized,
-                                          const std::vector<ProfiledKernel>& kernels, double run_ms,
-                                          const CostModel& baseline);
 
 }  // namespace refinery::targets
