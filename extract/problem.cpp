@@ -242,6 +242,7 @@ void least_fixpoint(const std::vector<std::vector<Candidate>>& classes, const Li
     if (cap != nullptr && (*cap)[c] < s.b[c]) {
       s.b[c] = (*cap)[c];
       queue.push({s.b[c], c});
+      if (s.b[c] <= 0) continue;  // nothing computes it for less
     }
     s.waiting[c] = links.distinct[c];
     for (std::uint32_t i = 0; i < classes[c].size(); ++i) {
@@ -300,17 +301,38 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
   const std::size_t budget = work_per_size * (n + links.edges);
   std::size_t work = 0;
   struct Reach {
-    std::vector<std::uint32_t> list;  // the classes k1 reaches, k1 first
-    std::vector<double> down;         // the cheapest path from k1 to each (its own cost left out)
+    std::vector<std::uint32_t> list;                   // the classes k reaches, k first
+    std::vector<std::pair<std::uint32_t, double>> down;  // the cheapest path from k to each (its own cost left out)
   };
   std::map<std::uint32_t, Reach> reach;
   std::map<std::pair<std::uint32_t, std::uint32_t>, double> outside;
   Fixpoint scratch(n);
   std::vector<double> cap(n, kInfiniteCost), dist(n, kInfiniteCost);
-  auto reach_of = [&](std::uint32_t k1) -> const Reach& {
-    auto [it, added] = reach.try_emplace(k1);
+  std::vector<std::uint8_t> seen(n, 0);
+  auto reach_of = [&](std::uint32_t k) -> Reach& {
+    auto [it, added] = reach.try_emplace(k);
     if (!added) return it->second;
-    Reach& r = it->second;
+    std::vector<std::uint32_t>& list = it->second.list;
+    list.push_back(k);
+    seen[k] = 1;
+    for (std::size_t j = 0; j < list.size(); ++j) {
+      ++work;
+      for (const Candidate& cand : classes[list[j]])
+        for (std::uint32_t kid : cand.kids) {
+          ++work;
+          if (!seen[kid]) {
+            seen[kid] = 1;
+            list.push_back(kid);
+          }
+        }
+    }
+    for (std::uint32_t c : list) seen[c] = 0;
+    return it->second;
+  };
+  // The cheapest paths down from k1 (Dijkstra), asked only of a heaviest kid.
+  auto down_of = [&](std::uint32_t k1) -> const auto& {
+    Reach& r = reach_of(k1);
+    if (!r.down.empty()) return r.down;
     using Entry = std::pair<double, std::uint32_t>;
     std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
     dist[k1] = 0;
@@ -320,8 +342,7 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
       queue.pop();
       if (d > dist[c]) continue;
       ++work;
-      r.list.push_back(c);
-      r.down.push_back(d);
+      r.down.push_back({c, d});
       for (const Candidate& cand : classes[c])
         for (std::uint32_t k : cand.kids) {
           ++work;
@@ -332,19 +353,19 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
         }
     }
     for (std::uint32_t c : r.list) dist[c] = kInfiniteCost;
-    return r;
+    return r.down;
   };
   auto outside_of = [&](std::uint32_t k2, std::uint32_t k1, double below_k1) {
     auto [it, added] = outside.try_emplace({k2, k1}, 0.0);
     if (added && work < budget && !(out_of_time && out_of_time())) {
-      const Reach& r1 = reach_of(k1);
-      for (std::size_t j = 0; j < r1.list.size(); ++j)
-        cap[r1.list[j]] = std::max(0.0, r1.down[j] + plain.b[r1.list[j]] - below_k1);
+      const auto& down = down_of(k1);
+      work += down.size();
+      for (auto [m, d] : down) cap[m] = std::max(0.0, d + plain.b[m] - below_k1);
       const auto& among = reach_of(k2).list;
       least_fixpoint(classes, links, among, &cap, work, path, scratch);
       it->second = scratch.b[k2];
       scratch.clear(among);
-      for (std::uint32_t c : r1.list) cap[c] = kInfiniteCost;
+      for (auto [m, d] : down) cap[m] = kInfiniteCost;
     }
     return it->second;
   };
