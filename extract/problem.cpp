@@ -369,18 +369,22 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
     }
     return it->second;
   };
-  // below: the heaviest kid's bound, plus what the others pay outside its
-  // computation (the largest of them: they may share among themselves).
+  // below: a kid's bound, plus what the others pay outside its computation
+  // (the largest of them: they may share among themselves), the largest sum
+  // over the kids in turn: the heaviest kid's computation may reach a
+  // lighter one's cheaply (a small bias class rewritten from the big
+  // activation), where the lighter one's does not reach the heavy path.
   auto joint = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
     const auto& kids = classes[c][i].kids;
-    if (kids.empty()) return classes[c][i].cost;
-    std::uint32_t k1 = kids[0];
-    for (std::uint32_t k : kids)
-      if (b[k] > b[k1]) k1 = k;
-    double extra = 0;
-    for (std::uint32_t k2 : kids)
-      if (k2 != k1 && b[k2] > 0) extra = std::max(extra, outside_of(k2, k1, b[k1]));
-    return classes[c][i].cost + b[k1] + extra;
+    double most = 0;
+    for (std::uint32_t k1 : kids) {
+      if (b[k1] <= 0) continue;
+      double extra = 0;
+      for (std::uint32_t k2 : kids)
+        if (k2 != k1 && b[k2] > 0) extra = std::max(extra, outside_of(k2, k1, b[k1]));
+      most = std::max(most, b[k1] + extra);
+    }
+    return classes[c][i].cost + most;
   };
   Fixpoint below(n);
   least_fixpoint(classes, links, all, nullptr, own_work, joint, below);

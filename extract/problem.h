@@ -83,12 +83,13 @@ Requirements requirements(const std::vector<std::vector<Candidate>>& classes, co
 // largest below(kid) (0 without kids), by Knuth's generalisation of
 // Dijkstra (the min-cost derivation, cycles included; infinite where c
 // cannot be computed), plus, with `work_per_size` > 0, what the other kids
-// pay outside the heaviest kid's computation: the heaviest path from the
-// other kid until it meets a class m that kid reaches, by a search of its
-// own, the largest over the other kids. The path stops at m at what a
-// computation of the heaviest kid that holds m costs beyond its bound (at
-// least the cheapest path of candidates down to m, plus m's heaviest path),
-// or goes on below m where that is less. The searches share a budget of
+// pay outside one kid's computation: the heaviest path from another kid
+// until it meets a class m the first reaches, by a search of its own, the
+// largest over the other kids; each kid in turn is the first, and the
+// largest sum counts. The path stops at m at what a computation of the
+// first kid that holds m costs beyond its bound (at least the cheapest path
+// of candidates down to m, plus m's heaviest path), or goes on below m
+// where that is less. The searches share a budget of
 // work_per_size times the problem's size (classes and edges visited); past
 // it, or once `out_of_time` says so (asked before each search), a search
 // gives 0.
