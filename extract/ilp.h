@@ -49,14 +49,22 @@ struct IlpOptions {
   // candidate by the cheapest such path through it. Off: neither (for tests
   // of the solver's part).
   bool path_bound = true;
-  // The first bound's searches for what a candidate's other kids pay off
-  // its heaviest kid's reach (problem.h, path_bounds): their work, in
+  // The first bound's searches for what a candidate's other kids pay
+  // outside one kid's computation (problem.h, path_bounds): their work, in
   // multiples of the reduced problem's size (0: the heaviest path alone).
-  std::size_t path_work = 1000;
+  // At 1000 the budget ran out on 4 of the zoo's e-graphs once each kid in
+  // turn was searched from (resnext50/cpu 0 -> 2.4% gap); at 3000 the 18
+  // then open get the bounds they get at 10000, in at most 0.62 s of CPU
+  // (docs/measurements.md, session 19). path_share caps larger problems.
+  std::size_t path_work = 3000;
   // ... and their CPU time, as a share of the time limit (counted from the
   // searches' start): on a large problem, or a machine whose CPU clock runs
   // fast under load, the searches stop early rather than take CBC's time.
-  double path_share = 0.3;
+  // 0.15 since path_work went to 3000: at 0.3 the 12,769-candidate layered
+  // problem's searches took all their 1.2 s of its 4 s (0.5 s at 1000), and
+  // under load CBC then got no round (Ilp.BuildingTheModelTakesLittleOfTheTimeLimit);
+  // on the zoo they take at most 0.62 s, under the 1.5 s of a 10 s limit.
+  double path_share = 0.15;
   // Share of the time limit (counted from the call's start: greedy and the
   // reduction come out of it) for a first bound from the condensed
   // relaxation (reduce.h, condensed); 0: none. It stops early when it

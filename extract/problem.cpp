@@ -208,13 +208,14 @@ struct Links {
   }
 };
 
-// The least fixpoint of b(c) = min over c's candidates i of value(c, i, b)
-// where value is superior (at least the b of each kid; evaluated once all
-// of i's kids are final), by Knuth's generalisation of Dijkstra: classes
-// become final in increasing order, and a class no finite derivation
-// computes stays infinite. Only the classes of `among` (closed under kids)
-// are computed, into s.b (the rest of s.b infinite); those with zero[c] set
-// are worth 0. `work` counts the classes and edges visited.
+// The least fixpoint of b(c) = min(cap(c), min over c's candidates i of
+// value(c, i, b)) where value is superior (at least the b of each kid;
+// evaluated once all of i's kids are final), by Knuth's generalisation of
+// Dijkstra: classes become final in increasing order, and a class no
+// finite derivation computes (and no cap) stays infinite. Only the classes
+// of `among` (closed under kids) are computed, into s.b (the rest of s.b
+// infinite); `cap` (none: infinite everywhere) bounds each from above.
+// `work` counts the classes and edges visited.
 struct Fixpoint {
   std::vector<double> b;
   std::vector<std::vector<std::uint32_t>> waiting;  // distinct kids not yet final, per candidate
@@ -231,17 +232,17 @@ struct Fixpoint {
 
 template <class Value>
 void least_fixpoint(const std::vector<std::vector<Candidate>>& classes, const Links& links,
-                    const std::vector<std::uint32_t>& among, const std::vector<std::uint8_t>* zero, std::size_t& work,
+                    const std::vector<std::uint32_t>& among, const std::vector<double>* cap, std::size_t& work,
                     Value value, Fixpoint& s) {
   using Entry = std::pair<double, std::uint32_t>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
   for (std::uint32_t c : among) s.in[c] = 1;
   for (std::uint32_t c : among) {
     ++work;
-    if (zero != nullptr && (*zero)[c]) {
-      s.b[c] = 0;
-      queue.push({0, c});
-      continue;
+    if (cap != nullptr && (*cap)[c] < s.b[c]) {
+      s.b[c] = (*cap)[c];
+      queue.push({s.b[c], c});
+      if (s.b[c] <= 0) continue;  // nothing computes it for less
     }
     s.waiting[c] = links.distinct[c];
     for (std::uint32_t i = 0; i < classes[c].size(); ++i) {
@@ -282,64 +283,109 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
     for (std::uint32_t k : classes[c][i].kids) deepest = std::max(deepest, b[k]);
     return classes[c][i].cost + deepest;
   };
-  // What a kid k2's computation pays outside the classes k1 reaches (none
-  // of them in k1's computation): the heaviest path from k2 until it meets
-  // one, the classes k1 reaches worth 0. Each is a search of its own, so
-  // they get a budget of work (work_per_size searches of the whole
-  // problem) and the caller's clock; past either, 0, which is still a bound.
+  // The heaviest path alone, a bound on every class's computation, for the
+  // searches below.
+  std::size_t own_work = 0;
+  Fixpoint plain(n);
+  if (work_per_size > 0) least_fixpoint(classes, links, all, nullptr, own_work, path, plain);
+  // What a kid k2's computation pays outside k1's: the heaviest path from
+  // k2 until it meets a class m of k1's computation. A class k1 cannot
+  // reach is in none; one it reaches (m) costs k1's computation, when it is
+  // in it, at least the cheapest path of candidates from k1 down to m
+  // (m's own cost left out) plus m's heaviest path (under it, so apart from
+  // that path): what this exceeds k1's bound is paid there, the penalty
+  // pen(m), and the search ends at m at that value (or goes on, where that
+  // is less). A search of its own per pair, so they get a budget of work
+  // (work_per_size searches of the whole problem) and the caller's clock;
+  // past either, 0, which is still a bound.
   const std::size_t budget = work_per_size * (n + links.edges);
   std::size_t work = 0;
-  std::map<std::uint32_t, std::pair<std::vector<std::uint8_t>, std::vector<std::uint32_t>>> reach;
+  struct Reach {
+    std::vector<std::uint32_t> list;                   // the classes k reaches, k first
+    std::vector<std::pair<std::uint32_t, double>> down;  // the cheapest path from k to each (its own cost left out)
+  };
+  std::map<std::uint32_t, Reach> reach;
   std::map<std::pair<std::uint32_t, std::uint32_t>, double> outside;
   Fixpoint scratch(n);
-  auto reach_of = [&](std::uint32_t k1) -> const auto& {
-    auto [it, added] = reach.try_emplace(k1);
+  std::vector<double> cap(n, kInfiniteCost), dist(n, kInfiniteCost);
+  std::vector<std::uint8_t> seen(n, 0);
+  auto reach_of = [&](std::uint32_t k) -> Reach& {
+    auto [it, added] = reach.try_emplace(k);
     if (!added) return it->second;
-    auto& [seen, list] = it->second;
-    seen.assign(n, 0);
-    work += n;
-    std::vector<std::uint32_t> stack{k1};
-    seen[k1] = 1;
-    while (!stack.empty()) {
-      std::uint32_t c = stack.back();
-      stack.pop_back();
-      list.push_back(c);
-      for (const Candidate& cand : classes[c])
-        for (std::uint32_t k : cand.kids) {
+    std::vector<std::uint32_t>& list = it->second.list;
+    list.push_back(k);
+    seen[k] = 1;
+    for (std::size_t j = 0; j < list.size(); ++j) {
+      ++work;
+      for (const Candidate& cand : classes[list[j]])
+        for (std::uint32_t kid : cand.kids) {
           ++work;
-          if (!seen[k]) {
-            seen[k] = 1;
-            stack.push_back(k);
+          if (!seen[kid]) {
+            seen[kid] = 1;
+            list.push_back(kid);
           }
         }
     }
+    for (std::uint32_t c : list) seen[c] = 0;
     return it->second;
   };
-  auto outside_of = [&](std::uint32_t k2, std::uint32_t k1) {
+  // The cheapest paths down from k1 (Dijkstra), asked only of a heaviest kid.
+  auto down_of = [&](std::uint32_t k1) -> const auto& {
+    Reach& r = reach_of(k1);
+    if (!r.down.empty()) return r.down;
+    using Entry = std::pair<double, std::uint32_t>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+    dist[k1] = 0;
+    queue.push({0, k1});
+    while (!queue.empty()) {
+      auto [d, c] = queue.top();
+      queue.pop();
+      if (d > dist[c]) continue;
+      ++work;
+      r.down.push_back({c, d});
+      for (const Candidate& cand : classes[c])
+        for (std::uint32_t k : cand.kids) {
+          ++work;
+          if (d + cand.cost < dist[k]) {
+            dist[k] = d + cand.cost;
+            queue.push({dist[k], k});
+          }
+        }
+    }
+    for (std::uint32_t c : r.list) dist[c] = kInfiniteCost;
+    return r.down;
+  };
+  auto outside_of = [&](std::uint32_t k2, std::uint32_t k1, double below_k1) {
     auto [it, added] = outside.try_emplace({k2, k1}, 0.0);
     if (added && work < budget && !(out_of_time && out_of_time())) {
-      const auto& zero = reach_of(k1).first;
-      const auto& among = reach_of(k2).second;
-      least_fixpoint(classes, links, among, &zero, work, path, scratch);
+      const auto& down = down_of(k1);
+      work += down.size();
+      for (auto [m, d] : down) cap[m] = std::max(0.0, d + plain.b[m] - below_k1);
+      const auto& among = reach_of(k2).list;
+      least_fixpoint(classes, links, among, &cap, work, path, scratch);
       it->second = scratch.b[k2];
       scratch.clear(among);
+      for (auto [m, d] : down) cap[m] = kInfiniteCost;
     }
     return it->second;
   };
-  // below: the heaviest kid's bound, plus what the others pay outside its
-  // reach (the largest of them: they may share among themselves).
+  // below: a kid's bound, plus what the others pay outside its computation
+  // (the largest of them: they may share among themselves), the largest sum
+  // over the kids in turn: the heaviest kid's computation may reach a
+  // lighter one's cheaply (a small bias class rewritten from the big
+  // activation), where the lighter one's does not reach the heavy path.
   auto joint = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
     const auto& kids = classes[c][i].kids;
-    if (kids.empty()) return classes[c][i].cost;
-    std::uint32_t k1 = kids[0];
-    for (std::uint32_t k : kids)
-      if (b[k] > b[k1]) k1 = k;
-    double extra = 0;
-    for (std::uint32_t k2 : kids)
-      if (k2 != k1 && b[k2] > 0) extra = std::max(extra, outside_of(k2, k1));
-    return classes[c][i].cost + b[k1] + extra;
+    double most = 0;
+    for (std::uint32_t k1 : kids) {
+      if (b[k1] <= 0) continue;
+      double extra = 0;
+      for (std::uint32_t k2 : kids)
+        if (k2 != k1 && b[k2] > 0) extra = std::max(extra, outside_of(k2, k1, b[k1]));
+      most = std::max(most, b[k1] + extra);
+    }
+    return classes[c][i].cost + most;
   };
-  std::size_t own_work = 0;
   Fixpoint below(n);
   least_fixpoint(classes, links, all, nullptr, own_work, joint, below);
   PathBounds out{std::move(below.b), std::vector<double>(n, kInfiniteCost)};

@@ -83,12 +83,16 @@ Requirements requirements(const std::vector<std::vector<Candidate>>& classes, co
 // largest below(kid) (0 without kids), by Knuth's generalisation of
 // Dijkstra (the min-cost derivation, cycles included; infinite where c
 // cannot be computed), plus, with `work_per_size` > 0, what the other kids
-// pay outside the classes the heaviest kid reaches (none of those is in its
-// computation: the heaviest path from the other kid until it meets one, by
-// a search of its own, the largest over the other kids). The searches
-// share a budget of work_per_size times the problem's size (classes and
-// edges visited); past it, or once `out_of_time` says so (asked before
-// each search), a search gives 0.
+// pay outside one kid's computation: the heaviest path from another kid
+// until it meets a class m the first reaches, by a search of its own, the
+// largest over the other kids; each kid in turn is the first, and the
+// largest sum counts. The path stops at m at what a computation of the
+// first kid that holds m costs beyond its bound (at least the cheapest path
+// of candidates down to m, plus m's heaviest path), or goes on below m
+// where that is less. The searches share a budget of
+// work_per_size times the problem's size (classes and edges visited); past
+// it, or once `out_of_time` says so (asked before each search), a search
+// gives 0.
 // `above[c]`: the least cost of a path of candidates from a root down to c,
 // c's own left out (0 at a root; infinite where no root reaches c). An
 // answer that chooses candidate i of c costs at least above[c] + cost_i +

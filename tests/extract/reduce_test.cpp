@@ -120,6 +120,37 @@ TEST(PathBounds, KidsPayOnlyWhatTheHeaviestOneCannotReach) {
   EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100, [] { return true; }).of_answer(p.roots), 7);
 }
 
+// A class the heaviest kid reaches only at a price: h(A, B), A = f(L) 1 |
+// g(M) 10, B = e(M) 1, L leaf 5, M leaf 2. A reaches M, so B's search used
+// to stop there at 0 (1 + 6 + 1 = 8); but A's computation holds M only
+// through g, at 10 + 2 = 12 against A's bound of 6: B's search ends at M
+// at that excess (6) or goes on below it (its leaf, 2), 1 + 6 + 3 = 10,
+// the optimum (A by f, B by e).
+//   0 (root): h(1, 2) 1;  1: f(3) 1 | g(4) 10;  2: e(4) 1;  3: leaf 5;  4: leaf 2
+TEST(PathBounds, AClassTheHeaviestKidReachesOnlyAtAPriceIsStillPaid) {
+  Problem p;
+  p.classes = {{node(1, {1, 2})}, {node(1, {3}), node(10, {4})}, {node(1, {4})}, {leaf(5)}, {leaf(2)}};
+  p.roots = {0};
+  ASSERT_DOUBLE_EQ(brute_force_optimum(p), 10);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots).of_answer(p.roots), 7);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 10);
+}
+
+// Each kid in turn as the one whose bound is taken whole: h(A, B), A =
+// add(A1, A2), A1 = f(L) 1 with L leaf 4, A2 = leaf 0.1 | d(B) 0.1, B = leaf
+// 4.9. From A (5.1, the heavier), B's search stops at B itself (A reaches it
+// through A2 for 0.1 + 4.9, no more than A's 5.1): 5.1. From B, A's search
+// pays A1's path (5) beside A2's detour: 4.9 + 5 = 9.9 (optimum 10).
+//   0 (root): h(1, 2) 0;  1: add(3, 4) 0;  2: leaf 4.9;  3: f(5) 1;  4: leaf 0.1 | d(2) 0.1;  5: leaf 4
+TEST(PathBounds, EachKidInTurnIsTheBase) {
+  Problem p;
+  p.classes = {{node(0, {1, 2})}, {node(0, {3, 4})}, {leaf(4.9)}, {node(1, {5})}, {leaf(0.1), node(0.1, {2})},
+               {leaf(4)}};
+  p.roots = {0};
+  ASSERT_DOUBLE_EQ(brute_force_optimum(p), 10);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 9.9);
+}
+
 // A free cycle (class 0 = {h(1) 0, x 10}, class 1 = {k(0) 0, y 4}) is no
 // way to compute a class: below is the least over finite computations, 4
 // for both (y, and h over y), not the cycle's 0.
