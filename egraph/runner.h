@@ -178,9 +178,7 @@ class Runner {
       return StopReason{StopKind::NodeLimit, static_cast<double>(egraph.num_nodes()), {}};
     if (std::size_t done = iterations.size() - run_first_; done >= limits_.iter_limit)
       return StopReason{StopKind::IterationLimit, static_cast<double>(done), {}};
-    std::size_t mem = egraph.memory_bytes();
-    for (const auto& m : matches_) mem += m.memory_bytes();
-    for (const auto& m : part_matches_) mem += m.memory_bytes();
+    std::size_t mem = egraph.memory_bytes() + match_bytes_;
     if (mem > limits_.memory_limit) return StopReason{StopKind::MemoryLimit, static_cast<double>(mem), {}};
     return std::nullopt;
   }
@@ -267,6 +265,7 @@ class Runner {
         }
         t += task.parts;
       }
+      count_match_bytes();
     }
     for (std::size_t k = 0; k < subset.size(); ++k) {
       const std::size_t r = subset[k];
@@ -323,12 +322,22 @@ class Runner {
     return it;
   }
 
+  // The match buffers' footprint, for the memory limit: counted once the
+  // searches may have grown them, not at every check (a rule set has tens
+  // of buffers, and applying checks every few hundred matches).
+  void count_match_bytes() {
+    match_bytes_ = 0;
+    for (const auto& m : matches_) match_bytes_ += m.memory_bytes();
+    for (const auto& m : part_matches_) match_bytes_ += m.memory_bytes();
+  }
+
   RunnerLimits limits_;
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<Hook> hooks_;
   std::vector<SearchMatches> matches_;
   std::vector<SearchMatches> part_matches_;  // per search task split into parts
   std::unique_ptr<ThreadPool> pool_;  // set_threads(n > 1)
+  std::size_t match_bytes_ = 0;       // count_match_bytes
   Clock::time_point start_{};
   std::size_t run_first_ = 0;
 };
