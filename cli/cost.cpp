@@ -250,12 +250,14 @@ Expected<std::size_t> add_context_records(const fs::path& dataset, const std::st
             ? m.at("profile_cpu_per_wall").get<double>()
             : std::min(1.0, m.at("median_ms").get<double>() / std::max(1e-9, m.value("wall_ms", 0.0)));
     const double run_ms = m.at("median_ms").get<double>() - m.at("overhead_ms").get<double>();
-    double profiled_ms = 0;
-    for (const auto& k : m.at("profile")) profiled_ms += k.at(1).get<double>() * 1e-3;
-    const double cpu_per_wall = targets::profile_cpu_factor(profiled_ms, run_ms, runs_cpu_per_wall);
     std::vector<targets::ProfiledKernel> kernels;
-    for (const auto& k : m.at("profile"))
-      kernels.push_back({k.at(0).get<std::string>(), k.at(1).get<double>() * cpu_per_wall});
+    double profiled_ms = 0;
+    for (const auto& k : m.at("profile")) {
+      kernels.push_back({k.at(0).get<std::string>(), k.at(1).get<double>()});
+      profiled_ms += kernels.back().us * 1e-3;
+    }
+    const double cpu_per_wall = targets::profile_cpu_factor(profiled_ms, run_ms, runs_cpu_per_wall);
+    for (targets::ProfiledKernel& k : kernels) k.us *= cpu_per_wall;
     auto times = targets::in_context_times(*g, *opt, kernels, run_ms, *baseline);
     if (!times) {
       fmt::print(stderr, "measure: {}: left out of the in-context data: {}\n", name, times.error().str());

@@ -95,12 +95,18 @@ double new_node_bias(const TensorEGraph& g, const TensorNode& n, std::size_t see
   return id && egraph::index(*id) >= seeded_ids ? 1e-12 : 0.0;
 }
 
+// The classes of the graph's outputs, canonical.
+std::vector<egraph::Id> root_classes(const TensorEGraph& g, const Seeded& seeded) {
+  std::vector<egraph::Id> roots;
+  for (egraph::Id r : seeded.roots) roots.push_back(g.find(r));
+  return roots;
+}
+
 // The flat problem for the target: one class per needed e-class, each node
 // priced by the target's model plus new_node_bias.
 Problem problem_for(const TensorEGraph& g, const Seeded& seeded, std::size_t seeded_ids,
                     const targets::Target& target, const std::vector<double>& activity) {
-  std::vector<egraph::Id> roots;
-  for (egraph::Id r : seeded.roots) roots.push_back(g.find(r));
+  std::vector<egraph::Id> roots = root_classes(g, seeded);
   TensorCost cost(g, *target.model, roots, class_activity(g, seeded.origin, activity));
   // A class export folds is not in the written graph: its nodes carry no bias.
   auto biased = [&](egraph::Id c, const TensorNode& n) {
@@ -208,8 +214,7 @@ Expected<targets::CoreMap> map_measured(const ir::Graph& graph, const targets::T
 // new_node_bias), classes no root needs included as the format has them.
 std::string gym_json(const TensorEGraph& g, const Seeded& seeded, std::size_t seeded_ids,
                      const targets::Target& target, const std::vector<double>& activity) {
-  std::vector<egraph::Id> roots;
-  for (egraph::Id r : seeded.roots) roots.push_back(g.find(r));
+  std::vector<egraph::Id> roots = root_classes(g, seeded);
   TensorCost cost(g, *target.model, roots, class_activity(g, seeded.origin, activity));
   std::function<double(const TensorNode&)> price = [&](const TensorNode& n) {
     return cost(g.find(*g.lookup(n)), n) + new_node_bias(g, n, seeded_ids);

@@ -280,7 +280,7 @@ std::vector<Sample> training_samples(const Dataset& data, const std::function<bo
   std::vector<Sample> out;
   for (const Record& r : data.records) {
     if ((r.kind != "kernel" && r.kind != "context") || r.features.empty() || !keep(r)) continue;
-    // Priced as its parts (LearnedCpuModel::attention_cost), never as itself.
+    // Priced as its parts (targets::attention_cost), never as itself.
     if (static_cast<ir::Op>(r.features[0][0]) == ir::Op::MsAttention) continue;
     if (r.features.size() == 1) {
       out.push_back({r.features[0], r.ms});
@@ -427,7 +427,17 @@ class LearnedCpuModel final : public CostModel {
  protected:
   double op_cost(const OpDesc& op) const override {
     if (classify(op.op) == OpClass::Free || ort_cpu_fused_epilogue(op)) return 0;
-    if (op.op == ir::Op::MsAttention) return attention_cost(op);
+    // ONNX Runtime's fused Attention, priced as its parts (attention_parts)
+    // in one dispatch. No zoo model has the op, only extractions do, so the
+    // trees never learned it: priced as an op of its own, a held-out
+    // bert_encoder's four Attentions (hidden 256) took the correction of
+    // smaller models' (hidden 64, 1.0-2.5x their baseline, where bert's ran
+    // 0.73-0.9x), or, with none in the data, that of whatever op the trees
+    // put it beside, and its extraction was priced 1.6x dearer than the
+    // graph it replaces, which it beats under ORT (measurements.md, session
+    // 19). Its parts are the MatMuls and Softmax the trees know at every size.
+    if (op.op == ir::Op::MsAttention)
+      return attention_cost(op, floor_s_, [this](const OpDesc& p) { return op_cost(p); });
     Features f = kernel_features(op, *baseline_);
     std::lock_guard lock(mutex_);
     auto it = cache_.find(f);
@@ -441,22 +451,6 @@ class LearnedCpuModel final : public CostModel {
     return s;
   }
 
-  // ONNX Runtime's fused Attention, priced as its parts (attention_parts)
-  // in one dispatch. No zoo model has the op, only extractions do, so the
-  // trees never learned it: priced as an op of its own, a held-out
-  // bert_encoder's four Attentions (hidden 256) took the correction of
-  // smaller models' (hidden 64, 1.0-2.5x their baseline, where bert's ran
-  // 0.73-0.9x), or, with none in the data, that of whatever op the trees
-  // put it beside, and its extraction was priced 1.6x dearer than the
-  // graph it replaces, which it beats under ORT (measurements.md, session
-  // 19). Its parts are the MatMuls and Softmax the trees know at every size.
-  double attention_cost(const OpDesc& op) const {
-    AttentionParts a;
-    if (!attention_parts(op, a)) return floor_s_;
-    double parts = 0;
-    for (const OpDesc& p : a.parts) parts += op_cost(p);
-    return std::max(floor_s_, parts - static_cast<double>(a.parts.size() - 1) * floor_s_);
-  }
 
  private:
   std::shared_ptr<Booster> booster_;

@@ -304,4 +304,12 @@ bool attention_parts(const OpDesc& op, AttentionParts& out) {
   return true;
 }
 
+double attention_cost(const OpDesc& op, double dispatch_s, const std::function<double(const OpDesc&)>& price) {
+  AttentionParts a;
+  if (!attention_parts(op, a)) return dispatch_s;
+  double parts = 0;
+  for (const OpDesc& p : a.parts) parts += price(p);
+  return std::max(dispatch_s, parts - static_cast<double>(a.parts.size() - 1) * dispatch_s);
+}
+
 }  // namespace refinery::targets

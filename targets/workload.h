@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "ir/work.h"
@@ -63,5 +64,9 @@ struct AttentionParts {
 // move); false where the op's shapes do not allow it (an unranked input, a
 // symbolic weight width).
 bool attention_parts(const OpDesc& op, AttentionParts& out);
+// The fused Attention's price: its parts' prices (`price`) less the
+// dispatches (`dispatch_s`) of all but one, at least one dispatch (also
+// where attention_parts cannot describe it).
+double attention_cost(const OpDesc& op, double dispatch_s, const std::function<double(const OpDesc&)>& price);
 
 }  // namespace refinery::targets
