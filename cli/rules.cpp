@@ -46,7 +46,7 @@ Command add_rules(CLI::App& app) {
       ->add_option("--empty-instances", flags->verify.empty_instances,
                    "Shapes with empty dims per rule, after the others")
       ->capture_default_str();
-  verify->add_option("--timeout-ms", flags->verify.timeout_ms, "Z3 timeout per query over the reals")
+  verify->add_option("--timeout-ms", flags->verify.timeout_ms, "Z3 limit per query over the reals, ms of CPU time")
       ->capture_default_str();
   verify->add_option("--threads", flags->verify.threads, "Rules verified in parallel")->capture_default_str();
   verify->add_flag("--no-fp32{false}", flags->verify.fp32, "Skip the binary32 exactness check");

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "ir/spiking.h"
+#include "prove/z3/budget.h"
 #include "prove/z3/symbolic.h"
 
 namespace refinery::prove {
@@ -229,11 +230,10 @@ bool check_unsat(z3::context& ctx, std::vector<z3::expr> assertions, unsigned ti
                  bool& sat) {
   eliminate_functions(ctx, assertions);
   z3::solver s(ctx, "QF_NRA");
-  s.set("timeout", timeout_ms);
   for (const auto& a : assertions) s.add(a);
-  auto res = s.check();
+  Budget budget(ctx, timeout_ms);
+  auto res = budget.check(s, unknown);
   sat = res == z3::sat;
-  if (res == z3::unknown) unknown = s.reason_unknown();
   return res == z3::unsat;
 }
 
@@ -334,11 +334,12 @@ Attempt unroll(const Instance& inst, const Mode& mode, int steps, unsigned timeo
   q.push_back(any);
   eliminate_functions(ctx, q, true);
   z3::solver s(ctx, "QF_NRA");
-  s.set("timeout", timeout_ms);
   for (const auto& a : q) s.add(a);
-  auto res = s.check();
+  Budget budget(ctx, timeout_ms);
+  std::string why;
+  auto res = budget.check(s, why);
   if (res == z3::unsat) return {Outcome::Unknown, ""};
-  if (res == z3::unknown) return {Outcome::Unknown, s.reason_unknown()};
+  if (res == z3::unknown) return {Outcome::Unknown, why};
   z3::model m = s.get_model();
   auto show = [&](const z3::expr& e) {
     z3::expr v = m.eval(e, true);
@@ -477,11 +478,12 @@ Attempt delay_case(const Instance& inst, const std::vector<int64_t>& lk, const s
   q.push_back(!conj(ctx, goals));
   eliminate_functions(ctx, q, true);
   z3::solver s(ctx, "QF_NRA");
-  s.set("timeout", timeout_ms);
   for (const auto& a : q) s.add(a);
-  auto res = s.check();
+  Budget budget(ctx, timeout_ms);
+  std::string why;
+  auto res = budget.check(s, why);
   if (res == z3::unsat) return {Outcome::Proved, ""};
-  if (res == z3::unknown) return {Outcome::Unknown, s.reason_unknown()};
+  if (res == z3::unknown) return {Outcome::Unknown, why};
   z3::model m = s.get_model();
   auto show = [&](const z3::expr& e) {
     z3::expr v = m.eval(e, true);

@@ -1,9 +1,7 @@
 #include "prove/z3/query.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <expected>
@@ -11,11 +9,11 @@
 #include <optional>
 #include <random>
 #include <set>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "prove/numeric.h"
+#include "prove/z3/budget.h"
 #include "prove/z3/facts.h"
 #include "prove/z3/symbolic.h"
 
@@ -24,8 +22,6 @@ namespace refinery::prove {
 using namespace rules;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 std::vector<SymTensor> symbolic_inputs(const Instance& inst, SymDomain& d, std::vector<z3::expr>& constraints) {
   std::vector<SymTensor> ins;
@@ -126,22 +122,6 @@ std::optional<std::string> fp32_witness(SymDomain& d, const Instance& inst, cons
   }
   return std::nullopt;
 }
-
-// Z3 does not always honour its timeout: a watchdog interrupts it.
-struct Watchdog {
-  std::atomic<bool> done{false};
-  std::thread t;
-  Watchdog(z3::context& c, Clock::time_point until) {
-    t = std::thread([this, &c, until] {
-      while (!done && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      if (!done) c.interrupt();
-    });
-  }
-  ~Watchdog() {
-    done = true;
-    t.join();
-  }
-};
 
 // The sides' values at a model, one line per input and per side.
 std::string describe_model(const SymDomain& d, const z3::model& m, const Instance& inst,
@@ -326,9 +306,6 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
       for (const z3::expr& e : t.elems)
         assumed.push_back(d.finite(e) && (e.mk_is_zero() || (d.num(0x1p-8) <= z3::abs(e) && z3::abs(e) <= d.num(256))));
   z3::solver s(ctx);
-  z3::params p(ctx);
-  p.set("timeout", timeout_ms);
-  s.set(p);
   for (const auto& c : assumed) s.add(c);
   add_axioms(body, d, s);
   z3::expr_vector diffs(ctx);
@@ -414,26 +391,19 @@ static Query prove_checked(const RuleBody& body, const Instance& inst, Domain do
     diffs = rest;
     pairs = std::move(rest_pairs);
   }
-  Watchdog watchdog(ctx, Clock::now() + std::chrono::milliseconds(timeout_ms + 300));
-  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  Budget budget(ctx, timeout_ms);
   std::string unknown;
   // Checks `goal` under what is asserted; a model when it is satisfiable.
   auto check = [&](const z3::expr& goal) -> std::optional<z3::model> {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) {
-      unknown = "timeout";
-      return std::nullopt;
-    }
     z3::params step(ctx);
-    step.set("timeout", static_cast<unsigned>(left));
-    step.set("rlimit", static_cast<unsigned>(left) * 2000u);  // a deterministic bound some tactics honour better
+    step.set("rlimit", budget.left_ms() * 2000u);  // a deterministic bound some tactics honour better
     s.set(step);
     s.push();
     s.add(goal);
     std::optional<z3::model> model;
-    switch (s.check()) {
+    switch (budget.check(s, unknown)) {
       case z3::unsat: break;
-      case z3::unknown: unknown = s.reason_unknown(); break;
+      case z3::unknown: break;
       case z3::sat: model = s.get_model(); break;
     }
     s.pop();
@@ -580,20 +550,17 @@ static Query special_values(const RuleBody& body, const Instance& inst, unsigned
   for (const auto& [nonzero, inverse] : d.inverses) s.add(z3::implies(nonzero, inverse));
   add_axioms(body, d, s);
   for (const z3::expr& f : function_facts(d)) s.add(f);
-  Watchdog watchdog(ctx, Clock::now() + std::chrono::milliseconds(timeout_ms + 300));
-  z3::params p(ctx);
-  p.set("timeout", timeout_ms);
-  s.set(p);
+  Budget budget(ctx, timeout_ms);
   for (const z3::expr& q : obligations) {
     for (int attempt = 0;; ++attempt) {
       if (attempt == 4)
         return {Check::Unknown, "the left side is undefined over the reals at points where binary32 agrees", ""};
       s.push();
       s.add(!q);
-      z3::check_result r = s.check();
+      std::string why;
+      z3::check_result r = budget.check(s, why);
       std::optional<z3::model> m;
       if (r == z3::sat) m = s.get_model();
-      std::string why = r == z3::unknown ? s.reason_unknown() : "";
       s.pop();
       if (r == z3::unsat) break;
       if (!m) return {Check::Unknown, why, ""};
@@ -649,12 +616,10 @@ static bool finite_over_reals(const RuleBody& body, const Instance& inst, unsign
   z3::expr_vector all(ctx);
   for (const z3::expr& q : defined) all.push_back(q);
   s.add(!z3::mk_and(all));
-  Watchdog watchdog(ctx, Clock::now() + std::chrono::milliseconds(timeout_ms + 300));
-  z3::params p(ctx);
-  p.set("timeout", timeout_ms);
-  s.set(p);
+  Budget budget(ctx, timeout_ms);
+  std::string why;
   try {
-    return s.check() == z3::unsat;
+    return budget.check(s, why) == z3::unsat;
   } catch (const z3::exception&) {
     return false;  // interrupted: the binary32 query decides
   }
