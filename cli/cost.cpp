@@ -53,16 +53,13 @@ Expected<std::vector<targets::Variation>> parse_variants(const std::string& spec
   std::string item;
   while (std::getline(ss, item, ',')) {
     auto x = item.find('x');
-    auto w = x == std::string::npos ? x : item.find('x', x + 1);
     try {
       if (x == std::string::npos) throw std::invalid_argument(item);
-      std::size_t used = 0;
-      targets::Variation v{std::stoll(item.substr(0, x), &used), std::stod(item.substr(x + 1, w - x - 1)),
-                           w == std::string::npos ? 1.0 : std::stod(item.substr(w + 1))};
-      if (used != x || v.batch < 1 || !(v.spatial > 0) || !(v.width > 0)) throw std::invalid_argument(item);
+      targets::Variation v{std::stoll(item.substr(0, x)), std::stod(item.substr(x + 1))};
+      if (v.batch < 1 || !(v.spatial > 0)) throw std::invalid_argument(item);
       out.push_back(v);
     } catch (const std::exception&) {
-      return fail(fmt::format("--variants expects BATCHxSPATIAL[xWIDTH],... (as 2x0.5 or 1x1x4), got '{}'", item));
+      return fail(fmt::format("--variants expects BATCHxSPATIAL,... (as 2x0.5), got '{}'", item));
     }
   }
   if (out.empty()) return fail("--variants is empty");
@@ -316,8 +313,8 @@ int run_measure(const MeasureArgs& a) {
 
 void add_measure_flags(CLI::App* sub, MeasureArgs& a) {
   sub->add_option("--variants", a.variants,
-                  "Shape variations per kernel, BATCHxSPATIAL[xWIDTH],...: the batch dim and the spatial (or sequence) "
-                  "dims scaled; WIDTH scales a lone MatMul's or Gemm's constant weight (docs/targets.md)")
+                  "Shape variations per kernel, BATCHxSPATIAL,...: the batch dim and the spatial (or sequence) dims "
+                  "scaled")
       ->capture_default_str();
   sub->add_option("--runs", a.runs, "Timed runs per micro-model, at least")->capture_default_str();
   sub->add_option("--warmup", a.warmup, "Untimed runs first")->capture_default_str();

@@ -62,60 +62,9 @@ ir::TensorType varied(const ir::TensorType& t, const Variation& v) {
   return out;
 }
 
-int64_t widened(int64_t n, double width) { return std::max<int64_t>(1, std::llround(static_cast<double>(n) * width)); }
-
-// Zeros of a constant's dtype and the given shape.
-ir::TensorRef zeros(ir::DType dtype, std::vector<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::vector<std::byte> bytes(static_cast<std::size_t>(n) * ir::dtype_size(dtype));
-  return std::make_shared<const ir::Tensor>(dtype, std::move(dims), std::move(bytes));
-}
-
-// Variation::width: a MatMul or Gemm node by a constant 2-D weight, its
-// input's last dim, its weight's dims and a constant C's last dim widened.
-Expected<ir::Graph> widened_gemm(const ir::Graph& g, std::size_t node, const Variation& v) {
-  const ir::Node& n = g.nodes()[node];
-  auto unfit = [&] { return fail(fmt::format("{}: no weight to widen", g.node_label(ir::NodeId(node)))); };
-  if ((n.op != ir::Op::MatMul && n.op != ir::Op::Gemm) || n.inputs.size() < 2) return unfit();
-  if (n.op == ir::Op::Gemm && n.attrs.get_int("transA", 0) != 0) return unfit();
-  const ir::Value& a = g.value(n.inputs[0]);
-  const ir::Value& b = g.value(n.inputs[1]);
-  if (a.kind == ir::ValueKind::Constant || b.kind != ir::ValueKind::Constant || !b.type.shape.ranked() ||
-      b.type.shape.rank() != 2 || !b.type.shape.is_static() || !a.type.shape.ranked() || a.type.shape.rank() < 2)
-    return unfit();
-  ir::Graph micro;
-  micro.info.opsets = g.info.opsets;
-  micro.info.ir_version = g.info.ir_version;
-  micro.info.producer_name = "refinery measure";
-  ir::TensorType at = varied(a.type, v);
-  at.shape.dims().back() = ir::Dim(widened(at.shape.dims().back().size(), v.width));
-  std::vector<ir::ValueId> inputs{micro.add_input(a.name, at)};
-  const auto& bd = b.type.shape.dims();
-  inputs.push_back(micro.add_constant(b.name, zeros(b.type.dtype, {widened(bd[0].size(), v.width),
-                                                                   widened(bd[1].size(), v.width)})));
-  if (n.inputs.size() > 2 && n.inputs[2] != ir::kNoValue) {
-    const ir::Value& c = g.value(n.inputs[2]);
-    if (c.kind != ir::ValueKind::Constant || !c.type.shape.is_static() || c.type.shape.rank() > 1) return unfit();
-    std::vector<int64_t> cd;
-    for (const ir::Dim& d : c.type.shape.dims()) cd.push_back(d.size() == 1 ? 1 : widened(d.size(), v.width));
-    inputs.push_back(micro.add_constant(c.name, zeros(c.type.dtype, cd)));
-  }
-  micro.add_copy(g, n, std::move(inputs));
-  micro.set_outputs(micro.nodes().back().outputs);
-  if (auto ok = micro.infer_shapes(); !ok) return std::unexpected(ok.error());
-  if (auto ok = micro.verify(); !ok) return std::unexpected(ok.error());
-  return micro;
-}
-
 }  // namespace
 
 Expected<ir::Graph> kernel_graph(const ir::Graph& g, const Kernel& kernel, const Variation& variation) {
-  if (variation.width != 1) {
-    if (kernel.nodes.size() != 1)
-      return fail(fmt::format("{}: only a lone MatMul or Gemm is widened", g.node_label(ir::NodeId(kernel.nodes[0]))));
-    return widened_gemm(g, kernel.nodes[0], variation);
-  }
   ir::Graph micro;
   micro.info.opsets = g.info.opsets;
   micro.info.ir_version = g.info.ir_version;

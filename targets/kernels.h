@@ -26,16 +26,10 @@ std::vector<Kernel> ort_cpu_kernels(const ir::Graph& graph);
 
 // A micro-model's shapes varied around the graph's: the leading (batch) dim
 // of every non-constant input times `batch`, and its spatial dims (NCHW's
-// H and W; the sequence dim of a rank-3 tensor) times `spatial`. `width`
-// (other than 1) fits only a MatMul or Gemm by a constant 2-D weight, alone:
-// its weight's two dims (and the input's last, a Gemm's constant C's) times
-// `width`, a wider layer of the same kind, the weight zeros (shapes drawn
-// from the zoo vary batch and sequence, not a weight's width: a layer wider
-// than any of another family's was extrapolated).
+// H and W; the sequence dim of a rank-3 tensor) times `spatial`.
 struct Variation {
   int64_t batch = 1;
   double spatial = 1;
-  double width = 1;
 };
 
 // The kernel's nodes alone as a graph: its non-constant inputs become graph

@@ -68,30 +68,6 @@ TEST(Kernels, AKernelAsAMicroModelWithVariedShapes) {
   EXPECT_FALSE(kernel_graph(r, Kernel{{0}}, {.batch = 2, .spatial = 1}).has_value());
 }
 
-TEST(Kernels, AWiderLayerOfALoneMatMulOrGemmByAConstantWeight) {
-  GraphBuilder b;
-  auto x = b.input("x", {1, 16, 64});
-  auto m = b.op1(ir::Op::MatMul, {x, b.weight("w", {64, 32})});
-  ir::Attributes trans;
-  trans.set("transB", int64_t{1});
-  auto fc = b.op1(ir::Op::Gemm, {b.input("y", {8, 64}), b.weight("fc", {32, 64}), b.weight("c", {32})}, trans);
-  ir::Graph g = b.finish({b.op1(ir::Op::Relu, {m}), fc});
-  std::vector<Kernel> ks = ort_cpu_kernels(g);
-  ASSERT_EQ(ks.size(), 3u);  // MatMul, Gemm, Relu
-  auto wide = kernel_graph(g, ks[0], {.batch = 1, .spatial = 2, .width = 4});
-  ASSERT_TRUE(wide.has_value()) << wide.error().str();
-  EXPECT_EQ(wide->value(wide->inputs()[0]).type.shape, ir::Shape::of({1, 32, 256}));
-  EXPECT_EQ(wide->value(wide->outputs()[0]).type.shape, ir::Shape::of({1, 32, 128}));
-  auto gemm = kernel_graph(g, ks[1], {.batch = 1, .spatial = 1, .width = 0.5});
-  ASSERT_TRUE(gemm.has_value()) << gemm.error().str();
-  EXPECT_EQ(gemm->value(gemm->outputs()[0]).type.shape, ir::Shape::of({8, 16}));
-  EXPECT_EQ(gemm->constants().size(), 2u);  // the weight [16, 32] and C [16]
-  // Nothing to widen in a Relu, nor in a kernel with an epilogue.
-  EXPECT_FALSE(kernel_graph(g, ks[2], {.batch = 1, .spatial = 1, .width = 2}).has_value());
-  ir::Graph fused = conv_relu_matmul_add(8, 16);
-  EXPECT_FALSE(kernel_graph(fused, ort_cpu_kernels(fused)[1], {.batch = 1, .spatial = 1, .width = 2}).has_value());
-}
-
 // ONNX Runtime's optimized graph of x -> MatMul -> Add(bias, 3-D) -> Softmax
 // -> Relu as its profiler names it: MatMul and Add fused into one kernel
 // that computes the Add's result, the Softmax on an NCHWc-style path (a
