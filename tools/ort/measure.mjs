@@ -10,10 +10,10 @@
 // integers 0, so any index is in range), outputs written into preallocated
 // tensors (no copy out): `warmup` runs, then at least `runs` and until
 // `min-ms` of timing, at most `max-runs`. Appends to DATASET the manifest
-// object plus {median_ms, mad_ms, p10_ms, wall_ms, runs, overhead_ms,
-// overhead_p10_ms, load} (or {error}): median_ms, mad_ms (the median absolute
-// deviation) and p10_ms (the 10th percentile) are of the process's CPU time
-// per run, wall_ms the median wall time, load the 1-min load average. CPU time, because a shared machine's wall time counts the
+// object plus {median_ms, mad_ms, wall_ms, runs, overhead_ms, load} (or
+// {error}): median_ms and mad_ms (the median absolute deviation) are of the
+// process's CPU time per run, wall_ms the median wall time, load the 1-min
+// load average. CPU time, because a shared machine's wall time counts the
 // time other processes held the core (docs/targets.md).
 // Entries already in DATASET (by id) are skipped: resumable. The run
 // overhead (a session run of a one-element Add, `overhead` entry of the
@@ -36,7 +36,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createSession, feedsOf, generateInputs, loadOrt, median, modelIO, num, parseArgs, quantile } from './ortlib.mjs';
+import { createSession, feedsOf, generateInputs, loadOrt, median, modelIO, num, parseArgs } from './ortlib.mjs';
 
 const USAGE = 'usage: measure.mjs MANIFEST.jsonl DATASET.jsonl [--warmup W] [--runs N] [--min-ms T] [--max-runs M] ' +
   '[--profile-runs P]';
@@ -99,10 +99,7 @@ async function time(file, opts) {
   }
   await session.release?.();
   const m = median(cpu);
-  return {
-    median_ms: m, mad_ms: median(cpu.map((t) => Math.abs(t - m))), p10_ms: quantile(cpu, 0.1), wall_ms: median(wall),
-    runs: cpu.length,
-  };
+  return { median_ms: m, mad_ms: median(cpu.map((t) => Math.abs(t - m))), wall_ms: median(wall), runs: cpu.length };
 }
 
 async function main(argv) {
@@ -133,7 +130,7 @@ async function main(argv) {
     // median of a few runs of a 0.1 ms model, less an overhead timed minutes
     // earlier, can be near 0 (seen: 0.02 to 0.08 ms for one model).
     const whole = e.kind === 'model';
-    if (overhead === null || i % 25 === 0 || whole) overhead = await time(overheadEntry.file, { ...opts, minMs: 10 });
+    if (overhead === null || i % 25 === 0 || whole) overhead = (await time(overheadEntry.file, { ...opts, minMs: 10 })).median_ms;
     let rec;
     try {
       const o = whole ? { ...opts, runs: Math.max(opts.runs, 15), minMs: Math.max(opts.minMs, 30) } : opts;
@@ -142,16 +139,14 @@ async function main(argv) {
         // two timed alternately, 7 rounds, each the median of its rounds.
         const chain = [], alone = [];
         for (let r = 0; r < 7; r++) {
-          alone.push(await time(overheadEntry.file, { ...opts, minMs: 10 }));
-          chain.push(await time(e.file, { ...opts, minMs: 10 }));
+          alone.push((await time(overheadEntry.file, { ...opts, minMs: 10 })).median_ms);
+          chain.push((await time(e.file, { ...opts, minMs: 10 })).median_ms);
         }
-        const m = median(chain.map((t) => t.median_ms));
-        rec = { ...e, median_ms: m, mad_ms: median(chain.map((t) => Math.abs(t.median_ms - m))),
-          p10_ms: median(chain.map((t) => t.p10_ms)), overhead_ms: median(alone.map((t) => t.median_ms)),
-          overhead_p10_ms: median(alone.map((t) => t.p10_ms)), load: os.loadavg()[0] };
-      } else {
-        rec = { ...e, ...(await time(e.file, o)), overhead_ms: overhead.median_ms, overhead_p10_ms: overhead.p10_ms,
+        const m = median(chain);
+        rec = { ...e, median_ms: m, mad_ms: median(chain.map((t) => Math.abs(t - m))), overhead_ms: median(alone),
           load: os.loadavg()[0] };
+      } else {
+        rec = { ...e, ...(await time(e.file, o)), overhead_ms: overhead, load: os.loadavg()[0] };
       }
       if (e.kind === 'model' && opts.profileRuns > 0) {
         const name = e.id.replace(/[^A-Za-z0-9_.-]/g, '_');

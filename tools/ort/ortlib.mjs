@@ -251,13 +251,6 @@ export function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-// The q-quantile (0 <= q <= 1) of a list of numbers, linear between the two nearest.
-export function quantile(xs, q) {
-  const s = [...xs].sort((a, b) => a - b);
-  const x = q * (s.length - 1), i = Math.floor(x);
-  return i + 1 < s.length ? s[i] + (x - i) * (s[i + 1] - s[i]) : s[i];
-}
-
 // ---------------------------------------------------------------------------
 // Command line
 // ---------------------------------------------------------------------------
