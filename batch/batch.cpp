@@ -25,7 +25,7 @@ std::vector<std::string> child_argv(const BatchOptions& o, const fs::path& exe, 
   if (o.node_limit) argv.insert(argv.end(), {"--node-limit", fmt::format("{}", *o.node_limit)});
   if (o.min_gain) argv.insert(argv.end(), {"--min-gain", fmt::format("{}", *o.min_gain)});
   if (!o.cost_model.empty()) {
-    const bool file = o.cost_model != "learned";  // a file: absolute, as the rule files
+    const bool file = o.cost_model != "learned" && o.cost_model != "analytic";  // a file: absolute, as the rule files
     argv.insert(argv.end(), {"--cost-model", file ? fs::absolute(o.cost_model).string() : o.cost_model});
   }
   if (o.egraphs) argv.insert(argv.end(), {"--egraph", job.output.string() + ".egraph.json"});

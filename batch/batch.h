@@ -27,7 +27,7 @@ struct BatchOptions {
   std::optional<double> time_limit_s;
   std::optional<std::size_t> node_limit;
   std::optional<double> min_gain;
-  std::string cost_model;  // optimize's --cost-model ("learned" or a file); empty: the target's default
+  std::string cost_model;  // optimize's --cost-model ("learned", "analytic" or a file); empty: the target's own
   // Each child also writes its saturated e-graph (optimize --egraph) beside
   // its output as NAME.egraph.json: bench/extract's input.
   bool egraphs = false;

@@ -45,6 +45,9 @@ struct ReportFigures {
   std::optional<bool> validation_passed;   // none: no validation was needed
   std::optional<double> max_abs_error;
   std::string cost_unit = "seconds";  // a neuromorphic target: "joules per time step"
+  // What priced the graphs (the report's cost.model_kind and model_file):
+  // "learned" with its file, or "analytic"; empty: a report before version 8.
+  std::string cost_model, cost_model_file;
 };
 
 struct JobResult {

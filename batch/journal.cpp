@@ -42,6 +42,8 @@ ordered_json to_json_value(const JobResult& r) {
                    {"cost_before", f.cost_before},
                    {"cost_after", f.cost_after},
                    {"cost_unit", f.cost_unit},
+                   {"cost_model", f.cost_model},
+                   {"cost_model_file", f.cost_model_file},
                    {"validation_passed", f.validation_passed ? ordered_json(*f.validation_passed) : nullptr},
                    {"max_abs_error", f.max_abs_error ? number(*f.max_abs_error) : nullptr}};
   } else {
@@ -77,6 +79,8 @@ Expected<JobResult> from_json_value(const ordered_json& j) {
       x.cost_before = f.at("cost_before").get<double>();
       x.cost_after = f.at("cost_after").get<double>();
       x.cost_unit = f.value("cost_unit", "seconds");  // absent before neuromorphic targets
+      x.cost_model = f.value("cost_model", "");       // absent before the cpu target's learned model
+      x.cost_model_file = f.value("cost_model_file", "");
       if (!f.at("validation_passed").is_null()) x.validation_passed = f.at("validation_passed").get<bool>();
       if (!f.at("max_abs_error").is_null()) x.max_abs_error = f.at("max_abs_error").get<double>();
       r.figures = x;
@@ -133,6 +137,9 @@ std::optional<ReportFigures> read_report_figures(const fs::path& report) {
     f.cost_before = j.at("cost").at("before").get<double>();
     f.cost_after = j.at("cost").at("after").get<double>();
     f.cost_unit = j.at("cost").value("unit", "seconds");  // report versions before 6 priced in seconds only
+    f.cost_model = j.at("cost").value("model_kind", "");  // report versions before 8 did not say
+    if (const auto& file = j.at("cost").value("model_file", ordered_json()); file.is_string())
+      f.cost_model_file = file.get<std::string>();
     if (const ordered_json& v = j.at("validation"); !v.is_null()) {
       f.validation_passed = v.at("passed").get<bool>();
       if (!v.at("max_abs_error").is_null()) f.max_abs_error = v.at("max_abs_error").get<double>();

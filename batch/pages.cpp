@@ -84,7 +84,9 @@ Expected<std::size_t> write_pages(const Summary& summary, const PagesOptions& o)
     // and the same on every machine.
     report::BatchRow row{.key = job.key,
                          .model = job.key.substr(job.key.find('/') + 1),
-                         .target = job.target,
+                         .target = job.figures && !job.figures->cost_model.empty()
+                                       ? fmt::format("{} ({})", job.target, job.figures->cost_model)
+                                       : job.target,
                          .status = std::string(to_string(job.status)),
                          .failed = job.failed(),
                          .reason = job.reason,

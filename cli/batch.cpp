@@ -28,7 +28,7 @@ int run(BatchArgs& a) {
   }
   // A target no child could load is a bad invocation, found before any job runs.
   for (const std::string& t : o.targets)
-    if (auto target = targets::load_target(t); !target) return report(target.error());
+    if (auto target = targets::load_target(t, o.cost_model); !target) return report(target.error());
   // Children that run this executable are forks that call main_entry: no
   // start of the executable each (batch/pool.h). The interpreter module is
   // loaded here, once, so that no child loads libtorch again.
@@ -74,7 +74,7 @@ Command add_batch(CLI::App& app) {
       ->required();
   // One value a flag (split at commas): an input after `--target T` is an
   // input, not a second target.
-  sub->add_option("--target", o.targets, "Targets, comma-separated (as for optimize)")
+  sub->add_option("--target", o.targets, std::string("Targets, comma-separated: ") + kTargetHelp)
       ->required()
       ->delimiter(',')
       ->allow_extra_args(false);
@@ -83,7 +83,7 @@ Command add_batch(CLI::App& app) {
   sub->add_option("--node-limit", o.node_limit, "Per model: optimize's --node-limit (default: optimize's)");
   sub->add_option("--min-gain", o.min_gain, "Per model: optimize's --min-gain (default: optimize's)")
       ->check(CLI::Range(0.0, 1.0));
-  sub->add_option("--cost-model", o.cost_model, "Per model: optimize's --cost-model ('learned' or a file)");
+  sub->add_option("--cost-model", o.cost_model, std::string("Per model: optimize's --cost-model, ") + kCostModelHelp);
   sub->add_flag("--portable", o.portable, "Per model: optimize's --portable (standard ONNX ops only)");
   sub->add_option("--rules", o.rules, "Per model: optimize's --rules, rule files (default: the library)")
       ->check(CLI::ExistingFile);

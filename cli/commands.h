@@ -30,6 +30,15 @@ Command add_cost(CLI::App& app);      // cli/cost.cpp
 Command add_measure(CLI::App& app);   // cli/cost.cpp
 Command add_calibrate(CLI::App& app);  // cli/cost.cpp
 
+// --target and --cost-model as optimize, batch and cost take them
+// (targets::load_target, docs/targets.md).
+inline constexpr const char* kTargetHelp =
+    "cpu (ONNX Runtime on one core, the learned model), cpu-analytic (the same, the analytic model), gpu (h100), "
+    "tpu (tpu_v4), h200, tpu_v5e, loihi2, loihi1, spinnaker2 (spiking .nir models), or a spec .json";
+inline constexpr const char* kCostModelHelp =
+    "cpu targets: 'learned' (the target's learned model: the user's calibrated file, else the shipped one), "
+    "'analytic' (as --target cpu-analytic) or a learned model file; default: the target's own";
+
 // The process's argv as main received it, as one shell line (a report's
 // "command": what reproduces the run).
 const std::string& command_line();

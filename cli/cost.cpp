@@ -352,8 +352,9 @@ int run_calibrate(CalibrateArgs& a) {
     return report(ok.error());
   fmt::print(
       "calibrate: trained on {} samples from {} ({} failed to time); run overhead {:.4f} ms, kernel dispatch {:.5f} "
-      "ms; wrote {}\n",
-      samples.size(), dataset, data->errors, data->run_overhead_ms, data->kernel_dispatch_ms, out.string());
+      "ms; wrote {}{}\n",
+      samples.size(), dataset, data->errors, data->run_overhead_ms, data->kernel_dispatch_ms, out.string(),
+      a.output.empty() ? fmt::format(" (--target {} prices with it from now on)", spec->name) : "");
   return 0;
 }
 
@@ -376,12 +377,20 @@ int run_cost(const CostArgs& a) {
                      {"op", std::string(ir::op_name(g->nodes()[i].op))},
                      {"ms", costs[i] * 1e3}});
   if (!a.json.empty()) {
-    nlohmann::json j{{"model", a.model},       {"target", target->name},       {"total_ms", total * 1e3},
-                     {"run_overhead_ms", overhead * 1e3}, {"nodes", nodes}};
+    const std::string file = target->learned_model_file.string();
+    nlohmann::json j{{"model", a.model},
+                     {"target", target->name},
+                     {"cost_model", target->model_kind()},
+                     {"cost_model_file", file.empty() ? nlohmann::json(nullptr) : nlohmann::json(file)},
+                     {"total_ms", total * 1e3},
+                     {"run_overhead_ms", overhead * 1e3},
+                     {"nodes", nodes}};
     return write_json(a.json, j.dump(2));
   }
-  fmt::print("{}: predicted {:.4f} ms on {} ({} nodes; run overhead {:.4f} ms)\n", a.model, total * 1e3, target->name,
-             costs.size(), overhead * 1e3);
+  fmt::print("{}: predicted {:.4f} ms on {} ({} cost model{}; {} nodes; run overhead {:.4f} ms)\n", a.model,
+             total * 1e3, target->name, target->model_kind(),
+             target->learned_model_file.empty() ? "" : " " + target->learned_model_file.string(), costs.size(),
+             overhead * 1e3);
   for (const auto& n : nodes)
     fmt::print("  {:>10.4f} ms  {:<20} {}\n", n["ms"].get<double>(), n["op"].get<std::string>(),
                n["name"].get<std::string>());
@@ -426,14 +435,11 @@ Command add_cost(CLI::App& app) {
   auto a = std::make_shared<CostArgs>();
   CLI::App* sub = app.add_subcommand("cost", "A target's predicted cost of a model, per node");
   sub->add_option("model", a->model, "Model file (.onnx, .ir, .nir)")->required();
-  sub->add_option("--target", a->target, "cpu, gpu (h100), tpu (tpu_v4), h200, tpu_v5e, or a spec .json")
-      ->capture_default_str();
-  sub->add_option("--cost-model", a->cost_model,
-                  "cpu: 'learned' (the model measured from ONNX Runtime, docs/targets.md) or a learned model file; "
-                  "default: the analytic model");
+  sub->add_option("--target", a->target, kTargetHelp)->capture_default_str();
+  sub->add_option("--cost-model", a->cost_model, kCostModelHelp);
   sub->add_option("--json", a->json, "Write {total_ms, run_overhead_ms, nodes: [{name, op, ms}]} here; - for stdout");
   sub->footer(
-      "Example:\n  refinery cost build/zoo/resnet18.onnx --target cpu --cost-model learned --json -\n"
+      "Example:\n  refinery cost build/zoo/resnet18.onnx --target cpu --json -\n"
       "Exit: 0, 2 bad input.");
   return {sub, [a] { return run_cost(*a); }};
 }

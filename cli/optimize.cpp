@@ -110,7 +110,8 @@ void print(const OptimizeArgs& a, const optimize::Report& r, std::size_t num_rul
   // Kept before saturation (a recurrent graph): no e-graph, no extraction;
   // the result line says why.
   const bool saturated = !s.strategy.empty();
-  fmt::print("refinery optimize: {} -> {} (target {}, extractor {}, {} rules)\n", a.model, a.output, r.target,
+  fmt::print("refinery optimize: {} -> {} (target {}, {} cost model{}, extractor {}, {} rules)\n", a.model, a.output,
+             r.target, r.cost_model, r.cost_model_file.empty() ? "" : " " + r.cost_model_file,
              to_string(a.options.extractor), num_rules);
   if (saturated) {
     fmt::print("  e-graph:    {} nodes, {} classes after {} iterations ({}, {} strategy)\n", s.egraph_nodes,
@@ -212,14 +213,8 @@ Command add_optimize(CLI::App& app) {
       app.add_subcommand("optimize", "Saturate, extract for a target, validate and write the refined model");
   sub->add_option("model", args->model, "Model file (.onnx, .ir or .nir)")->required();
   sub->add_option("-o,--output", args->output, "Output model (.onnx, .ir or .nir)")->required();
-  sub->add_option(
-         "--target", args->target,
-         "cpu, gpu (h100), tpu (tpu_v4), h200, tpu_v5e, loihi2, loihi1, spinnaker2 (spiking .nir models), or a "
-         "spec .json")
-      ->capture_default_str();
-  sub->add_option("--cost-model", args->cost_model,
-                  "cpu: 'learned' (measured from ONNX Runtime; fails the cost laws, docs/targets.md) or a learned "
-                  "model file; default: the analytic model");
+  sub->add_option("--target", args->target, kTargetHelp)->capture_default_str();
+  sub->add_option("--cost-model", args->cost_model, kCostModelHelp);
   sub->add_option_no_stream("--extractor", o.extractor, "greedy (DAG cost) or ilp (CBC, optimal within the time limit)")
       ->transform(CLI::CheckedTransformer(std::map<std::string, optimize::ExtractorKind>{
           {"greedy", optimize::ExtractorKind::Greedy}, {"ilp", optimize::ExtractorKind::Ilp}}))

@@ -231,6 +231,8 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   OptimizeResult out;
   Report& rep = out.report;
   rep.target = target.name;
+  rep.cost_model = target.model_kind();
+  rep.cost_model_file = target.learned_model_file.string();
   rep.extraction.extractor = std::string(to_string(o.extractor));  // the one asked for, even if none runs
   rep.validation_options = o.validation;
   rep.nodes_before = original.num_nodes();

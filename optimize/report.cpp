@@ -134,6 +134,8 @@ std::string to_json(const Report& r) {
                      {"cpu_seconds", x.cpu_seconds},
                      {"reduction", reduction}};
   j["cost"] = {{"model", r.target},
+               {"model_kind", r.cost_model},
+               {"model_file", r.cost_model_file.empty() ? ordered_json(nullptr) : ordered_json(r.cost_model_file)},
                {"unit", r.neuromorphic ? "joules per time step" : "seconds"},
                {"before", r.cost_before},
                {"after", r.cost_after},

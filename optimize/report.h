@@ -92,8 +92,11 @@ struct NeuromorphicRecord {
 };
 
 struct Report {
-  static constexpr int kVersion = 7;
+  static constexpr int kVersion = 8;
   std::string model, output, target;
+  // What priced the graphs (targets::Target): "learned", with its file, or
+  // "analytic" (no file).
+  std::string cost_model = "analytic", cost_model_file;
   std::string command;  // the command line that wrote the report, when a CLI ran it (report/command.h)
   Outcome outcome = Outcome::KeptOriginal;
   std::string reason;                                         // why the original was kept, or why validation failed

@@ -90,6 +90,12 @@ std::string summary_section(const json& r) {
   out += fact_row("cost (" + str(cost, "model") + " model)",
                   before_after(num(r, {"cost", "before"}), num(r, {"cost", "after"}),
                                [&](double c) { return cost_text(c, unit); }));
+  // What priced the graphs (report version 8): the learned model with its
+  // file, or the analytic one.
+  if (std::string kind = str(cost, "model_kind"); !kind.empty()) {
+    std::string file = str(cost, "model_file");
+    out += fact_row("cost model", escape(file.empty() ? kind : kind + " (" + file + ")"));
+  }
   if (chip) {  // a neuromorphic target: the graph mapped onto the chip (docs/report.md)
     const json& n = r["neuromorphic"];
     auto row = [&](const char* label, const char* key, std::string (*text)(double)) {

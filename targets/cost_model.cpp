@@ -41,18 +41,31 @@ Expected<Target> load_target(std::string_view name_or_file, const std::string& c
   if (!spec) return std::unexpected(spec.error());
   Target t;
   t.name = spec->name;
-  if (cost_model.empty()) {
+  const bool analytic_name = t.name.ends_with(kAnalyticSuffix) && spec->kind == TargetKind::Cpu;
+  if (!cost_model.empty() && spec->kind != TargetKind::Cpu)
+    return fail(fmt::format("--cost-model is for a cpu target; '{}' is {}", t.name, to_string(spec->kind)));
+  if (analytic_name && !cost_model.empty() && cost_model != "analytic")
+    return fail(
+        fmt::format("target '{}' is priced by the analytic model; --cost-model {} asks for a learned one "
+                    "(--target {})",
+                    t.name, cost_model, t.name.substr(0, t.name.size() - kAnalyticSuffix.size())));
+  if (cost_model == "learned" && spec->learned_model.empty())
+    return fail(fmt::format("target '{}' names no learned model (spec field learned_model)", t.name));
+  if (cost_model == "analytic" || (cost_model.empty() && spec->learned_model.empty())) {
+    if (!spec->learned_model.empty()) t.name += kAnalyticSuffix;
     t.model = make_cost_model(std::move(*spec));
     return t;
   }
-  if (spec->kind != TargetKind::Cpu)
-    return fail(fmt::format("--cost-model is for a cpu target; '{}' is {}", t.name, to_string(spec->kind)));
-  if (cost_model == "learned" && spec->learned_model.empty())
-    return fail(fmt::format("target '{}' names no learned model (spec field learned_model)", t.name));
-  std::filesystem::path file = cost_model == "learned" ? learned_model_file(*spec) : std::filesystem::path(cost_model);
-  t.name += "+learned";
-  auto model = make_learned_cpu_model(std::move(*spec), file);
-  if (!model) return std::unexpected(model.error());
+  t.learned_model_file =
+      cost_model.empty() || cost_model == "learned" ? learned_model_file(*spec) : std::filesystem::path(cost_model);
+  auto model = make_learned_cpu_model(std::move(*spec), t.learned_model_file);
+  if (!model) {
+    Diag d = model.error();
+    if (cost_model.empty())  // the target's own model: say how to do without it
+      d.message += fmt::format(" (the learned cost model of target '{}'; --target {}{} prices with the analytic one)",
+                               t.name, t.name, kAnalyticSuffix);
+    return std::unexpected(d);
+  }
   t.model = std::move(*model);
   return t;
 }

@@ -64,14 +64,25 @@ std::unique_ptr<CostModel> make_cost_model(HardwareSpec spec);
 struct Target {
   std::string name;
   std::shared_ptr<const CostModel> model;
+  // The learned model's file when a learned model prices (targets/learned.h);
+  // empty for an analytic model.
+  std::filesystem::path learned_model_file;
+  std::string_view model_kind() const { return learned_model_file.empty() ? "analytic" : "learned"; }
 };
-// `cost_model` chooses a cpu target's model: empty for the analytic one
-// (targets/models.cpp), "learned" for the spec's learned_model (in
-// user_cost_models_dir(), where `refinery calibrate` writes it, else beside
-// the spec), or the path of a learned model file (targets/learned.h).
+// A target by name (find_spec) with its cost model. A cpu spec with a
+// learned_model is priced by that learned model (learned_model_file: the
+// user's calibrated one, else the one shipped beside the spec); a missing
+// or unreadable file is an error naming it, never the analytic model in
+// its place. "NAME-analytic" ("cpu-analytic") is the same spec with the
+// analytic model (targets/models.cpp), as is every spec without a
+// learned_model. `cost_model` (--cost-model, cpu targets only) overrides
+// the choice: "analytic" (the target is then named NAME-analytic),
+// "learned" (the spec's learned model), or the path of a learned model
+// file; empty: the target's own.
 Expected<Target> load_target(std::string_view name_or_file, const std::string& cost_model = {});
 
-// The file `--cost-model learned` reads for this spec.
+// The learned model file of a spec: in user_cost_models_dir(), where
+// `refinery calibrate` writes it, else beside the spec.
 std::filesystem::path learned_model_file(const HardwareSpec& spec);
 
 // Nodes the runtime deletes when it loads the graph, so that relabelling

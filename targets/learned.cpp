@@ -46,7 +46,10 @@ int64_t max_of(const std::vector<int64_t>& v, int64_t fallback) {
   return m;
 }
 
-std::string error_text() { return XGBGetLastError(); }
+std::string error_text() {  // the first line: the rest is XGBoost's stack trace
+  std::string e = XGBGetLastError();
+  return e.substr(0, e.find('\n'));
+}
 
 std::optional<std::vector<int64_t>> static_sizes(const ir::TensorType* t) {
   if (!t || !t->shape.ranked() || !t->shape.is_static()) return std::nullopt;

@@ -170,9 +170,11 @@ std::filesystem::path user_cost_models_dir() {
 
 Expected<std::filesystem::path> specs_dir() { return ir::data_dir(ir::DataKind::Targets); }
 
-Expected<HardwareSpec> find_spec(std::string_view name) {
-  std::filesystem::path p(name);
-  if (p.extension() == ".json") return load_spec(p);
+namespace {
+
+// A spec of the bundled folder by name (aliases resolved), or an error
+// listing the known names.
+Expected<HardwareSpec> bundled_spec(std::string_view name) {
   std::string n(name);
   if (n == "gpu") n = "h100";
   if (n == "tpu") n = "tpu_v4";
@@ -183,13 +185,40 @@ Expected<HardwareSpec> find_spec(std::string_view name) {
   if (!std::filesystem::exists(file, ec)) {
     if (!std::filesystem::is_directory(*dir, ec))
       return fail(fmt::format("target '{}': the target specs folder {} does not exist", name, dir->string()));
-    std::vector<std::string> known;  // the aliases gpu and tpu first (cpu is a spec of its own)
+    // The aliases gpu and tpu first (cpu is a spec of its own), then each
+    // spec, and NAME-analytic beside a spec with a learned model.
+    std::vector<std::string> known;
     for (const auto& e : std::filesystem::directory_iterator(*dir, ec))
       if (e.path().extension() == ".json") known.push_back(e.path().stem().string());
     std::sort(known.begin(), known.end());
-    return fail(fmt::format("unknown target '{}' (known: gpu, tpu, {})", name, fmt::join(known, ", ")));
+    std::vector<std::string> names;
+    for (const std::string& k : known) {
+      names.push_back(k);
+      if (auto s = load_spec(*dir / (k + ".json")); s && !s->learned_model.empty())
+        names.push_back(k + std::string(kAnalyticSuffix));
+    }
+    return fail(fmt::format("unknown target '{}' (known: gpu, tpu, {})", name, fmt::join(names, ", ")));
   }
   return load_spec(file);
+}
+
+}  // namespace
+
+Expected<HardwareSpec> find_spec(std::string_view name) {
+  std::filesystem::path p(name);
+  if (p.extension() == ".json") return load_spec(p);
+  auto spec = bundled_spec(name);
+  if (spec || !name.ends_with(kAnalyticSuffix)) return spec;
+  // NAME-analytic: the spec NAME with its analytic model (one spec, two names).
+  std::string_view base = name.substr(0, name.size() - kAnalyticSuffix.size());
+  auto learned = bundled_spec(base);
+  if (!learned) return spec;  // "unknown target 'NAME-analytic'", as any other
+  if (learned->learned_model.empty())
+    return fail(fmt::format("target '{}': '{}' has no learned model, its model is the analytic one (--target {})", name,
+                            base, base));
+  learned->name = std::string(name);
+  learned->learned_model.clear();
+  return learned;
 }
 
 }  // namespace refinery::targets

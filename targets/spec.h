@@ -66,9 +66,10 @@ struct HardwareSpec {
   // Whether a refined graph for this target may contain `op`.
   bool may_emit(ir::Op op) const;
 
-  // cpu: the learned model's file name (refinery calibrate), used with
-  // --cost-model learned: looked up in user_cost_models_dir(), then beside
-  // the spec (the model shipped for this machine type).
+  // cpu: the learned model's file name (refinery calibrate), the target's
+  // cost model unless --cost-model says otherwise (targets/cost_model.h):
+  // looked up in user_cost_models_dir(), then beside the spec (the model
+  // shipped for this machine type). Empty: the analytic model.
   std::string learned_model;
   std::filesystem::path folder;  // the folder the spec was read from
   NeuromorphicSpec neuromorphic;  // kind neuromorphic only
@@ -93,6 +94,10 @@ std::filesystem::path user_cost_models_dir();
 
 // A target by name or file: "cpu", "gpu" (= h100), "tpu" (= tpu_v4), any
 // spec name in specs_dir() ("h200", "tpu_v5e"), or a path to a .json file.
+// "NAME-analytic" (kAnalyticSuffix) names a bundled spec with a learned
+// model ("cpu-analytic") priced by its analytic model: the same spec, named
+// so, with learned_model empty.
+inline constexpr std::string_view kAnalyticSuffix = "-analytic";
 Expected<HardwareSpec> find_spec(std::string_view name_or_file);
 
 }  // namespace refinery::targets

@@ -17,7 +17,7 @@
 // interleaved over many rounds (CPU time): how often the held-out model
 // orders a pair as ONNX Runtime does, over the pairs whose difference is
 // significant across rounds (sign test, p < 0.01) and over 3%.
-// The analytic model (--target cpu without --cost-model) is scored beside it.
+// The analytic model (--target cpu-analytic) is scored beside it.
 // --train chooses the training records: all (default), only the models'
 // nodes in context ("context" records), or only kernels timed alone.
 #include <fmt/format.h>
@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
   fs::create_directories(work);
   auto spec = find_spec("cpu");
   if (!spec) die(spec.error().str());
-  auto analytic = load_target("cpu");
+  auto analytic = load_target("cpu-analytic");
   if (!analytic) die(analytic.error().str());
 
   std::set<std::string> families;
@@ -308,7 +308,7 @@ int main(int argc, char** argv) {
         agree += (learned - 1) * (timed - 1) > 0;
         agree_analytic += (ana - 1) * (timed - 1) > 0;
       }
-      // Which extraction: the folders above the file (run.sh's analytic/cpu, learned/cpu, zoo).
+      // Which extraction: the folders above the file (run.sh's analytic/cpu-analytic, learned/cpu, zoo).
       auto label = [](const fs::path& f) {
         fs::path up = f.parent_path();
         return (up.parent_path().filename() / up.filename() / f.stem()).string();

@@ -32,27 +32,27 @@ echo "== load before: $(uptime)"
 
 models=${EQUIV_MODELS:-"squeezenet1_1 mobilenet_v2 shufflenet_v2_x1_0 resnet18 mlp bert_encoder vit_tiny torch_encoder gpt_decoder attn_matmul"}
 # Every model optimized for each variant by `refinery batch` (docs/batch.md):
-# one batch for the analytic models (cpu, gpu, tpu), one for the learned cpu.
+# one batch for the analytic models (cpu-analytic, gpu, tpu), one for the learned cpu (--target cpu).
 : > "$out/equiv/models.txt"
 for m in $models; do [[ -f "$zoo/$m.onnx" ]] && realpath "$zoo/$m.onnx" >> "$out/equiv/models.txt"; done
 common=(--min-gain 0 --time-limit "${TIME_LIMIT:-10}" --jobs "${JOBS:-1}" --quiet)
 # Exit 1 (some job failed) leaves that job out below; 2 is a bad invocation.
-"$exe" batch "$out/equiv/models.txt" -o "$out/equiv/analytic" --target cpu,gpu,tpu "${common[@]}" || [[ $? == 1 ]]
-"$exe" batch "$out/equiv/models.txt" -o "$out/equiv/learned" --target cpu --cost-model learned "${common[@]}" ||
+"$exe" batch "$out/equiv/models.txt" -o "$out/equiv/analytic" --target cpu-analytic,gpu,tpu "${common[@]}" ||
   [[ $? == 1 ]]
+"$exe" batch "$out/equiv/models.txt" -o "$out/equiv/learned" --target cpu "${common[@]}" || [[ $? == 1 ]]
 # "MODEL VARIANT FILE" for the original and every written graph.
 /usr/bin/python3 - "$out/equiv" > "$out/equiv/graphs.txt" <<'PY'
 import json, os, sys
 d = sys.argv[1]
 for line in open(os.path.join(d, "models.txt")):
     print(os.path.basename(line.strip())[:-5], "original", line.strip())
-for batch, suffix in (("analytic", ""), ("learned", "-learned")):
+for batch in ("analytic", "learned"):
     for j in json.load(open(os.path.join(d, batch, "summary.json")))["jobs"]:
         m = os.path.basename(j["model"])[:-5]
         if j["status"] != "written":
-            print(f"optimize {m} for {j['target']}{suffix} failed (left out): {j['reason']}", file=sys.stderr)
+            print(f"optimize {m} for {j['target']} failed (left out): {j['reason']}", file=sys.stderr)
             continue
-        print(m, j["target"] + suffix, j["output"])
+        print(m, j["target"], j["output"])
 PY
 # Distinct graphs only (the same extraction twice is one graph): told apart
 # by what three analytic models price them at. Then every pair of one
@@ -60,7 +60,7 @@ PY
 declare -A seen=() distinct=()
 while read -r m v f; do
   sum=""
-  for t in cpu gpu tpu; do sum+=$("$exe" cost "$f" --target $t --json - | grep -m1 total_ms); done
+  for t in cpu-analytic gpu tpu; do sum+=$("$exe" cost "$f" --target $t --json - | grep -m1 total_ms); done
   [[ -n "${seen[$m$sum]:-}" ]] && continue
   seen[$m$sum]=1
   distinct[$m]+="$(realpath "$f") "

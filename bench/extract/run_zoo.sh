@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Saturates every zoo model (and examples/tiny_cnn) for each target with one
 # `refinery batch --egraphs` (each child writes its e-graph in
-# extraction-gym JSON, priced by the target's model), then runs the
-# extractors on those files.
+# extraction-gym JSON, priced by the target's model: cpu's is the learned
+# one), then runs the extractors on those files.
 #   bench/extract/run_zoo.sh BUILD_DIR [OUT_DIR] [-- bench_extract run flags]
 # Environment: ZOO (default BUILD_DIR/zoo), JOBS (default 1), BATCH_FLAGS (extra
 # flags for refinery batch). A file already in OUT_DIR is reused (--resume).

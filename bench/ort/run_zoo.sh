@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Optimizes every zoo model with one `refinery batch --target cpu`, then
+# Optimizes every zoo model with one `refinery batch --target cpu` (the
+# learned cost model; TARGET=cpu-analytic for the analytic one), then
 # measures original against optimized under ONNX Runtime (bench.mjs: single
 # thread, full ORT optimization for both, alternating runs).
 #
 #   bench/ort/run_zoo.sh BUILD_DIR [OUT_DIR]
 #
 # Environment: ZOO (zoo folders, space-separated; default BUILD_DIR/zoo and BUILD_DIR/zoo_real, those that
-# exist), RUNS (default 20), MODELS (names, default every model of those folders),
+# exist), TARGET (default cpu), RUNS (default 20), MODELS (names, default every model of those folders),
 # JOBS (models optimized at once, default 1: each model's optimize time as on its own),
 # TIMEOUT (seconds per model, default none), BATCH_FLAGS (extra flags for refinery batch, e.g.
 # "--time-limit 10 --node-limit 50000"), BENCH_FLAGS (extra flags for bench.mjs, e.g. "--dim batch=2 --dim seq=64":
 # symbolic dims are 1 otherwise).
 # OUT_DIR (default BUILD_DIR/zoo_opt) gets models.txt (the manifest), the
-# batch's output (cpu/X.onnx, cpu/X.onnx.report.json, cpu/X.onnx.log,
+# batch's output (TARGET/X.onnx, TARGET/X.onnx.report.json, TARGET/X.onnx.log,
 # journal.json, summary.json; docs/batch.md), pairs.txt (bench.mjs's --pairs), bench.json and
 # speedups.txt: per model the measured speedup and control (bench.mjs), the FLOPs before and after
 # and the rules whose rewrites the extracted graph uses (the report's rules_used).
@@ -32,7 +33,7 @@ done
 start=$(date +%s.%N)
 # Exit 1 (some model failed) is reported below, model by model; 2 is a bad invocation.
 # shellcheck disable=SC2086
-"$build/cli/refinery" batch "$out/models.txt" -o "$out" --target cpu --jobs "${JOBS:-1}" \
+"$build/cli/refinery" batch "$out/models.txt" -o "$out" --target "${TARGET:-cpu}" --jobs "${JOBS:-1}" \
   --timeout "${TIMEOUT:-0}" --progress=plain ${BATCH_FLAGS:-} || [[ $? == 1 ]]
 end=$(date +%s.%N)
 echo "== optimized the zoo in $(echo "$end - $start" | bc) s"

@@ -35,10 +35,12 @@ std::vector<nlohmann::json> lines(const fs::path& file) {
 
 TEST(CostCli, CostPrintsTheTotalAndEveryNode) {
   const std::string model = source_path("examples/tiny_cnn.onnx");
-  CliResult r = run_cli("cost " + model + " --target cpu --cost-model learned --json -");
+  CliResult r = run_cli("cost " + model + " --target cpu --json -");
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j.at("target"), "cpu+learned");
+  EXPECT_EQ(j.at("target"), "cpu");
+  EXPECT_EQ(j.at("cost_model"), "learned");  // the cpu target's own model, and the file it read
+  EXPECT_TRUE(j.at("cost_model_file").get<std::string>().ends_with("cpu.ubj")) << j.at("cost_model_file");
   double sum = j.at("run_overhead_ms").get<double>();
   EXPECT_GT(sum, 0);
   ASSERT_FALSE(j.at("nodes").empty());
@@ -49,10 +51,18 @@ TEST(CostCli, CostPrintsTheTotalAndEveryNode) {
     sum += n.at("ms").get<double>();
   }
   EXPECT_NEAR(j.at("total_ms").get<double>(), sum, 1e-9 * sum);
-  // The analytic model has no run overhead; a human-readable table without --json.
-  r = run_cli("cost " + model + " --target cpu");
+  // The analytic model has no run overhead and no file; a human-readable table without --json.
+  r = run_cli("cost " + model + " --target cpu-analytic --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("target"), "cpu-analytic");
+  EXPECT_EQ(j.at("cost_model"), "analytic");
+  EXPECT_TRUE(j.at("cost_model_file").is_null());
+  EXPECT_EQ(j.at("run_overhead_ms"), 0);
+  r = run_cli("cost " + model + " --target cpu-analytic");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("predicted"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("on cpu-analytic (analytic cost model;"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("conv"), std::string::npos) << r.out;
   // Bad input: exit 2, one line naming what is wrong.
   r = run_cli("cost /nonexistent.onnx --target cpu");
@@ -160,6 +170,10 @@ TEST(CostCli, MeasureCalibrateAndPredictOnOneModel) {
   // calibrate needs something to train on.
   EXPECT_EQ(run_cli("calibrate --target cpu -o " + file.string()).code, 2);
   EXPECT_EQ(run_cli("calibrate --target gpu --from x.jsonl").code, 2);
+  r = run_cli("calibrate --target cpu-analytic --from " + (d / "data" / "dataset.jsonl").string() + " -o " +
+              file.string());
+  EXPECT_EQ(r.code, 2);  // the analytic model is not trained
+  EXPECT_NE(r.err.find("'cpu-analytic' has no learned cost model"), std::string::npos) << r.err;
   fs::remove_all(d.parent_path());
 }
 

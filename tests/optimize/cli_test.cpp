@@ -24,7 +24,8 @@ TEST(OptimizeCli, TinyCnnEndToEnd) {
   CliResult r = run_cli("optimize " + source_path("examples/tiny_cnn.onnx") + " -o " + out.string() +
                         " --target cpu --report " + rep.string());
   ASSERT_EQ(r.code, 0) << r.out << r.err;
-  for (const char* want : {"e-graph:", "rules fired:", "cost (cpu model):", "result:", "wrote"})
+  for (const char* want :
+       {"(target cpu, learned cost model ", "e-graph:", "rules fired:", "cost (cpu model):", "result:", "wrote"})
     EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
   ASSERT_TRUE(fs::exists(out));
   EXPECT_TRUE(frontends::import_onnx(out).has_value());

@@ -28,14 +28,20 @@ TEST(ReportCli, OptimizeWritesThePageThatReportHtmlDrawsFromTheJson) {
                         (d / "r.json").string() + " --html " + (d / "r.html").string());
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   nlohmann::json j = nlohmann::json::parse(slurp(d / "r.json"));
-  EXPECT_EQ(j.at("refinery_report"), 7);
+  EXPECT_EQ(j.at("refinery_report"), 8);
   EXPECT_TRUE(j.at("neuromorphic").is_null()) << "a cpu target has no chip mapping";
+  // The report says what priced the graphs: optimize's default target, cpu, is the learned model, with its file.
+  EXPECT_EQ(j.at("target"), "cpu");
+  EXPECT_EQ(j.at("cost").at("model_kind"), "learned");
+  const std::string model_file = j.at("cost").at("model_file").get<std::string>();
+  EXPECT_TRUE(model_file.ends_with("cpu.ubj")) << model_file;
   EXPECT_NE(j.at("command").get<std::string>().find("optimize " + kTiny.string()), std::string::npos);
   EXPECT_GT(j.at("cost").at("flops_before").get<double>(), 0);
   ASSERT_FALSE(j.at("validation").is_null()) << "tiny_cnn is expected to be optimized";
   EXPECT_EQ(j.at("validation").at("outputs").size(), 1u);
   std::string page = slurp(d / "r.html");
   EXPECT_NE(page.find("id=\"egraph-growth\""), std::string::npos);
+  EXPECT_NE(page.find("<tr><td>cost model</td><td>learned (" + model_file + ")</td></tr>"), std::string::npos);
   r = run_cli("report html " + (d / "r.json").string() + " -o " + (d / "again.html").string());
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(slurp(d / "again.html"), page);
@@ -45,6 +51,15 @@ TEST(ReportCli, OptimizeWritesThePageThatReportHtmlDrawsFromTheJson) {
               (d / "verify.json").string());
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(slurp(d / "v.html").find("not verified in this report"), std::string::npos);
+  // cpu-analytic: the analytic model, no file.
+  r = run_cli("optimize " + kTiny.string() + " -o " + (d / "a.onnx").string() + " --target cpu-analytic --report " +
+              (d / "a.json").string() + " --html " + (d / "a.html").string());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  j = nlohmann::json::parse(slurp(d / "a.json"));
+  EXPECT_EQ(j.at("target"), "cpu-analytic");
+  EXPECT_EQ(j.at("cost").at("model_kind"), "analytic");
+  EXPECT_TRUE(j.at("cost").at("model_file").is_null());
+  EXPECT_NE(slurp(d / "a.html").find("<tr><td>cost model</td><td>analytic</td></tr>"), std::string::npos);
 }
 
 TEST(ReportCli, BadInputsNameTheFile) {

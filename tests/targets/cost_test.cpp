@@ -2,7 +2,9 @@
 // share an input wins on the GPU (one launch instead of two); a 130-wide
 // MatMul costs like a 256-wide one on the TPU (MXU padding to 128); fused
 // elementwise ops are nearly free on the GPU; bigger GEMMs are more
-// efficient per FLOP on the CPU; constant expressions cost nothing.
+// efficient per FLOP on the CPU; constant expressions cost nothing. The
+// CpuCost tests are about the analytic model's prices (cpu-analytic); the
+// learned model's are learned_test.cpp's.
 #include <gtest/gtest.h>
 
 #include "targets/cost_model.h"
@@ -58,7 +60,7 @@ TEST(GpuCost, MergingTwoSmallMatMulsThatShareAnInputWins) {
 }
 
 TEST(CpuCost, MergingTwoMatMulsThatShareAnInputWins) {
-  auto m = model("cpu");
+  auto m = model("cpu-analytic");
   EXPECT_LT(graph_cost(*m, merged_matmul(64, 256, 256)), graph_cost(*m, two_matmuls(64, 256, 256)));
 }
 
@@ -121,7 +123,7 @@ TEST(GpuCost, ABatchNormFusesLikeItsAffineForm) {
 // kernel. So relu(concat(conv, conv)) must not look cheaper than
 // concat(relu(conv), relu(conv)), which ran 0.95x on squeezenet1_1.
 TEST(CpuCost, ActivationsFuseIntoASingleUseConv) {
-  auto m = model("cpu");
+  auto m = model("cpu-analytic");
   auto conv_relu = [](bool second_use) {
     GraphBuilder b;
     auto x = b.input("x", {1, 16, 32, 32});
@@ -151,7 +153,7 @@ TEST(CpuCost, ActivationsFuseIntoASingleUseConv) {
 // constant ran as an Add kernel of its own with reorders around it (pruned
 // mobilenet_v2, docs/measurements.md).
 TEST(CpuCost, OnlyAPerChannelConstantFoldsIntoAConv) {
-  auto m = model("cpu");
+  auto m = model("cpu-analytic");
   auto after_conv = [&](ir::Op op, std::vector<int64_t> dims, bool computed = false, bool output = false) {
     GraphBuilder b;
     auto x = b.input("x", {1, 16, 8, 8});
@@ -178,7 +180,7 @@ TEST(CpuCost, OnlyAPerChannelConstantFoldsIntoAConv) {
 }
 
 TEST(CpuCost, BigGemmsAreMoreEfficientPerFlop) {
-  auto m = model("cpu");
+  auto m = model("cpu-analytic");
   double small = graph_cost(*m, one_matmul(16, 16, 16)) / (2.0 * 16 * 16 * 16);
   double big = graph_cost(*m, one_matmul(512, 512, 512)) / (2.0 * 512 * 512 * 512);
   EXPECT_LT(big, small / 4);
@@ -199,14 +201,16 @@ TEST(Cost, AnEinsumCostsAsTheMatMulItIs) {
     eq.set("equation", std::string("bij,bjk->bik"));
     return b.finish({as_einsum ? b.op1(ir::Op::Einsum, {x, w}, eq) : b.op1(ir::Op::MatMul, {x, w})});
   };
-  for (const char* name : {"cpu", "gpu", "tpu"}) {
+  // Not the learned cpu model: it has no canonical form for an Einsum and
+  // prices this one 1.20x its MatMul (session 20, docs/measurements.md).
+  for (const char* name : {"cpu-analytic", "gpu", "tpu"}) {
     auto m = model(name);
     EXPECT_DOUBLE_EQ(graph_cost(*m, batched(true)), graph_cost(*m, batched(false))) << name;
   }
 }
 
 TEST(Cost, ConstantExpressionsAreFree) {
-  for (const char* t : {"cpu", "gpu", "tpu"}) {
+  for (const char* t : {"cpu", "cpu-analytic", "gpu", "tpu"}) {
     auto m = model(t);
     GraphBuilder b;
     auto w = b.weight("w", {512, 512});
@@ -220,7 +224,7 @@ TEST(Cost, ConstantExpressionsAreFree) {
 }
 
 TEST(Cost, MultiResultOpsShareTheirFixedCost) {
-  auto m = model("cpu");
+  auto m = model("cpu-analytic");
   GraphBuilder b;
   auto x = b.input("x", {64, 512});
   auto parts = b.op(ir::Op::Split, {x, b.ints("s", {256, 256})}, axis(1), 2);

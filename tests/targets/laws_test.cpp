@@ -325,17 +325,18 @@ std::vector<Target> all_targets() {
     if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
   std::sort(names.begin(), names.end());
   for (const auto& name : names) {
-    auto t = load_target(name);
+    // A spec with a learned model: the one shipped beside it (not a user's
+    // calibrated one, which may not be there), and its analytic model
+    // ("cpu-analytic") beside it.
+    auto spec = find_spec(name);
+    const bool learned = spec && !spec->learned_model.empty();
+    auto t = learned ? load_target(name, (spec->folder / spec->learned_model).string()) : load_target(name);
     EXPECT_TRUE(t.has_value()) << t.error().str();
     if (t) out.push_back(std::move(*t));
-    // A spec's learned model too: the one shipped beside it (not a user's
-    // calibrated one, which may not be there), named "cpu+learned".
-    auto spec = find_spec(name);
-    if (spec && !spec->learned_model.empty()) {
-      auto learned = load_target(name, (spec->folder / spec->learned_model).string());
-      EXPECT_TRUE(learned.has_value()) << learned.error().str();
-      if (learned) out.push_back(std::move(*learned));
-    }
+    if (!learned) continue;
+    auto analytic = load_target(name + std::string(kAnalyticSuffix));
+    EXPECT_TRUE(analytic.has_value()) << analytic.error().str();
+    if (analytic) out.push_back(std::move(*analytic));
   }
   return out;
 }
