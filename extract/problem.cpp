@@ -273,7 +273,7 @@ void least_fixpoint(const std::vector<std::vector<Candidate>>& classes, const Li
 }  // namespace
 
 PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& roots,
-                       std::size_t work_per_size, const std::function<bool()>& out_of_time) {
+                       std::size_t work_per_size, const std::function<bool()>& out_of_time, double enough) {
   const std::size_t n = classes.size();
   const Links links(classes);
   std::vector<std::uint32_t> all(n);
@@ -456,7 +456,9 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
   // so the sums' searches, slower, never leave the first bound worse.
   Fixpoint below(n);
   least_fixpoint(classes, links, all, nullptr, own_work, joint, below);
-  if (work_per_size > 0) {
+  double first_round = 0;
+  for (std::uint32_t r : roots) first_round = std::max(first_round, below.b[r]);
+  if (work_per_size > 0 && first_round < enough) {
     Fixpoint with_sums(n);
     outside.clear();
     work = 0;

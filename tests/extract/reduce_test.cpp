@@ -167,6 +167,9 @@ TEST(PathBounds, ASearchStepPaysEachKidOutsideTheOthersReach) {
   p.roots = {0};
   ASSERT_DOUBLE_EQ(brute_force_optimum(p), 33);
   EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 33);
+  // The sums' round is skipped where the paths' bound already reaches `enough`.
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100, {}, 30).of_answer(p.roots), 30);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100, {}, 30.5).of_answer(p.roots), 33);
 }
 
 // A free cycle (class 0 = {h(1) 0, x 10}, class 1 = {k(0) 0, y 4}) is no
