@@ -190,8 +190,11 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
   // (Left out of the diagnostic relaxation_only, whose bound is the LP's.)
   const bool paths = options.path_bound && !options.relaxation_only;
   const double path_deadline = cpu_now() + options.path_share * options.time_limit_s;
+  // A bound this high proves the answer in hand (closed_by, below).
+  const double enough = dag_cost(p, r.solution) * (1 - options.relative_gap) - red.fixed_cost;
   double best_bound_q =
-      paths ? path_bounds(q.classes, q.roots, options.path_work, [&] { return cpu_now() > path_deadline; })
+      paths ? path_bounds(
+                  q.classes, q.roots, options.path_work, [&] { return cpu_now() > path_deadline; }, enough)
                   .of_answer(q.roots)
             : 0;
   r.path_bound = red.fixed_cost + best_bound_q;

@@ -51,12 +51,14 @@ struct IlpOptions {
   bool path_bound = true;
   // The first bound's searches for what a candidate's other kids pay
   // outside one kid's computation (problem.h, path_bounds): their work, in
-  // multiples of the reduced problem's size (0: the heaviest path alone).
-  // At 1000 the budget ran out on 4 of the zoo's e-graphs once each kid in
-  // turn was searched from (resnext50/cpu 0 -> 2.4% gap); at 3000 the 18
-  // then open get the bounds they get at 10000, in at most 0.62 s of CPU
-  // (docs/measurements.md, session 19). path_share caps larger problems.
-  std::size_t path_work = 3000;
+  // multiples of the reduced problem's size (0: the heaviest path alone),
+  // for each of the two rounds (paths, then sums at each step). At 1000 the
+  // budget ran out on 4 of the zoo's e-graphs once each kid in turn was
+  // searched from (resnext50/cpu 0 -> 2.4% gap); 3000 was enough for the
+  // paths (session 19). The sums need more: at 3000 lora_encoder/tpu keeps
+  // its 9.5% gap, at 10000 0.43% (docs/measurements.md, session 20).
+  // path_share caps larger problems.
+  std::size_t path_work = 10000;
   // ... and their CPU time, as a share of the time limit (counted from the
   // searches' start): on a large problem, or a machine whose CPU clock runs
   // fast under load, the searches stop early rather than take CBC's time.

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <queue>
+#include <unordered_map>
 
 namespace refinery::extract {
 
@@ -272,7 +273,7 @@ void least_fixpoint(const std::vector<std::vector<Candidate>>& classes, const Li
 }  // namespace
 
 PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& roots,
-                       std::size_t work_per_size, const std::function<bool()>& out_of_time) {
+                       std::size_t work_per_size, const std::function<bool()>& out_of_time, double enough) {
   const std::size_t n = classes.size();
   const Links links(classes);
   std::vector<std::uint32_t> all(n);
@@ -301,8 +302,10 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
   const std::size_t budget = work_per_size * (n + links.edges);
   std::size_t work = 0;
   struct Reach {
-    std::vector<std::uint32_t> list;                   // the classes k reaches, k first
+    std::vector<std::uint32_t> list;                     // the classes k reaches, k first
     std::vector<std::pair<std::uint32_t, double>> down;  // the cheapest path from k to each (its own cost left out)
+    std::vector<std::uint64_t> bits;                     // list as a set, once asked
+    bool has(std::uint32_t c) const { return (bits[c / 64] >> (c % 64)) & 1; }
   };
   std::map<std::uint32_t, Reach> reach;
   std::map<std::pair<std::uint32_t, std::uint32_t>, double> outside;
@@ -355,14 +358,76 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
     for (std::uint32_t c : r.list) dist[c] = kInfiniteCost;
     return r.down;
   };
+  // Inside k2's search, a candidate's kids kj and kl: kl's computation pays
+  // outside both k1's and kj's at least the heaviest path from kl until it
+  // meets a class either reaches (k1's reach: the classes with a cap). At 0
+  // there, not at k1's excess: kj's part may have counted that excess
+  // already. A search of its own over what kl reaches without passing
+  // through those classes, cached per (kl, kj) while k1 is the same.
+  Fixpoint inner(n);
+  std::vector<double> zero(n, kInfiniteCost);
+  std::vector<std::uint8_t> in_region(n, 0);
+  std::vector<std::uint32_t> region;
+  std::unordered_map<std::uint64_t, double> apart;  // (k1, kl, kj)
+  std::uint64_t first = 0;                          // k1 of the search under way
+  auto apart_of = [&](std::uint32_t kl, std::uint32_t kj) {
+    auto [it, added] = apart.try_emplace((first * n + kl) * n + kj, 0.0);
+    if (!added || cap[kl] < kInfiniteCost || work >= budget || (out_of_time && out_of_time())) return it->second;
+    Reach& other = reach_of(kj);
+    if (other.bits.empty()) {
+      other.bits.assign((n + 63) / 64, 0);
+      for (std::uint32_t m : other.list) other.bits[m / 64] |= std::uint64_t{1} << (m % 64);
+      work += other.list.size();
+    }
+    if (other.has(kl)) return it->second;
+    region.assign(1, kl);
+    in_region[kl] = 1;
+    for (std::size_t j = 0; j < region.size(); ++j) {
+      ++work;
+      if (zero[region[j]] == 0) continue;  // met: not expanded
+      for (const Candidate& cand : classes[region[j]])
+        for (std::uint32_t k : cand.kids) {
+          ++work;
+          if (in_region[k]) continue;
+          in_region[k] = 1;
+          if (cap[k] < kInfiniteCost || other.has(k)) zero[k] = 0;
+          region.push_back(k);
+        }
+    }
+    least_fixpoint(classes, links, region, &zero, work, path, inner);
+    it->second = inner.b[kl];
+    inner.clear(region);
+    for (std::uint32_t m : region) {
+      zero[m] = kInfiniteCost;
+      in_region[m] = 0;
+    }
+    return it->second;
+  };
+  // The search's step: a candidate pays its heaviest kid's part, plus what
+  // its other kids pay outside that kid's reach (apart_of), each kid in turn.
+  bool sums = false;
+  auto beside = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
+    if (!sums) return path(c, i, b);
+    const auto& kids = classes[c][i].kids;
+    double most = 0;
+    for (std::uint32_t kj : kids) {
+      if (b[kj] <= 0) continue;
+      double extra = 0;
+      for (std::uint32_t kl : kids)
+        if (kl != kj && b[kl] > 0 && b[kj] + b[kl] > most) extra = std::max(extra, apart_of(kl, kj));
+      most = std::max(most, b[kj] + extra);
+    }
+    return classes[c][i].cost + most;
+  };
   auto outside_of = [&](std::uint32_t k2, std::uint32_t k1, double below_k1) {
     auto [it, added] = outside.try_emplace({k2, k1}, 0.0);
     if (added && work < budget && !(out_of_time && out_of_time())) {
       const auto& down = down_of(k1);
       work += down.size();
       for (auto [m, d] : down) cap[m] = std::max(0.0, d + plain.b[m] - below_k1);
+      first = k1;
       const auto& among = reach_of(k2).list;
-      least_fixpoint(classes, links, among, &cap, work, path, scratch);
+      least_fixpoint(classes, links, among, &cap, work, beside, scratch);
       it->second = scratch.b[k2];
       scratch.clear(among);
       for (auto [m, d] : down) cap[m] = kInfiniteCost;
@@ -386,8 +451,21 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
     }
     return classes[c][i].cost + most;
   };
+  // Twice: the searches' steps as paths, then with the sums (beside), each
+  // with the budget; the larger bound counts, class by class (each is one),
+  // so the sums' searches, slower, never leave the first bound worse.
   Fixpoint below(n);
   least_fixpoint(classes, links, all, nullptr, own_work, joint, below);
+  double first_round = 0;
+  for (std::uint32_t r : roots) first_round = std::max(first_round, below.b[r]);
+  if (work_per_size > 0 && first_round < enough) {
+    Fixpoint with_sums(n);
+    outside.clear();
+    work = 0;
+    sums = true;
+    least_fixpoint(classes, links, all, nullptr, own_work, joint, with_sums);
+    for (std::size_t c = 0; c < n; ++c) below.b[c] = std::max(below.b[c], with_sums.b[c]);
+  }
   PathBounds out{std::move(below.b), std::vector<double>(n, kInfiniteCost)};
   // above: shortest paths from the roots, a step from c to a kid of its
   // candidate i costing that candidate's cost.

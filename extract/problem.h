@@ -89,10 +89,15 @@ Requirements requirements(const std::vector<std::vector<Candidate>>& classes, co
 // largest sum counts. The path stops at m at what a computation of the
 // first kid that holds m costs beyond its bound (at least the cheapest path
 // of candidates down to m, plus m's heaviest path), or goes on below m
-// where that is less. The searches share a budget of
-// work_per_size times the problem's size (classes and edges visited); past
-// it, or once `out_of_time` says so (asked before each search), a search
-// gives 0.
+// where that is less. Then all again with sums inside the searches: at a
+// step with several kids, each other kid adds the heaviest path it pays
+// outside both the first kid's reach and the step's heaviest kid's (a
+// Reshape's shape beside its data), and the larger bound counts, class by
+// class; the second round is skipped where the first one's bound of an
+// answer (of_answer) already reaches `enough` (an answer's cost: nothing to
+// prove). Each round's searches share a budget of work_per_size times the
+// problem's size (classes and edges visited); past it, or once
+// `out_of_time` says so (asked before each search), a search gives 0.
 // `above[c]`: the least cost of a path of candidates from a root down to c,
 // c's own left out (0 at a root; infinite where no root reaches c). An
 // answer that chooses candidate i of c costs at least above[c] + cost_i +
@@ -104,7 +109,8 @@ struct PathBounds {
   double of_answer(const std::vector<std::uint32_t>& roots) const;
 };
 PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& roots,
-                       std::size_t work_per_size = 0, const std::function<bool()>& out_of_time = {});
+                       std::size_t work_per_size = 0, const std::function<bool()>& out_of_time = {},
+                       double enough = kInfiniteCost);
 
 // Keeps only the choices reachable from the roots.
 Solution prune_unreachable(const Problem& p, Solution s);

@@ -8,7 +8,7 @@
 //       reduction, the costs (ms), the ILP's status, gap, rounds and CPU time.
 //   bench_extract bound [--path-work N] FILE.json...
 //       the path bound alone, as the ILP computes it first (on the reduced
-//       problem, with the kids' searches) but with no clock: greedy's cost,
+//       problem, with the kids' searches, both rounds) but with no clock: greedy's cost,
 //       the bound, the gap between them and the bound's CPU time.
 // The files come from `refinery optimize --egraph` (`refinery batch
 // --egraphs` over a zoo: run_zoo.sh), each e-node priced by the target's

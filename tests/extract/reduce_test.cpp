@@ -140,15 +140,36 @@ TEST(PathBounds, AClassTheHeaviestKidReachesOnlyAtAPriceIsStillPaid) {
 // add(A1, A2), A1 = f(L) 1 with L leaf 4, A2 = leaf 0.1 | d(B) 0.1, B = leaf
 // 4.9. From A (5.1, the heavier), B's search stops at B itself (A reaches it
 // through A2 for 0.1 + 4.9, no more than A's 5.1): 5.1. From B, A's search
-// pays A1's path (5) beside A2's detour: 4.9 + 5 = 9.9 (optimum 10).
+// pays A1's path (5) beside A2's detour: 4.9 + 5 = 9.9, and with the sums
+// inside the search A2's own 0.1 beside A1 (outside B's reach and A1's):
+// 10, the optimum.
 //   0 (root): h(1, 2) 0;  1: add(3, 4) 0;  2: leaf 4.9;  3: f(5) 1;  4: leaf 0.1 | d(2) 0.1;  5: leaf 4
 TEST(PathBounds, EachKidInTurnIsTheBase) {
   Problem p;
-  p.classes = {{node(0, {1, 2})}, {node(0, {3, 4})}, {leaf(4.9)}, {node(1, {5})}, {leaf(0.1), node(0.1, {2})},
-               {leaf(4)}};
+  p.classes = {{node(0, {1, 2})}, {node(0, {3, 4})},           {leaf(4.9)},
+               {node(1, {5})},    {leaf(0.1), node(0.1, {2})}, {leaf(4)}};
   p.roots = {0};
   ASSERT_DOUBLE_EQ(brute_force_optimum(p), 10);
-  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 9.9);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 10);
+}
+
+// Sums inside a kid's search: h(Q, K), Q = r(PQ, SQ), K = r(PK, SK), each
+// projection P = m(x) 10 over one x (leaf 5), each shape S = c(leaf 1) 2,
+// r 1. From Q, K's search pays r and the heavier of its kids outside Q's
+// reach (PK: 10), and so from K: 19 + 11 = 30. With the sums, K's step at r
+// adds what SK pays outside both Q's and PK's reach (3): 33, the optimum.
+//   0 (root): h(1, 2) 0;  1: r(3, 4) 1;  2: r(5, 6) 1;  3, 5: m(7) 10;  4: c(8) 2;  6: c(9) 2;  7: leaf 5;
+//   8, 9: leaf 1
+TEST(PathBounds, ASearchStepPaysEachKidOutsideTheOthersReach) {
+  Problem p;
+  p.classes = {{node(0, {1, 2})}, {node(1, {3, 4})}, {node(1, {5, 6})}, {node(10, {7})}, {node(2, {8})},
+               {node(10, {7})},   {node(2, {9})},    {leaf(5)},         {leaf(1)},       {leaf(1)}};
+  p.roots = {0};
+  ASSERT_DOUBLE_EQ(brute_force_optimum(p), 33);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 33);
+  // The sums' round is skipped where the paths' bound already reaches `enough`.
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100, {}, 30).of_answer(p.roots), 30);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100, {}, 30.5).of_answer(p.roots), 33);
 }
 
 // A free cycle (class 0 = {h(1) 0, x 10}, class 1 = {k(0) 0, y 4}) is no
