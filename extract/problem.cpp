@@ -377,7 +377,7 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
     if (other.bits.empty()) {
       other.bits.assign((n + 63) / 64, 0);
       for (std::uint32_t m : other.list) other.bits[m / 64] |= std::uint64_t{1} << (m % 64);
-      work += other.list.size();
+      work += other.list.size() + other.bits.size();  // the set's memory counted too: n / 64 words a kid
     }
     if (other.has(kl)) return it->second;
     region.assign(1, kl);
