@@ -20,6 +20,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -46,9 +47,7 @@ int usage() {
 
 // An extraction-gym file as a flat problem: one class per "eclass", a
 // child "c.i" needs class c.
-extract::Problem read_gym(const std::string& file) {
-  std::ifstream in(file);
-  nlohmann::json j = nlohmann::json::parse(in);
+extract::Problem gym_problem(const nlohmann::json& j) {
   extract::Problem p;
   std::map<std::string, std::uint32_t> class_index;
   auto index = [&](const std::string& eclass) {
@@ -57,14 +56,26 @@ extract::Problem read_gym(const std::string& file) {
     return it->second;
   };
   std::map<std::string, std::string> class_of_node;
-  for (const auto& [id, node] : j["nodes"].items()) class_of_node[id] = node["eclass"].get<std::string>();
-  for (const auto& [id, node] : j["nodes"].items()) {
-    extract::Candidate cand{node["cost"].get<double>(), {}};
-    for (const auto& kid : node["children"]) cand.kids.push_back(index(class_of_node.at(kid.get<std::string>())));
-    p.classes[index(node["eclass"].get<std::string>())].push_back(std::move(cand));
+  for (const auto& [id, node] : j.at("nodes").items()) class_of_node[id] = node.at("eclass").get<std::string>();
+  for (const auto& [id, node] : j.at("nodes").items()) {
+    extract::Candidate cand{node.at("cost").get<double>(), {}};
+    for (const auto& kid : node.at("children")) cand.kids.push_back(index(class_of_node.at(kid.get<std::string>())));
+    p.classes[index(node.at("eclass").get<std::string>())].push_back(std::move(cand));
   }
-  for (const auto& r : j["root_eclasses"]) p.roots.push_back(index(r.get<std::string>()));
+  for (const auto& r : j.at("root_eclasses")) p.roots.push_back(index(r.get<std::string>()));
   return p;
+}
+
+// A file that cannot be read or is not such JSON: an error naming it (main
+// exits 2).
+extract::Problem read_gym(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot be read", file));
+  try {
+    return gym_problem(nlohmann::json::parse(in));
+  } catch (const std::exception& e) {  // not JSON, a field missing or of another type, an unknown child
+    throw std::runtime_error(fmt::format("{}: not extraction-gym JSON: {}", file, e.what()));
+  }
 }
 
 double cpu_now() {
@@ -157,7 +168,12 @@ int main(int argc, char** argv) {
     } else
       rest.push_back(args[i]);
   }
-  if (args[0] == "run" && !rest.empty()) return run(rest, acyclicity, options);
-  if (args[0] == "bound" && !rest.empty()) return bound(rest, options.path_work);
+  try {
+    if (args[0] == "run" && !rest.empty()) return run(rest, acyclicity, options);
+    if (args[0] == "bound" && !rest.empty()) return bound(rest, options.path_work);
+  } catch (const std::exception& e) {  // a bad file (read_gym), or one whose nodes lack a field
+    fmt::print(stderr, "bench_extract: {}\n", e.what());
+    return 2;
+  }
   return usage();
 }
