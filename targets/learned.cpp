@@ -1,5 +1,6 @@
 #include "targets/learned.h"
 
+#include <omp.h>
 #include <xgboost/c_api.h>
 
 #include <cmath>
@@ -353,6 +354,7 @@ Expected<std::shared_ptr<Booster>> Booster::load(const std::filesystem::path& fi
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) return fail("the cost model file does not exist", {}, file.string());
   std::shared_ptr<Booster> out(new Booster());
+  omp_set_num_threads(1);  // as in predict_ms: loading runs OpenMP regions too
   if (XGBoosterCreate(nullptr, 0, &out->handle_) != 0 || XGBoosterLoadModel(out->handle_, file.c_str()) != 0)
     return fail(fmt::format("not an XGBoost model: {}", error_text()), {}, file.string());
   XGBoosterSetParam(out->handle_, "nthread", "1");
@@ -395,6 +397,9 @@ std::vector<double> Booster::predict_ms(const std::vector<Features>& rows) const
   DMatrixHandle dm = nullptr;
   bst_ulong len = 0;
   const float* pred = nullptr;
+  // XGBoost's OpenMP regions would otherwise start a team of every core's
+  // threads, which spin after each prediction: one thread, as nthread says.
+  omp_set_num_threads(1);
   int rc = XGDMatrixCreateFromMat(x.data(), rows.size(), kNumFeatures, NAN, &dm);
   if (rc == 0) rc = XGBoosterPredict(handle_, dm, 0, 0, 0, &len, &pred);
   // An internal invariant: a loaded model predicts on a well-formed matrix.
