@@ -89,7 +89,8 @@ Command add_rules_discover(CLI::App& rules) {
   sub->add_option("--seed", f->options.seed, "Seed of the random inputs")->capture_default_str();
   sub->add_option("--time-limit", f->options.time_limit_s, "Seconds; past it no new layer or proof starts")
       ->capture_default_str();
-  sub->add_option("--proof-timeout-ms", f->options.verify.timeout_ms, "Z3 limit per query over the reals, ms of CPU time")
+  sub->add_option("--proof-timeout-ms", f->options.verify.timeout_ms,
+                  "Z3 limit per query over the reals, ms of CPU time")
       ->capture_default_str();
   sub->add_option("--against", f->against, "Rule files already known: what they derive is not new");
   sub->add_flag("--against-library", f->against_library, "Also the rule library (rules/lib/*.rules)");
