@@ -403,21 +403,30 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
     }
     return it->second;
   };
+  // A candidate's price with each kid in turn as the base: the base's bound
+  // plus the largest of what another kid adds beside it (extra(other,
+  // base)), the largest such sum. With `skip_small`, an extra that could not
+  // lift the sum above the best so far is not asked for.
+  auto each_kid_in_turn = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b, auto&& extra,
+                              bool skip_small) {
+    const auto& kids = classes[c][i].kids;
+    double most = 0;
+    for (std::uint32_t base : kids) {
+      if (b[base] <= 0) continue;
+      double add = 0;
+      for (std::uint32_t other : kids)
+        if (other != base && b[other] > 0 && (!skip_small || b[base] + b[other] > most))
+          add = std::max(add, extra(other, base));
+      most = std::max(most, b[base] + add);
+    }
+    return classes[c][i].cost + most;
+  };
   // The search's step: a candidate pays its heaviest kid's part, plus what
   // its other kids pay outside that kid's reach (apart_of), each kid in turn.
   bool sums = false;
   auto beside = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
     if (!sums) return path(c, i, b);
-    const auto& kids = classes[c][i].kids;
-    double most = 0;
-    for (std::uint32_t kj : kids) {
-      if (b[kj] <= 0) continue;
-      double extra = 0;
-      for (std::uint32_t kl : kids)
-        if (kl != kj && b[kl] > 0 && b[kj] + b[kl] > most) extra = std::max(extra, apart_of(kl, kj));
-      most = std::max(most, b[kj] + extra);
-    }
-    return classes[c][i].cost + most;
+    return each_kid_in_turn(c, i, b, apart_of, true);
   };
   auto outside_of = [&](std::uint32_t k2, std::uint32_t k1, double below_k1) {
     auto [it, added] = outside.try_emplace({k2, k1}, 0.0);
@@ -440,16 +449,8 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
   // lighter one's cheaply (a small bias class rewritten from the big
   // activation), where the lighter one's does not reach the heavy path.
   auto joint = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
-    const auto& kids = classes[c][i].kids;
-    double most = 0;
-    for (std::uint32_t k1 : kids) {
-      if (b[k1] <= 0) continue;
-      double extra = 0;
-      for (std::uint32_t k2 : kids)
-        if (k2 != k1 && b[k2] > 0) extra = std::max(extra, outside_of(k2, k1, b[k1]));
-      most = std::max(most, b[k1] + extra);
-    }
-    return classes[c][i].cost + most;
+    auto beyond = [&](std::uint32_t k2, std::uint32_t k1) { return outside_of(k2, k1, b[k1]); };
+    return each_kid_in_turn(c, i, b, beyond, false);
   };
   // Twice: the searches' steps as paths, then with the sums (beside), each
   // with the budget; the larger bound counts, class by class (each is one),
