@@ -48,18 +48,14 @@ unsigned Budget::left_ms() const {
   return wall_left_ms() == 0 ? 0u : static_cast<unsigned>(std::max<long long>(cpu_left, 0));
 }
 
-void Budget::limit(z3::solver& s) const {
-  z3::params p(s.ctx());
-  p.set("timeout", std::max(wall_left_ms(), 1u));
-  s.set(p);
-}
-
 z3::check_result Budget::check(z3::solver& s, std::string& reason_unknown) const {
   if (spent()) {
     reason_unknown = "timeout";
     return z3::unknown;
   }
-  limit(s);
+  z3::params p(s.ctx());
+  p.set("timeout", std::max(wall_left_ms(), 1u));  // Z3 reads a solver's parameters at each check
+  s.set(p);
   try {
     z3::check_result r = s.check();
     if (r == z3::unknown) reason_unknown = spent() ? "timeout" : s.reason_unknown();

@@ -36,11 +36,9 @@ class Budget {
   // Milliseconds of the thread's CPU time left; 0 once it, or the wall cap, is spent.
   unsigned left_ms() const;
   bool spent() const { return left_ms() == 0; }
-  // Sets the solver's own timeout to the wall time left (the watchdog keeps
-  // the CPU limit); Z3 reads a solver's parameters at each check.
-  void limit(z3::solver& s) const;
   // A check within the budget: unknown, with the reason "timeout", once the
-  // budget is spent, before or during the check.
+  // budget is spent, before or during the check. The solver's own timeout
+  // is set to the wall time left (the watchdog keeps the CPU limit).
   z3::check_result check(z3::solver& s, std::string& reason_unknown) const;
 
  private:
