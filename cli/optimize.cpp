@@ -125,6 +125,9 @@ void print(const OptimizeArgs& a, const optimize::Report& r, std::size_t num_rul
   fmt::print("  result:     {}{}\n", to_string(r.outcome), r.reason.empty() ? "" : " (" + r.reason + ")");
   fmt::print("  changed:    {} nodes -> {} nodes; {}; {} constant expressions folded\n", r.nodes_before, r.nodes_after,
              changes(r), r.constants_folded);
+  for (const optimize::PaddedChannels& p : r.channels_padded)
+    fmt::print("  blocks:     {} channels -> {} (the runtime's channel block) in {} value{}: {}\n", p.from, p.to,
+               p.values.size(), p.values.size() == 1 ? "" : "s", fmt::join(p.values, ", "));
   if (r.neuromorphic)
     print_neuromorphic(r);
   else

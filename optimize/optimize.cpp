@@ -15,6 +15,7 @@
 #include "ir/spiking.h"
 #include "ir/stats.h"
 #include "optimize/activity.h"
+#include "optimize/channel_blocks.h"
 #include "optimize/fit_weights.h"
 #include "optimize/fold.h"
 #include "optimize/provenance.h"
@@ -190,6 +191,7 @@ void keep_original(OptimizeResult& out, const ir::Graph& original, std::string r
   rep.ops_after = rep.ops_before;
   rep.extraction.rules_used.clear();
   rep.extraction.explanations.clear();
+  rep.channels_padded.clear();
   if (rep.neuromorphic) {
     rep.neuromorphic->after = rep.neuromorphic->before;
     rep.neuromorphic->rescaled.clear();
@@ -296,6 +298,10 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   auto folded = rebuild(g, *seeded, *extracted);
   if (!folded) return std::unexpected(folded.error());
   rep.constants_folded = folded->folded;
+  // Channel counts widened to the runtime's blocks (channel_blocks.h): a
+  // layout fact the per-kernel cost model does not see, so after
+  // extraction; the cost after is the written graph's.
+  rep.channels_padded = pad_channels_to_block(folded->graph, target.model->spec().channel_block);
   rep.cost_after = targets::graph_cost(*target.model, folded->graph);
   set_work(folded->graph, rep.flops_after, rep.bytes_after);
   clock.done("rebuild");

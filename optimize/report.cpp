@@ -145,9 +145,13 @@ std::string to_json(const Report& r) {
                {"bytes_before", r.bytes_before},
                {"bytes_after", r.bytes_after},
                {"gain_flag", gain_from_model(r) ? ordered_json(kGainFromModel) : ordered_json(nullptr)}};
+  ordered_json padded = ordered_json::array();
+  for (const PaddedChannels& p : r.channels_padded)
+    padded.push_back({{"from", p.from}, {"to", p.to}, {"values", p.values}});
   j["graph"] = {{"nodes_before", r.nodes_before},
                 {"nodes_after", r.nodes_after},
                 {"constants_folded", r.constants_folded},
+                {"channels_padded", padded},
                 {"ops_before", r.ops_before},
                 {"ops_after", r.ops_after}};
   j["neuromorphic"] = r.neuromorphic ? neuromorphic_json(*r.neuromorphic) : ordered_json(nullptr);

@@ -14,6 +14,7 @@
 
 #include "egraph/stop_reason.h"
 #include "extract/reduce.h"
+#include "optimize/channel_blocks.h"
 #include "optimize/fit_weights.h"
 #include "targets/neuromorphic.h"
 #include "verify/validate.h"
@@ -92,7 +93,7 @@ struct NeuromorphicRecord {
 };
 
 struct Report {
-  static constexpr int kVersion = 8;
+  static constexpr int kVersion = 9;
   std::string model, output, target;
   // What priced the graphs (targets::Target): "learned", with its file, or
   // "analytic" (no file).
@@ -110,6 +111,7 @@ struct Report {
   std::size_t nodes_before = 0, nodes_after = 0;
   std::map<std::string, std::int64_t> ops_before, ops_after;
   std::size_t constants_folded = 0;
+  std::vector<PaddedChannels> channels_padded;  // widened to the runtime's channel blocks (channel_blocks.h)
   std::optional<NeuromorphicRecord> neuromorphic;  // neuromorphic targets only
   std::optional<verify::ValidationResult> validation;
   verify::ValidationOptions validation_options;

@@ -117,6 +117,14 @@ std::string summary_section(const json& r) {
                   before_after(num(r, {"graph", "nodes_before"}), num(r, {"graph", "nodes_after"}), count_of));
   if (auto folded = num(r, {"graph", "constants_folded"}))
     out += fact_row("constant expressions folded", count_of(*folded));
+  // Report version 9: channel counts widened to the runtime's blocks.
+  std::string padded;
+  for (const json& p : r.value("graph", json::object()).value("channels_padded", json::array()))
+    padded += fmt::format("{}{} values {} -> {}", padded.empty() ? "" : "; ", p.value("values", json::array()).size(),
+                          p.value("from", 0), p.value("to", 0));
+  if (!padded.empty())
+    out += fact_row("channels widened to the runtime's blocks", "<span id=\"channels-padded\">" + escape(padded) +
+                                                                 "</span>");
   const json& x = r.value("extraction", json::object());
   const std::string status = str(x, "status");
   out += fact_row(

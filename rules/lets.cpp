@@ -63,7 +63,10 @@ std::optional<Literal> kept_neurons(std::span<const ArgVal> a) {
 // ones: the first left-out channels (`out`) are computed with them. Kernels
 // that block channels (ONNX Runtime's NCHWc convolutions by 8 or 16, tensor
 // cores by 8) run a count that is not a multiple on a slower path; 40%
-// pruning leaves 19 of 32 channels. Any partition is exact.
+// pruning leaves 19 of 32 channels. Any partition is exact. Counts this
+// leaves odd (a tensor of 24 channels, a union of two rounded sets) are
+// widened after extraction for a target with a channel block
+// (optimize/channel_blocks.h, the cpu spec's `channel_block`).
 void round_live_to_blocks(std::vector<bool>& out, int64_t& live) {
   constexpr int64_t kChannelBlock = 16;
   const auto n = static_cast<int64_t>(out.size());

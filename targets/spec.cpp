@@ -131,6 +131,9 @@ Expected<HardwareSpec> parse_spec(std::string_view text, const std::string& file
       s.gemm_efficiency.half_size = j["gemm_efficiency"].value("half_size", 0.0);
     }
     s.elementwise_efficiency = j.value("elementwise_efficiency", 1.0);
+    s.channel_block = j.value("channel_block", int64_t{0});
+    if (s.channel_block < 0 || s.channel_block > 1024)
+      throw std::runtime_error("field 'channel_block' must be 0 (none) to 1024 channels");
     for (const auto& d : j.value("export_domains", nlohmann::json::array())) {
       std::string domain = d.get<std::string>();
       if (domain != "com.microsoft")

@@ -58,6 +58,10 @@ struct HardwareSpec {
     double max = 1.0, half_size = 0;  // efficiency = max * s / (s + half_size), s = cbrt(M*N*K)
   } gemm_efficiency;
   double elementwise_efficiency = 1.0;  // cpu: fraction of peak for elementwise work
+  // cpu: the runtime's blocked channel layout (ONNX Runtime's NCHWc: 16
+  // floats with AVX-512, 8 with AVX2); convolutions' channel counts are
+  // widened to its multiples after extraction (optimize/channel_blocks.h). 0: none.
+  int64_t channel_block = 0;
   // The export vocabulary beyond the default ONNX domain: the op domains the
   // target's runtime runs ("com.microsoft": ONNX Runtime's contrib ops).
   // Empty: standard ONNX ops only (docs/targets.md).

@@ -294,7 +294,7 @@ TEST(NirCli, OptimizeForLoihi2MergesSynapsesOntoFewerCoresAndValidatesSpikes) {
   EXPECT_NE(r.out.find("affine-affine (1)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("spike trains identical in 1 of 1 layers: pass (exact)"), std::string::npos) << r.out;
   auto j = nlohmann::json::parse(slurp(report));
-  EXPECT_EQ(j["refinery_report"], 8);
+  EXPECT_EQ(j["refinery_report"], 9);
   EXPECT_EQ(j["cost"]["unit"], "joules per time step");
   EXPECT_EQ(j["cost"]["model_kind"], "analytic");  // the chip's mapping: no learned model
   EXPECT_TRUE(j["cost"]["model_file"].is_null());

@@ -28,7 +28,7 @@ TEST(ReportCli, OptimizeWritesThePageThatReportHtmlDrawsFromTheJson) {
                         (d / "r.json").string() + " --html " + (d / "r.html").string());
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   nlohmann::json j = nlohmann::json::parse(slurp(d / "r.json"));
-  EXPECT_EQ(j.at("refinery_report"), 8);
+  EXPECT_EQ(j.at("refinery_report"), 9);
   EXPECT_TRUE(j.at("neuromorphic").is_null()) << "a cpu target has no chip mapping";
   // The report says what priced the graphs: optimize's default target, cpu, is the learned model, with its file.
   EXPECT_EQ(j.at("target"), "cpu");
