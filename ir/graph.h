@@ -90,6 +90,12 @@ class Graph {
   size_t num_values() const { return values_.size(); }
   size_t num_nodes() const { return nodes_.size(); }
   std::optional<ValueId> find_value(std::string_view name) const;
+  // The tensor of a constant value; nullptr for any other value and for kNoValue.
+  const Tensor* constant_tensor(ValueId v) const {
+    if (v == kNoValue) return nullptr;
+    const Value& val = values_[index(v)];
+    return val.kind == ValueKind::Constant ? val.constant.get() : nullptr;
+  }
 
   // The node's display name for messages: its name, or "#<index> <op>".
   std::string node_label(NodeId n) const;

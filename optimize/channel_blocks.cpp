@@ -10,20 +10,14 @@ namespace {
 
 using ir::Op;
 
-const ir::Tensor* constant_of(const ir::Graph& g, ir::ValueId v) {
-  if (v == ir::kNoValue) return nullptr;
-  const ir::Value& val = g.value(v);
-  return val.kind == ir::ValueKind::Constant && val.constant ? val.constant.get() : nullptr;
-}
-
 bool f32_4d(const ir::Tensor* t) { return t && t->dtype() == ir::DType::f32 && t->dims().size() == 4; }
 
 // A Conv the transform can widen on either side: group 1, constant f32
 // weights [K, C, kh, kw], a constant bias or none.
 bool plain_conv(const ir::Graph& g, const ir::Node& n) {
   if (n.op != Op::Conv || n.attrs.get_int("group", 1) != 1 || n.inputs.size() < 2) return false;
-  if (!f32_4d(constant_of(g, n.inputs[1]))) return false;
-  return n.inputs.size() < 3 || n.inputs[2] == ir::kNoValue || constant_of(g, n.inputs[2]) != nullptr;
+  if (!f32_4d(g.constant_tensor(n.inputs[1]))) return false;
+  return n.inputs.size() < 3 || n.inputs[2] == ir::kNoValue || g.constant_tensor(n.inputs[2]) != nullptr;
 }
 
 // Ops that keep each channel to itself, so a new channel stays a new channel.

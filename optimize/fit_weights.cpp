@@ -16,12 +16,6 @@ namespace {
 
 using ir::Op;
 
-const ir::Tensor* constant_of(const ir::Graph& g, ir::ValueId v) {
-  if (v == ir::kNoValue) return nullptr;
-  const ir::Value& val = g.value(v);
-  return val.kind == ir::ValueKind::Constant && val.constant ? val.constant.get() : nullptr;
-}
-
 // The neuron's operand that multiplies its input current.
 const char* gain_operand(Op op) {
   switch (op) {
@@ -69,11 +63,11 @@ std::vector<Rescaled> rescale_weights_to_fit(ir::Graph& g, int weight_bits) {
     const ir::NodeId syn_id = cv.producer;
     const ir::Node& syn = g.node(syn_id);
     if (syn.op != Op::Affine && syn.op != Op::Linear) continue;
-    const ir::Tensor* w = constant_of(g, syn.inputs[1]);
+    const ir::Tensor* w = g.constant_tensor(syn.inputs[1]);
     const bool has_bias = syn.op == Op::Affine && syn.inputs.size() > 2 && syn.inputs[2] != ir::kNoValue;
-    const ir::Tensor* b = has_bias ? constant_of(g, syn.inputs[2]) : nullptr;
+    const ir::Tensor* b = has_bias ? g.constant_tensor(syn.inputs[2]) : nullptr;
     const size_t gain_at = *ir::operand_index(neuron.op, gain_name);
-    const ir::Tensor* gain = gain_at < neuron.inputs.size() ? constant_of(g, neuron.inputs[gain_at]) : nullptr;
+    const ir::Tensor* gain = gain_at < neuron.inputs.size() ? g.constant_tensor(neuron.inputs[gain_at]) : nullptr;
     if (w == nullptr || gain == nullptr || (has_bias && b == nullptr)) continue;
     targets::WeightFit before = targets::weight_fit(*w, weight_bits);
     if (before.fits() || before.odd_factor <= 1) continue;

@@ -58,12 +58,6 @@ std::span<const ir::ValueId> data_inputs(const ir::Node& n) {
 
 int64_t elements(const ir::Graph& g, ir::ValueId v) { return g.value(v).type.shape.num_elements().value_or(1); }
 
-const ir::Tensor* constant_of(const ir::Graph& g, ir::ValueId v) {
-  if (v == ir::kNoValue) return nullptr;
-  const ir::Value& val = g.value(v);
-  return val.kind == ir::ValueKind::Constant && val.constant ? val.constant.get() : nullptr;
-}
-
 // What a chunk of c consecutive output neurons (channel-major, as the
 // partition cuts) of a window layer reads: output channels are planes of
 // rows, and a run of output rows reads the input rows under the kernel.
@@ -120,7 +114,7 @@ Connectivity connectivity(const ir::Graph& g, const ir::Node& n) {
   switch (n.op) {
     case Op::Affine:
     case Op::Linear: {  // weight [out, in]
-      const ir::Tensor* w = constant_of(g, n.inputs[1]);
+      const ir::Tensor* w = g.constant_tensor(n.inputs[1]);
       if (!w || w->dims().size() != 2) return {out * in, in, in, std::nullopt};
       const int64_t rows = w->dims()[0], cols = w->dims()[1];
       std::vector<bool> read(static_cast<std::size_t>(cols), false);
@@ -142,7 +136,7 @@ Connectivity connectivity(const ir::Graph& g, const ir::Node& n) {
       const ir::Shape& ws = g.value(n.inputs[1]).type.shape;
       const int64_t cout = std::max<int64_t>(1, ws[0].size()), per = ws.num_elements().value_or(1) / cout;
       const int64_t positions = out / cout;
-      const ir::Tensor* w = constant_of(g, n.inputs[1]);
+      const ir::Tensor* w = g.constant_tensor(n.inputs[1]);
       for (int64_t co = 0; co < cout; ++co) {
         int64_t nz = per;
         if (w) {
@@ -171,7 +165,7 @@ Connectivity connectivity(const ir::Graph& g, const ir::Node& n) {
       return {out * window, window, in, win};
     }
     default: {  // scale: one weight per element
-      const ir::Tensor* s = constant_of(g, n.inputs[1]);
+      const ir::Tensor* s = g.constant_tensor(n.inputs[1]);
       bool zero = s && s->numel() > 0;
       for (int64_t i = 0; zero && i < s->numel(); ++i) zero = s->as_double(i) == 0;
       return {zero ? 0 : out, zero ? 0 : 1, in, Window{.elementwise = true}};
@@ -317,7 +311,7 @@ Expected<CoreMap> map_to_cores(const ir::Graph& g, const HardwareSpec& spec, std
       map.populations.push_back({.layer = label, .op = std::string(ir::op_name(n.op)), .neurons = elements(g, n.outputs[0])});
     }
     if (r == Role::Synapse && n.inputs.size() > 1)
-      if (const ir::Tensor* w = constant_of(g, n.inputs[1])) {
+      if (const ir::Tensor* w = g.constant_tensor(n.inputs[1])) {
         WeightFit f = weight_fit(*w, chip.weight_bits);
         f.layer = label;
         f.op = std::string(ir::op_name(n.op));
