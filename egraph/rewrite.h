@@ -127,6 +127,12 @@ class Rewrite {
   const VarTable& vars() const { return vars_; }
   Var var(std::string_view name) const { return vars_.lookup(name).value(); }
   bool is_multi() const { return multi_; }
+  // Whether apply works in batches of kBatch matches (apply_batched): the
+  // pattern applier without explanations.
+  bool applies_in_batches(const Graph& g) const {
+    return applier_ == ApplierKind::Pattern && !g.explanations_enabled();
+  }
+  static constexpr std::size_t kBatch = 16;
   // Left and right sides of a single-pattern rule (for proof checking).
   const PatternAst<N>& lhs() const { return lhs_.front().second; }
   const PatternAst<N>* rhs() const { return applier_ == ApplierKind::Pattern ? &rhs_.front().second : nullptr; }
@@ -147,7 +153,7 @@ class Rewrite {
   std::size_t apply(Graph& g, const SearchMatches& matches, std::size_t first = 0,
                     std::size_t last = std::numeric_limits<std::size_t>::max()) const {
     last = std::min(last, matches.size());
-    if (applier_ == ApplierKind::Pattern && !g.explanations_enabled()) {
+    if (applies_in_batches(g)) {
       if (conditions_.empty()) return apply_batched<false>(g, matches, first, last);
       return apply_batched<true>(g, matches, first, last);
     }
@@ -198,7 +204,6 @@ class Rewrite {
   // applied and the per-match tests go.
   template <bool kConditions>
   std::size_t apply_batched(Graph& g, const SearchMatches& matches, std::size_t first, std::size_t last) const {
-    constexpr std::size_t kBatch = 16;
     const PatternAst<N>& pat = rhs_.front().second;
     const std::size_t T = pat.terms.size();
     const std::size_t nv = matches.num_vars;

@@ -288,8 +288,13 @@ class Runner {
     it.search_time = seconds_since(start);
 
     auto apply_start = Clock::now();
-    const std::size_t max_chunk = std::max<std::size_t>(1, limits_.check_every);
+    // A batched applier's chunks end on its batches (or on multiples of
+    // check_every, if smaller), after the first, timed, match: where the
+    // clock ends a chunk then decides nothing in the e-graph.
     for (std::size_t r : subset) {
+      const std::size_t unit =
+          rules[r].applies_in_batches(egraph) ? std::clamp<std::size_t>(limits_.check_every, 1, Rule::kBatch) : 1;
+      const std::size_t max_chunk = std::max(unit, limits_.check_every / unit * unit);
       std::size_t chunk = 1;  // until this rule's pace is known
       for (std::size_t first = 0; first < matches_[r].size() && !result;) {
         std::size_t last = std::min(matches_[r].size(), first + chunk);
@@ -297,10 +302,12 @@ class Runner {
         it.rules[r].applied += rules[r].apply(egraph, matches_[r], first, last);
         result = check_limits();
         auto per_match = (Clock::now() - chunk_start) / (last - first);
-        chunk = per_match.count() > 0 ? std::clamp<std::size_t>(
-                                            static_cast<std::size_t>(limits_.check_interval / per_match), 1, max_chunk)
-                                      : max_chunk;
+        std::size_t pace =
+            per_match.count() > 0 ? static_cast<std::size_t>(limits_.check_interval / per_match) : max_chunk;
         first = last;
+        std::size_t end = (first + std::clamp<std::size_t>(pace, 1, max_chunk)) / unit * unit;
+        if (end <= first) end = (first / unit + 1) * unit;  // the next boundary
+        chunk = end - first;
       }
       if (result) break;
     }
