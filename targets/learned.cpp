@@ -9,7 +9,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <mutex>
-#include <tuple>
 #include <unordered_map>
 
 #include "targets/workload.h"
@@ -82,12 +81,6 @@ bool input_constant(const OpDesc& op, std::size_t i) { return i < op.input_const
 //    and a Gemm without its C is not cheaper than with it.
 //  - An elementwise op whose inputs are each either of the result's shape
 //    or a single element: its tensors of the result's shape as [numel].
-//  - A Sub or Mul as the Add of the same operands: ONNX Runtime runs the
-//    three in one kernel shape (timed alike, docs/measurements.md session
-//    21; Div, Max and Min ran 5-15% dearer and keep their labels).
-//  - A commutative op's operands (Add, Sub and Mul included, as Add) in one
-//    order: the larger first, then a variable one before a constant
-//    (relabel); Add(c, x) and Add(x, c) timed alike.
 struct Canonical {
   OpDesc op;
   std::vector<ir::TensorType> types;  // sized before any pointer into it is taken
@@ -105,45 +98,11 @@ bool conv_1x1(const OpDesc& op) {
          all(a.get_ints("pads"), 0) && a.get_string("auto_pad") == "NOTSET";
 }
 
-// The op as the label ONNX Runtime runs it with, its operands in the order
-// described above; false where that is `op` itself.
-bool relabel(OpDesc& op) {
-  using ir::Op;
-  bool changed = false;
-  if (op.op == Op::Sub || op.op == Op::Mul) op.op = Op::Add, changed = true;
-  if (!ir::op_info(op.op).commutative || op.inputs.size() < 2) return changed;
-  for (const ir::TensorType* t : op.inputs)
-    if (!t) return changed;
-  // What the features read of an operand: its size, whether it is
-  // constant, its dims and dtype; equal keys are equal descriptions.
-  auto key = [&](std::size_t i) {
-    const ir::TensorType& t = *op.inputs[i];
-    std::vector<int64_t> dims;
-    if (t.shape.ranked())
-      for (const ir::Dim& d : t.shape.dims()) dims.push_back(d.is_static() ? d.size() : -1);
-    return std::tuple(numel(t), !input_constant(op, i), t.shape.ranked() ? t.shape.rank() : -1, dims,
-                      static_cast<int>(t.dtype));
-  };
-  std::vector<std::size_t> order(op.inputs.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) > key(b); });
-  if (std::is_sorted(order.begin(), order.end())) return changed;
-  OpDesc was = op;
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    op.inputs[i] = was.inputs[order[i]];
-    if (i < op.input_constant.size()) op.input_constant[i] = input_constant(was, order[i]);
-    if (i < op.input_producer.size()) op.input_producer[i] = was.producer(order[i]);
-  }
-  return true;
-}
-
 // Fills `c` (its pointers point into it: it must not move) and returns
-// whether the description differs from `given`.
-bool canonical_form(const OpDesc& given, Canonical& c) {
+// whether the description differs from `op`.
+bool canonical_form(const OpDesc& op, Canonical& c) {
   using ir::Op;
   static const ir::Attributes kNone;
-  OpDesc op = given;
-  const bool relabelled = relabel(op);
   c.op = op;
   // The GEMM as a Conv of x [n, ch, s] by w [k, ch, 1]; x is input `xi` of
   // `op`, w the other.
@@ -182,7 +141,7 @@ bool canonical_form(const OpDesc& given, Canonical& c) {
   if (classify(op.op) == OpClass::Elementwise && op.op != Op::BatchNormalization && out && out->size() >= 2 &&
       !op.inputs.empty() && op.inputs[0] && op.inputs[0]->shape == op.output->shape) {
     for (const ir::TensorType* t : op.inputs)
-      if (t && !(t->shape == op.output->shape || (t->shape.is_static() && numel(*t) == 1))) return relabelled;
+      if (t && !(t->shape == op.output->shape || (t->shape.is_static() && numel(*t) == 1))) return false;
     const ir::Shape flat = ir::Shape::of({product(*out)});
     c.types.assign(op.inputs.size() + 1, {});
     for (std::size_t i = 0; i < op.inputs.size(); ++i) {
@@ -195,7 +154,7 @@ bool canonical_form(const OpDesc& given, Canonical& c) {
     c.op.output = &c.types.back();
     return true;
   }
-  return relabelled;
+  return false;
 }
 
 }  // namespace

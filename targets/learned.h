@@ -45,7 +45,7 @@ Features kernel_features(const OpDesc& op, const CostModel& baseline, bool timed
 inline constexpr std::size_t kTimedAlone = kNumFeatures - 2;
 // How kernel_features describes a kernel (its canonical forms), stored in a
 // trained model and checked when it is loaded.
-inline constexpr const char* kFeatureForm = "canonical-3";
+inline constexpr const char* kFeatureForm = "canonical-2";
 
 // One training example: an op's features and the milliseconds it takes
 // (for an epilogue: what it adds to its producer's kernel).
