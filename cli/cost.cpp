@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -78,6 +79,21 @@ nlohmann::json features_json(const targets::Features& f) {
   return row;
 }
 
+// A micro-model's features, one row per node that runs (constant
+// expressions in it are folded when ONNX Runtime loads it), and its ops.
+std::pair<nlohmann::json, nlohmann::json> micro_model_features(const ir::Graph& micro,
+                                                               const targets::CostModel& baseline) {
+  nlohmann::json feats = nlohmann::json::array(), ops = nlohmann::json::array();
+  std::vector<targets::OpDesc> descs = targets::node_descs(micro);
+  for (std::size_t i = 0; i < micro.num_nodes(); ++i) {
+    const targets::OpDesc& d = descs[i];
+    if (d.op == ir::Op::Constant || (d.op != ir::Op::Opaque && d.all_inputs_constant())) continue;
+    feats.push_back(features_json(targets::kernel_features(d, baseline, /*timed_alone=*/true)));
+    ops.push_back(std::string(ir::op_name(micro.nodes()[i].op)));
+  }
+  return {feats, ops};
+}
+
 // Writes DIR/kernels/*.onnx, DIR/overhead.onnx and DIR/manifest.jsonl.
 Expected<std::size_t> write_manifest(const MeasureArgs& a) {
   auto variants = parse_variants(a.variants);
@@ -96,15 +112,7 @@ Expected<std::size_t> write_manifest(const MeasureArgs& a) {
   std::map<std::string, Entry> entries;  // by id: one micro-model per distinct kernel instance
   std::vector<std::string> order;
   auto add = [&](const ir::Graph& micro, const std::string& model, const std::string& head) -> Expected<std::string> {
-    nlohmann::json feats = nlohmann::json::array(), ops = nlohmann::json::array();
-    std::vector<targets::OpDesc> descs = targets::node_descs(micro);
-    for (std::size_t i = 0; i < micro.num_nodes(); ++i) {
-      // Constant expressions in the micro-model are folded when ONNX Runtime loads it.
-      const targets::OpDesc& d = descs[i];
-      if (d.op == ir::Op::Constant || (d.op != ir::Op::Opaque && d.all_inputs_constant())) continue;
-      feats.push_back(features_json(targets::kernel_features(d, *baseline, /*timed_alone=*/true)));
-      ops.push_back(std::string(ir::op_name(micro.nodes()[i].op)));
-    }
+    auto [feats, ops] = micro_model_features(micro, *baseline);
     std::string id = hex_id(feats.dump() + ops.dump());
     auto it = entries.find(id);
     if (it == entries.end()) {
@@ -327,14 +335,75 @@ void add_measure_flags(CLI::App* sub, MeasureArgs& a) {
 
 struct CalibrateArgs {
   MeasureArgs measure;
-  std::string target = "cpu", from, output;
+  std::string target = "cpu", from, output, refeaturize;
 };
+
+// `dataset` with its kernel and context records' features computed again
+// by this refinery (kernel_features, as `measure` computes them) from the
+// files they were timed from: a kernel's micro-model, a context record's
+// model and node (its id "context:NAME:INDEX"); the timings kept. Written
+// to `out` whole or not at all. For a dataset measured before the feature
+// form changed (kFeatureForm), without timing it again.
+Expected<std::size_t> refeaturize(const fs::path& dataset, const fs::path& out, const std::string& target) {
+  auto spec = targets::find_spec(target);
+  if (!spec) return std::unexpected(spec.error());
+  auto baseline = targets::learned_baseline(*spec);
+  std::ifstream in(dataset);
+  if (!in) return fail("cannot open the dataset", {}, dataset.string());
+  std::map<std::string, std::vector<targets::OpDesc>> models;  // context records' models, by file
+  std::map<std::string, ir::Graph> graphs;                     // their graphs (the descs point into them)
+  std::string text, line;
+  std::size_t number = 0, done = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    auto where = [&](const std::string& m) { return fail(m, {}, fmt::format("{}:{}", dataset.string(), number)); };
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    const std::string kind = j.is_discarded() ? "" : j.value("kind", "");
+    if ((kind != "kernel" && kind != "context") || j.contains("error")) {
+      text += line + "\n";
+      continue;
+    }
+    const std::string file = j.value("file", "");
+    if (kind == "kernel") {
+      auto g = load_model(file);
+      if (!g)
+        return where(fmt::format("the micro-model of '{}' does not load: {}", j.value("id", ""), g.error().str()));
+      auto [feats, ops] = micro_model_features(*g, *baseline);
+      if (feats.size() != j.at("features").size())
+        return where(
+            fmt::format("{} has {} nodes that run, the record {}", file, feats.size(), j.at("features").size()));
+      j["features"] = feats;
+    } else {
+      auto it = models.find(file);
+      if (it == models.end()) {
+        auto g = load_model(file);
+        if (!g) return where(fmt::format("the model does not load: {}", g.error().str()));
+        ir::Graph& kept = graphs.emplace(file, std::move(*g)).first->second;
+        it = models.emplace(file, targets::node_descs(kept)).first;
+      }
+      const std::string id = j.value("id", "");
+      std::size_t node = 0;
+      try {
+        node = std::stoul(id.substr(id.rfind(':') + 1));
+      } catch (const std::exception&) {
+        return where(fmt::format("a context record's id '{}' does not end in its node's index", id));
+      }
+      if (node >= it->second.size()) return where(fmt::format("{} has no node {}", file, node));
+      j["features"] = {features_json(targets::kernel_features(it->second[node], *baseline))};
+    }
+    text += j.dump() + "\n";
+    ++done;
+  }
+  if (auto ok = ir::write_files_atomic({{out.string(), text}}); !ok) return std::unexpected(ok.error());
+  return done;
+}
 
 int run_calibrate(CalibrateArgs& a) {
   auto spec = targets::find_spec(a.target);
   if (!spec) return report(spec.error());
   if (spec->kind != targets::TargetKind::Cpu || spec->learned_model.empty())
     return report(Diag{.message = fmt::format("target '{}' has no learned cost model to calibrate", spec->name)});
+  if (!a.refeaturize.empty() && a.from.empty()) return report(Diag{.message = "--refeaturize needs --from DATASET"});
   std::string dataset = a.from;
   if (dataset.empty()) {
     if (a.measure.models.empty())
@@ -343,6 +412,13 @@ int run_calibrate(CalibrateArgs& a) {
     if (a.measure.out_dir.empty()) a.measure.out_dir = (targets::user_cost_models_dir() / "measurements").string();
     if (int rc = run_measure(a.measure)) return rc;
     dataset = (fs::path(a.measure.out_dir) / "dataset.jsonl").string();
+  }
+  if (!a.refeaturize.empty()) {
+    auto n = refeaturize(dataset, a.refeaturize, a.target);
+    if (!n) return report(n.error());
+    fmt::print("calibrate: features of {} records computed again ('{}') from their files: wrote {}\n", *n,
+               targets::kFeatureForm, a.refeaturize);
+    dataset = a.refeaturize;
   }
   auto data = targets::read_dataset(dataset);
   if (!data) return report(data.error());
@@ -422,6 +498,9 @@ Command add_calibrate(CLI::App& app) {
   sub->add_option("--target", a->target, "A target with a learned model")->capture_default_str();
   sub->add_option("--data", a->measure.out_dir, "Measurement folder (default: beside the stored model)");
   sub->add_option("--from", a->from, "Retrain from this dataset.jsonl without measuring");
+  sub->add_option("--refeaturize", a->refeaturize,
+                  "With --from: compute the records' features again from their micro-models and models (a dataset "
+                  "of an older feature form), write that dataset here and train on it");
   sub->add_option("-o,--output", a->output,
                   "The model file (default: where --target finds it first, the user's cost_models folder)");
   add_measure_flags(sub, a->measure);

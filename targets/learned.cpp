@@ -446,6 +446,22 @@ class LearnedCpuModel final : public CostModel {
     // 19). Its parts are the MatMuls and Softmax the trees know at every size.
     if (op.op == ir::Op::MsAttention)
       return attention_cost(op, floor_s_, [this](const OpDesc& p) { return op_cost(p); });
+    // ONNX Runtime's Einsum kernel runs its MatMul's GEMM and prepares its
+    // operands besides (no prepacked constant weight): timed 1.03-1.22x the
+    // MatMul, never less (docs/measurements.md, session 21). Priced at
+    // least as the MatMul, so that extraction never trades a MatMul for it.
+    if (einsum_is_matmul(op)) {
+      OpDesc matmul = op;
+      matmul.op = ir::Op::MatMul;
+      matmul.attrs = nullptr;
+      return std::max(predicted(op), predicted(matmul));
+    }
+    return predicted(op);
+  }
+
+ private:
+  // The trees' price of the op as its own kernel, cached per feature vector.
+  double predicted(const OpDesc& op) const {
     Features f = kernel_features(op, *baseline_);
     std::lock_guard lock(mutex_);
     auto it = cache_.find(f);
@@ -459,8 +475,6 @@ class LearnedCpuModel final : public CostModel {
     return s;
   }
 
-
- private:
   std::shared_ptr<Booster> booster_;
   std::unique_ptr<CostModel> baseline_;
   double floor_s_;

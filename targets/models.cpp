@@ -3,6 +3,7 @@
 // among its results.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "targets/cost_model.h"
 #include "targets/neuromorphic.h"
@@ -20,12 +21,23 @@ ir::DType dtype_of(const OpDesc& op) {
   return op.output ? op.output->dtype : ir::DType::f32;
 }
 
-// Bytes an elementwise op reads beyond its first input (the first one is
-// the producer's result, still in registers when fused). Scalars are free.
-double extra_input_bytes(const OpDesc& op) {
-  double b = 0;
+// The input a fused elementwise op streams from its producer (in registers,
+// not read again): its largest, the first of equals, wherever the graph
+// writes it, so that Add(b, x) and Add(x, b) cost the same (the cost laws).
+std::size_t streamed_input(const OpDesc& op) {
+  std::size_t s = 0;
   for (std::size_t i = 1; i < op.inputs.size(); ++i)
-    if (op.inputs[i] && numel(*op.inputs[i]) > 1) b += bytes(*op.inputs[i]);
+    if (op.inputs[i] && (!op.inputs[s] || numel(*op.inputs[i]) > numel(*op.inputs[s]))) s = i;
+  return s;
+}
+
+// Bytes (`bytes_of` each) an elementwise op reads besides the input it
+// streams. Scalars are free.
+double extra_input_bytes(const OpDesc& op, const std::function<double(const ir::TensorType&)>& bytes_of) {
+  double b = 0;
+  const std::size_t streamed = streamed_input(op);
+  for (std::size_t i = 0; i < op.inputs.size(); ++i)
+    if (i != streamed && op.inputs[i] && numel(*op.inputs[i]) > 1) b += bytes_of(*op.inputs[i]);
   return b;
 }
 
@@ -46,7 +58,7 @@ class GpuModel final : public CostModel {
         double memory = (input_bytes(op) + out_bytes(op) * op.num_outputs) / bw;
         return share(op) * (std::max(compute, memory) + launch);
       }
-      case OpClass::Elementwise: return flops(op) / spec_.peak(dtype_of(op), false) + extra_input_bytes(op) / bw;
+      case OpClass::Elementwise: return flops(op) / spec_.peak(dtype_of(op), false) + extra_input_bytes(op, bytes) / bw;
       case OpClass::Split: return out_bytes(op) / bw;
       case OpClass::Movement: return share(op) * launch + (share(op) * input_bytes(op) + out_bytes(op)) / bw;
       case OpClass::Reduction:
@@ -115,9 +127,7 @@ class TpuModel final : public CostModel {
         return share(op) * (std::max(compute, memory) + overhead);
       }
       case OpClass::Elementwise: {
-        double extra = 0;
-        for (std::size_t i = 1; i < op.inputs.size(); ++i)
-          if (op.inputs[i] && numel(*op.inputs[i]) > 1) extra += padded_bytes(*op.inputs[i]);
+        double extra = extra_input_bytes(op, [this](const ir::TensorType& t) { return padded_bytes(t); });
         return o_numel * (flops(op) / std::max(1.0, numel(*op.output))) / vpu + extra / bw;
       }
       case OpClass::Split: return o_bytes / bw;

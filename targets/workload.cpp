@@ -1,6 +1,7 @@
 #include "targets/workload.h"
 
 #include <algorithm>
+#include <set>
 
 #include "ir/einsum.h"
 
@@ -120,6 +121,23 @@ double dim(const ir::Shape& s, int64_t i) {
 
 }  // namespace
 
+bool einsum_is_matmul(const OpDesc& op) {
+  if (op.op != ir::Op::Einsum || op.inputs.size() != 2 || !op.inputs[0] || !op.inputs[1]) return false;
+  auto eq = ir::parse_einsum(op.attributes().get_string("equation", ""));
+  if (!eq || eq->inputs.size() != 2) return false;
+  const std::string &a = eq->inputs[0].labels, &b = eq->inputs[1].labels, &y = eq->output.labels;
+  for (const ir::EinsumTerm* t : {&eq->inputs[0], &eq->inputs[1], &eq->output})
+    if (t->ellipsis > 0 || std::set<char>(t->labels.begin(), t->labels.end()).size() != t->labels.size()) return false;
+  const bool ellipsis = eq->inputs[0].has_ellipsis() || eq->inputs[1].has_ellipsis();
+  if (eq->output.has_ellipsis() != ellipsis || a.size() < 2 || b.size() < 2) return false;
+  const char m = a[a.size() - 2], k = a.back(), n = b.back();
+  if (b[b.size() - 2] != k || m == n) return false;
+  const std::string pa = a.substr(0, a.size() - 2), pb = b.substr(0, b.size() - 2);
+  const std::string& longer = pa.size() >= pb.size() ? pa : pb;
+  const std::string& shorter = pa.size() >= pb.size() ? pb : pa;
+  return longer.ends_with(shorter) && y == longer + m + n;
+}
+
 std::optional<Gemm> gemm_shape(const OpDesc& op) {
   if (op.inputs.size() < 2 || !op.inputs[0] || !op.inputs[1] || !op.output) return std::nullopt;
   const ir::Shape& a = op.inputs[0]->shape;
@@ -144,6 +162,13 @@ std::optional<Gemm> gemm_shape(const OpDesc& op) {
       return g;
     }
     case ir::Op::Einsum: {
+      // The MatMul it is, as that MatMul (its batch dims as the MatMul's).
+      if (einsum_is_matmul(op)) {
+        OpDesc matmul = op;
+        matmul.op = ir::Op::MatMul;
+        matmul.attrs = nullptr;
+        return gemm_shape(matmul);
+      }
       // Output labels in both operands (and the ellipsis) are the batch,
       // those of operand 0 alone M, the others N; the summed labels are K.
       auto eq = ir::parse_einsum(attrs(op).get_string("equation"));

@@ -36,6 +36,12 @@ struct Gemm {
 };
 std::optional<Gemm> gemm_shape(const OpDesc& op);
 
+// An Einsum that is a (batched) MatMul: two operands A [..., m, k] and
+// B [..., k, n] (a batch prefix of either, right-aligned, as MatMul
+// broadcasts it; an ellipsis only in front) to [..., m, n], no label
+// repeated within a term. gemm_shape takes it as that MatMul.
+bool einsum_is_matmul(const OpDesc& op);
+
 // The op's FLOPs (ir::op_work) without a matrix op's bias add (its
 // epilogue, free), an element of a transcendental op priced at 8 adds and
 // one of a division or square root at 4.

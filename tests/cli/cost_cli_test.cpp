@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -167,6 +168,47 @@ TEST(CostCli, MeasureCalibrateAndPredictOnOneModel) {
     EXPECT_GT(ratio, 0.8) << e.dump();
     EXPECT_LT(ratio, 1.25) << e.dump();
   }
+  // A dataset of another feature form (its features written otherwise):
+  // --refeaturize computes them again from the micro-models and the model,
+  // timings kept, and trains on that: the same features, the same model.
+  const fs::path stale = d / "stale.jsonl", again = d / "again.jsonl", file2 = d / "cpu2.ubj";
+  {
+    std::ofstream out(stale);
+    for (nlohmann::json e : dataset) {
+      if (e.contains("features"))
+        for (auto& row : e.at("features"))
+          for (auto& v : row) v = 0;
+      out << e.dump() << "\n";
+    }
+  }
+  r = run_cli("calibrate --target cpu --from " + stale.string() + " --refeaturize " + again.string() + " -o " +
+              file2.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto refeaturized = lines(again);
+  ASSERT_EQ(refeaturized.size(), dataset.size());
+  for (std::size_t i = 0; i < dataset.size(); ++i)
+    EXPECT_EQ(refeaturized[i].value("features", nlohmann::json()), dataset[i].value("features", nlohmann::json()))
+        << dataset[i].dump();
+  auto bytes = [](const fs::path& f) {
+    std::ifstream in(f, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(bytes(file2), bytes(file));
+  // A record whose micro-model is gone: an error naming the dataset's
+  // line, nothing written; --refeaturize needs --from.
+  {
+    std::ofstream out(stale);
+    for (nlohmann::json e : dataset) {
+      if (e.at("kind") == "kernel") e["file"] = (d / "gone.onnx").string();
+      out << e.dump() << "\n";
+    }
+  }
+  fs::remove(again);
+  r = run_cli("calibrate --target cpu --from " + stale.string() + " --refeaturize " + again.string());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(stale.string() + ":"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(again));
+  EXPECT_EQ(run_cli("calibrate --target cpu model.onnx --refeaturize " + again.string()).code, 2);
   // calibrate needs something to train on.
   EXPECT_EQ(run_cli("calibrate --target cpu -o " + file.string()).code, 2);
   EXPECT_EQ(run_cli("calibrate --target gpu --from x.jsonl").code, 2);

@@ -1,5 +1,7 @@
 // Laws every target's cost model obeys (ARCHITECTURE.md decision 11): a
-// rewrite that only relabels the same work costs the same, within 5%. Each
+// rewrite that only relabels the same work costs the same, within 5% (the
+// operands of a commutative op swapped, Add, Sub and Mul of the same
+// operands, an Einsum that is a MatMul: one-sided for the learned model). Each
 // law is checked for every target spec (targets/specs/*.json), and the cpu's
 // learned model (targets/learned.h) beside its analytic one, on instances
 // drawn from every zoo model's ops (build/zoo, docs/zoo.md) and from a small
@@ -241,10 +243,67 @@ std::optional<Instance> conv_1x1_as_matmul(const ir::Graph& zoo, const ir::Node&
   return Instance{"", std::move(*before), std::move(g)};
 }
 
+// The node alone with `edit` applied to it (its inputs reordered, its op
+// relabelled): nullopt where the edited node does not type.
+std::optional<Instance> edited(const ir::Graph& zoo, const ir::Node& n, const std::function<void(ir::Node&)>& edit) {
+  auto before = alone(zoo, n, 0, nullptr);
+  ir::Node m = n;
+  edit(m);
+  auto after = alone(zoo, m, 0, nullptr);
+  if (!before || !after) return std::nullopt;
+  return Instance{"", std::move(*before), std::move(*after)};
+}
+
+// A commutative op (Add, Mul, Max, Min, And, Or, Equal, ...) reads its
+// operands in either order; where they differ (in type or in being
+// constant), reversed.
+std::optional<Instance> commutative_operands(const ir::Graph& zoo, const ir::Node& n) {
+  if (!ir::op_info(n.op).commutative || n.inputs.size() < 2) return std::nullopt;
+  const ir::ValueId a = n.inputs.front(), b = n.inputs.back();
+  if (a == ir::kNoValue || b == ir::kNoValue ||
+      (zoo.value(a).type == zoo.value(b).type && is_constant(zoo, a) == is_constant(zoo, b)))
+    return std::nullopt;
+  return edited(zoo, n, [](ir::Node& m) { std::reverse(m.inputs.begin(), m.inputs.end()); });
+}
+
+// ONNX Runtime runs Add, Sub and Mul of the same operands in one kernel
+// shape (timed alike: docs/measurements.md, session 21; Div, Max and Min
+// ran dearer), so each is priced as the others: one instance per other label.
+const std::vector<Op> kAlikeLabels{Op::Add, Op::Sub, Op::Mul};
+std::vector<Instance> alike_labels(const ir::Graph& zoo, const ir::Node& n) {
+  std::vector<Instance> out;
+  if (std::find(kAlikeLabels.begin(), kAlikeLabels.end(), n.op) == kAlikeLabels.end()) return out;
+  for (Op other : kAlikeLabels)
+    if (other != n.op)
+      if (auto inst = edited(zoo, n, [&](ir::Node& m) { m.op = other; })) out.push_back(std::move(*inst));
+  return out;
+}
+
+// A MatMul of operands of rank 2 or more as the Einsum that is it:
+// "...mk,...kn->...mn" with the batch letters spelled out, the shorter
+// operand's batch right-aligned (MatMul's broadcasting and the Einsum's).
+// Before: the MatMul, after: the Einsum (a one-sided law, see the test).
+std::optional<Instance> einsum_as_matmul(const ir::Graph& zoo, const ir::Node& n) {
+  if (n.op != Op::MatMul || n.inputs.size() != 2) return std::nullopt;
+  const ir::Shape &a = zoo.value(n.inputs[0]).type.shape, &b = zoo.value(n.inputs[1]).type.shape;
+  if (!a.ranked() || !b.ranked() || a.rank() < 2 || b.rank() < 2) return std::nullopt;
+  const std::string batch = "abcdefgh";
+  const int64_t longest = std::max(a.rank(), b.rank()) - 2;
+  if (longest > static_cast<int64_t>(batch.size())) return std::nullopt;
+  auto prefix = [&](int64_t rank) { return batch.substr(longest - (rank - 2), rank - 2); };
+  const std::string equation = prefix(a.rank()) + "mk," + prefix(b.rank()) + "kn->" + batch.substr(0, longest) + "mn";
+  return edited(zoo, n, [&](ir::Node& m) {
+    m.op = Op::Einsum;
+    m.attrs.set("equation", equation);
+  });
+}
+
 std::map<std::string, OpLaw> op_laws() {
   return {{"conv-1x1-as-matmul", conv_1x1_as_matmul},
           {"concat-split", concat_split},
-          {"elementwise-through-reshape", elementwise_through_reshape}};
+          {"elementwise-through-reshape", elementwise_through_reshape},
+          {"commutative-operands", commutative_operands},
+          {"einsum-as-matmul", einsum_as_matmul}};
 }
 
 // Every law's instances in one model.
@@ -271,6 +330,10 @@ void collect(const std::string& model, const ir::Graph& zoo, std::map<std::strin
         inst->where = where;
         out[law].push_back(std::move(*inst));
       }
+    for (Instance& inst : alike_labels(zoo, n)) {
+      inst.where = fmt::format("{} as {}", where, ir::op_name(inst.after.nodes().back().op));
+      out["add-sub-mul-alike"].push_back(std::move(inst));
+    }
   }
 }
 
@@ -359,16 +422,30 @@ TEST(CostLaws, RelabellingTheSameWorkCostsTheSameOnEveryTarget) {
   for (const auto& t : targets) table += fmt::format(" {:>13}", t.name);
   table += "\n";
   std::string failures;
-  for (const auto& law : {"conv-1x1-as-matmul", "transpose-pair", "identity", "reshape", "flatten",
-                          "squeeze-unsqueeze", "concat-split", "elementwise-through-reshape"}) {
+  for (const auto& law :
+       {"conv-1x1-as-matmul", "transpose-pair", "identity", "reshape", "flatten", "squeeze-unsqueeze", "concat-split",
+        "elementwise-through-reshape", "commutative-operands", "add-sub-mul-alike", "einsum-as-matmul"}) {
     const auto& list = instances[law];
     EXPECT_FALSE(list.empty()) << law << " has no instance";
     table += fmt::format("{:<28}", law);
     for (const auto& t : targets) {
       std::vector<Failure> failed;
+      // ONNX Runtime runs an Einsum dearer than the MatMul it is (1.03-1.22x,
+      // docs/measurements.md session 21): the learned model, trained on its
+      // timings, may price it above the MatMul, never below; the others price
+      // the GEMM and so alike.
+      const bool at_least = std::string_view(law) == "einsum-as-matmul" && !t.learned_model_file.empty();
+      // The learned cpu model describes a kernel by its label and operands
+      // in the graph's order, and prices them apart (Sub up to 25% below
+      // the Add of the same tensors): a canonical form for both, tried with
+      // its model retrained, made extractions slower under ONNX Runtime
+      // (torch_encoder 0.72-0.78x), where ORT fuses an Add that it does not
+      // fuse as a Sub (docs/measurements.md, session 21). Counted, not held.
+      const bool counted_only = !t.learned_model_file.empty() && (std::string_view(law) == "commutative-operands" ||
+                                                                  std::string_view(law) == "add-sub-mul-alike");
       for (const Instance& inst : list) {
         double a = graph_cost(*t.model, inst.before), b = graph_cost(*t.model, inst.after);
-        if (std::abs(a - b) > kTolerance * std::max(std::abs(a), std::abs(b)))
+        if (at_least ? b < a * (1 - kTolerance) : std::abs(a - b) > kTolerance * std::max(std::abs(a), std::abs(b)))
           failed.push_back({inst.where, a, b});
       }
       table += fmt::format(" {:>13}", fmt::format("{}/{}", list.size() - failed.size(), list.size()));
@@ -376,6 +453,7 @@ TEST(CostLaws, RelabellingTheSameWorkCostsTheSameOnEveryTarget) {
       for (std::size_t i = 0; i < std::min<std::size_t>(failed.size(), 3); ++i)
         failures += fmt::format("  {} on {}: {}: {:.4g} s before, {:.4g} s after ({:.2f}x)\n", law, t.name,
                                 failed[i].where, failed[i].before, failed[i].after, failed[i].ratio());
+      if (counted_only) continue;
       EXPECT_TRUE(failed.empty()) << law << " fails on " << t.name << " for " << failed.size() << " of "
                                   << list.size() << " instances";
     }
