@@ -41,20 +41,26 @@ TEST(Scaling, SizesPerIterationAreDeterministic) {
   EXPECT_EQ(sizes(), sizes());
 }
 
+// The scaling run's runner on `threads` search threads, with no time limit
+// that a slow (sanitized) build could reach part way.
+std::unique_ptr<Runner<MathNode, NoAnalysis>> threaded_runner(std::size_t threads) {
+  auto runner = std::make_unique<Runner<MathNode, NoAnalysis>>(
+      RunnerLimits{.iter_limit = 100, .node_limit = 1'000'000, .time_limit = std::chrono::hours(1)});
+  runner->set_scheduler(std::make_unique<SimpleScheduler>());
+  runner->set_threads(threads);
+  return runner;
+}
+
 // Issue #20: searching on two threads gives the same e-graph after every
 // iteration as one thread (the same sizes, and each rule's matches). With
 // 2 and 3 threads the runner searches each rule in parts from iteration 4
-// on (over 64 candidate classes). Not
-// compared: the unions counted by apply and by rebuild, which depend on
-// where apply's timed chunks end (docs/egraph.md, "Determinism").
+// on (over 64 candidate classes). The next test compares the e-graphs id
+// for id.
 TEST(Scaling, TwoSearchThreadsGiveTheSameIterations) {
   auto trace = [](std::size_t threads) {
     auto rules = assoc_rules();
-    // No time limit that a slow (sanitized) build could reach part way.
-    Runner<MathNode, NoAnalysis> runner(
-        RunnerLimits{.iter_limit = 100, .node_limit = 1'000'000, .time_limit = std::chrono::hours(1)});
-    runner.set_scheduler(std::make_unique<SimpleScheduler>());
-    runner.set_threads(threads);
+    auto owned = threaded_runner(threads);
+    auto& runner = *owned;
     EXPECT_EQ(runner.search_threads(), threads);
     runner.add_expr(must_parse(nested_sum(7)));
     EXPECT_EQ(runner.run(rules).kind, StopKind::Saturated);
@@ -78,11 +84,8 @@ TEST(Scaling, TwoSearchThreadsGiveTheSameIterations) {
 TEST(Scaling, ThreadsGiveTheSameEGraphIdForId) {
   auto fingerprints = [](std::size_t threads) {
     auto rules = assoc_rules();
-    // No time limit that a slow (sanitized) build could reach part way.
-    Runner<MathNode, NoAnalysis> runner(
-        RunnerLimits{.iter_limit = 100, .node_limit = 1'000'000, .time_limit = std::chrono::hours(1)});
-    runner.set_scheduler(std::make_unique<SimpleScheduler>());
-    runner.set_threads(threads);
+    auto owned = threaded_runner(threads);
+    auto& runner = *owned;
     std::vector<std::uint64_t> out;
     runner.add_hook([&out](Runner<MathNode, NoAnalysis>& r) -> std::optional<std::string> {
       out.push_back(runner_fingerprint(r));
