@@ -12,11 +12,13 @@
 //       the bound, the gap between them and the bound's CPU time.
 //   bench_extract reduced [--root N] FILE.json OUT.json
 //       writes the problem the ILP is given (after the reduction) as
-//       extraction-gym JSON: class "c", its candidate i node "c.i", a child
-//       "k.0" for class k; "fixed_cost" (seconds) is what the reduction
-//       folded away, "greedy_choice" greedy's answer on it. With --root, only
-//       what reduced class N reaches, N the root: a sub-problem to solve
-//       exactly elsewhere (exact_cbc.py).
+//       extraction-gym JSON: reduced class c is eclass "c", its candidate i
+//       node "c.i", a child "k.0" for class k; "fixed_cost" (seconds) is what
+//       the reduction folded away, "greedy_choice" greedy's answer on the
+//       reduced problem (its classes written).
+//       With --root, only what reduced class N (eclass "N" of the whole
+//       file) reaches, N the root: a sub-problem to solve exactly elsewhere
+//       (exact_cbc.py).
 // The files come from `refinery optimize --egraph` (`refinery batch
 // --egraphs` over a zoo: run_zoo.sh), each e-node priced by the target's
 // cost model (seconds).
@@ -155,11 +157,11 @@ int reduced(const std::string& file, const std::string& out, long root) {
   if (root >= static_cast<long>(q.classes.size()))
     throw std::runtime_error(fmt::format("{}: --root {}: the reduced problem has {} classes", file, root,
                                          q.classes.size()));
-  std::vector<std::uint32_t> keep;  // the classes written, in the order found
-  std::vector<std::int64_t> index(q.classes.size(), -1);
+  std::vector<std::uint32_t> keep;  // the classes written, in the order found; each named by its reduced index
+  std::vector<std::uint8_t> kept(q.classes.size(), 0);
   auto visit = [&](std::uint32_t c) {
-    if (index[c] >= 0) return;
-    index[c] = static_cast<std::int64_t>(keep.size());
+    if (kept[c]) return;
+    kept[c] = 1;
     keep.push_back(c);
   };
   if (root >= 0)
@@ -171,21 +173,20 @@ int reduced(const std::string& file, const std::string& out, long root) {
       for (std::uint32_t kid : cand.kids) visit(kid);
   const extract::Solution greedy_reduced = extract::extract_greedy_dag(q).solution;
   nlohmann::json nodes = nlohmann::json::object(), roots = nlohmann::json::array(), choice = nlohmann::json::object();
-  for (std::size_t k = 0; k < keep.size(); ++k) {
-    const auto& cands = q.classes[keep[k]];
+  for (std::uint32_t c : keep) {
+    const auto& cands = q.classes[c];
     for (std::size_t i = 0; i < cands.size(); ++i) {
       nlohmann::json kids = nlohmann::json::array();
-      for (std::uint32_t kid : cands[i].kids) kids.push_back(fmt::format("{}.0", index[kid]));
-      nodes[fmt::format("{}.{}", k, i)] = {
-          {"op", "c"}, {"eclass", std::to_string(k)}, {"cost", cands[i].cost}, {"children", kids}};
+      for (std::uint32_t kid : cands[i].kids) kids.push_back(fmt::format("{}.0", kid));
+      nodes[fmt::format("{}.{}", c, i)] = {
+          {"op", "c"}, {"eclass", std::to_string(c)}, {"cost", cands[i].cost}, {"children", kids}};
     }
-    if (greedy_reduced.choice[keep[k]] != extract::kUnchosen)
-      choice[std::to_string(k)] = greedy_reduced.choice[keep[k]];
+    if (greedy_reduced.choice[c] != extract::kUnchosen) choice[std::to_string(c)] = greedy_reduced.choice[c];
   }
   if (root >= 0)
-    roots.push_back("0");
+    roots.push_back(std::to_string(root));
   else
-    for (std::uint32_t r : q.roots) roots.push_back(std::to_string(index[r]));
+    for (std::uint32_t r : q.roots) roots.push_back(std::to_string(r));
   nlohmann::json j = {{"nodes", nodes},
                       {"root_eclasses", roots},
                       {"fixed_cost", root >= 0 ? 0.0 : red.fixed_cost},
