@@ -166,13 +166,53 @@ Solution group_moves(const Problem& p, const std::vector<std::vector<std::uint32
   return full;
 }
 
+// Single moves from a full solution: each class of the answer tries each of
+// its other candidates (their kids keep the choices they have, which brings
+// in what the fixpoint chose for classes the answer did not use), and a
+// switch that lowers the exact DAG cost of the pruned answer and keeps it
+// acyclic is kept. The fixpoint prices a candidate by the classes it needs
+// as that class alone sees them; what a switch changes for the rest of the
+// answer (a class it no longer needs, one another class already pays for)
+// shows only in the whole answer's cost.
+Solution single_moves(const Problem& p, Solution full, std::size_t rounds) {
+  Solution best = prune_unreachable(p, full);
+  if (!check_solution(p, best).empty()) return full;
+  double best_cost = dag_cost(p, best);
+  for (std::size_t round = 0; round < rounds; ++round) {
+    bool improved = false;
+    for (std::uint32_t c = 0; c < p.classes.size(); ++c) {
+      if (best.choice[c] == kUnchosen) continue;  // not in the answer: a switch changes nothing
+      for (std::size_t i = 0; i < p.classes[c].size(); ++i) {
+        if (static_cast<std::int32_t>(i) == full.choice[c]) continue;
+        const Candidate& cand = p.classes[c][i];
+        if (!std::all_of(cand.kids.begin(), cand.kids.end(),
+                         [&](std::uint32_t k) { return full.choice[k] != kUnchosen; }))
+          continue;
+        const std::int32_t before = full.choice[c];
+        full.choice[c] = static_cast<std::int32_t>(i);
+        Solution pruned = prune_unreachable(p, full);
+        const double cost = check_solution(p, pruned).empty() ? dag_cost(p, pruned) : kInfiniteCost;
+        if (cost < best_cost - 1e-12 * std::max(1.0, best_cost)) {
+          best = std::move(pruned);
+          best_cost = cost;
+          improved = true;
+        } else {
+          full.choice[c] = before;
+        }
+      }
+    }
+    if (!improved) break;
+  }
+  return full;
+}
+
 }  // namespace
 
 DagGreedyResult extract_greedy_dag(const Problem& p, const DagGreedyOptions& options) {
   auto parents = parents_of(p);
   Solution full = dag_fixpoint(p, parents, std::vector<double>(p.classes.size(), 1.0), options);
   if (options.group_move_rounds > 0) full = group_moves(p, parents, std::move(full), options.group_move_rounds);
-  DagGreedyResult r{prune_unreachable(p, std::move(full)), false};
+  DagGreedyResult r{prune_unreachable(p, full), false};
   // Greedy choices are local: two classes that could share one new sub-graph
   // (two MatMuls of one input merged into one) each see its whole cost. A
   // second pass charges a shared class's cost split among the classes that
@@ -181,11 +221,18 @@ DagGreedyResult extract_greedy_dag(const Problem& p, const DagGreedyOptions& opt
     std::vector<double> weight(p.classes.size(), 1.0);
     for (std::size_t c = 0; c < p.classes.size(); ++c)
       if (parents[c].size() > 1) weight[c] = 1.0 / static_cast<double>(parents[c].size());
-    Solution shared = prune_unreachable(p, dag_fixpoint(p, parents, weight, options));
+    Solution shared_full = dag_fixpoint(p, parents, weight, options);
+    Solution shared = prune_unreachable(p, shared_full);
     if (check_solution(p, shared).empty() &&
-        (!check_solution(p, r.solution).empty() || dag_cost(p, shared) < dag_cost(p, r.solution)))
+        (!check_solution(p, r.solution).empty() || dag_cost(p, shared) < dag_cost(p, r.solution))) {
       r.solution = std::move(shared);
+      full = std::move(shared_full);
+    }
   }
+  // The single moves start from the full solution of the answer kept (its
+  // choices for the classes the answer does not use are what a switch brings in).
+  if (options.single_move_rounds > 0 && check_solution(p, r.solution).empty())
+    r.solution = prune_unreachable(p, single_moves(p, std::move(full), options.single_move_rounds));
   // The tree answer is cheap to compute and always valid: take it when the
   // DAG fixpoint did not settle acyclic, or (rarely) when it is cheaper.
   Solution tree = extract_greedy_tree(p);

@@ -20,6 +20,9 @@ struct DagGreedyOptions {
   std::size_t max_visits_per_class = 64;  // bound on re-evaluations (oscillation guard)
   bool shared_discount = true;            // also try charging shared classes per user (see greedy.cpp)
   std::size_t group_move_rounds = 3;      // rounds of group moves (all users of a class switch at once); 0: none
+  // Rounds of single moves after them (one class of the answer switches to another candidate, kept when the exact
+  // DAG cost drops and the answer stays acyclic); 0: none. The ILP's incumbent uses them (on the reduced problem).
+  std::size_t single_move_rounds = 0;
 };
 
 struct DagGreedyResult {

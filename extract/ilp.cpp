@@ -136,8 +136,10 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
     return finish(IlpStatus::TooLarge);
   }
 
-  // The incumbent of the reduced problem: greedy on it (always acyclic).
-  Solution incumbent = extract_greedy_dag(q).solution;
+  // The incumbent of the reduced problem: greedy on it (always acyclic),
+  // with single moves (greedy.h): on the pruned resnets' e-graphs they find
+  // answers below greedy's that CBC did not (docs/measurements.md, session 21).
+  Solution incumbent = extract_greedy_dag(q, DagGreedyOptions{.single_move_rounds = 3}).solution;
   bool have_incumbent = check_solution(q, incumbent).empty();
   // A greedy answer still: not counted as the solver's improvement.
   if (have_incumbent) take(incumbent);

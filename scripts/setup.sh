@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 DEBS=(
   build-essential cmake ninja-build pkg-config
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
-  libz3-dev libcli11-dev libtorch-dev coinor-libcbc-dev libxgboost-dev
+  libz3-dev libcli11-dev libtorch-dev coinor-libcbc-dev coinor-cbc libxgboost-dev
   libhdf5-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-torch python3-torchvision python3-onnx python3-h5py python3-numpy
   # ATen's convolutions and matmuls call the system BLAS (libblas.so.3);

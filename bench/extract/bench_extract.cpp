@@ -10,6 +10,15 @@
 //       the path bound alone, as the ILP computes it first (on the reduced
 //       problem, with the kids' searches, both rounds) but with no clock: greedy's cost,
 //       the bound, the gap between them and the bound's CPU time.
+//   bench_extract reduced [--root N] FILE.json OUT.json
+//       writes the problem the ILP is given (after the reduction) as
+//       extraction-gym JSON: reduced class c is eclass "c", its candidate i
+//       node "c.i", a child "k.0" for class k; "fixed_cost" (seconds) is what
+//       the reduction folded away, "greedy_choice" greedy's answer on the
+//       reduced problem (its classes written).
+//       With --root, only what reduced class N (eclass "N" of the whole
+//       file) reaches, N the root: a sub-problem to solve exactly elsewhere
+//       (exact_cbc.py).
 // The files come from `refinery optimize --egraph` (`refinery batch
 // --egraphs` over a zoo: run_zoo.sh), each e-node priced by the target's
 // cost model (seconds).
@@ -41,7 +50,8 @@ int usage() {
              "[--no-entry-choices] "
              "[--no-path-bound] [--path-work N] [--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]... "
              "FILE.json...\n"
-             "       bench_extract bound [--path-work N] FILE.json...\n");
+             "       bench_extract bound [--path-work N] FILE.json...\n"
+             "       bench_extract reduced [--root N] FILE.json OUT.json\n");
   return 2;
 }
 
@@ -137,6 +147,56 @@ int bound(const std::vector<std::string>& files, std::size_t path_work) {
   return 0;
 }
 
+// The reduced problem (or what its class `root` reaches) as extraction-gym
+// JSON, with greedy's answer on it.
+int reduced(const std::string& file, const std::string& out, long root) {
+  extract::Problem p = read_gym(file);
+  const double greedy = extract::dag_cost(p, extract::extract_greedy_dag(p).solution);
+  extract::Reduced red = extract::reduce(p, greedy);
+  const extract::Problem& q = red.problem;
+  if (root >= static_cast<long>(q.classes.size()))
+    throw std::runtime_error(fmt::format("{}: --root {}: the reduced problem has {} classes", file, root,
+                                         q.classes.size()));
+  std::vector<std::uint32_t> keep;  // the classes written, in the order found; each named by its reduced index
+  std::vector<std::uint8_t> kept(q.classes.size(), 0);
+  auto visit = [&](std::uint32_t c) {
+    if (kept[c]) return;
+    kept[c] = 1;
+    keep.push_back(c);
+  };
+  if (root >= 0)
+    visit(static_cast<std::uint32_t>(root));
+  else
+    for (std::uint32_t r : q.roots) visit(r);
+  for (std::size_t k = 0; k < keep.size(); ++k)
+    for (const auto& cand : q.classes[keep[k]])
+      for (std::uint32_t kid : cand.kids) visit(kid);
+  const extract::Solution greedy_reduced = extract::extract_greedy_dag(q).solution;
+  nlohmann::json nodes = nlohmann::json::object(), roots = nlohmann::json::array(), choice = nlohmann::json::object();
+  for (std::uint32_t c : keep) {
+    const auto& cands = q.classes[c];
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+      nlohmann::json kids = nlohmann::json::array();
+      for (std::uint32_t kid : cands[i].kids) kids.push_back(fmt::format("{}.0", kid));
+      nodes[fmt::format("{}.{}", c, i)] = {
+          {"op", "c"}, {"eclass", std::to_string(c)}, {"cost", cands[i].cost}, {"children", kids}};
+    }
+    if (greedy_reduced.choice[c] != extract::kUnchosen) choice[std::to_string(c)] = greedy_reduced.choice[c];
+  }
+  if (root >= 0)
+    roots.push_back(std::to_string(root));
+  else
+    for (std::uint32_t r : q.roots) roots.push_back(std::to_string(r));
+  nlohmann::json j = {{"nodes", nodes},
+                      {"root_eclasses", roots},
+                      {"fixed_cost", root >= 0 ? 0.0 : red.fixed_cost},
+                      {"greedy_choice", choice}};
+  std::ofstream f(out);
+  if (!(f << j.dump() << '\n')) throw std::runtime_error(fmt::format("{}: cannot be written", out));
+  fmt::print("{}: {} classes, {} candidates\n", out, keep.size(), nodes.size());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,6 +205,7 @@ int main(int argc, char** argv) {
   std::string acyclicity = "cuts";
   extract::IlpOptions options;
   std::vector<std::string> rest;
+  long root = -1;
   for (std::size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--time-limit" && i + 1 < args.size())
       options.time_limit_s = std::atof(args[++i].c_str());
@@ -160,6 +221,8 @@ int main(int argc, char** argv) {
       options.path_work = static_cast<std::size_t>(std::atol(args[++i].c_str()));
     else if (args[i] == "--condensed-share" && i + 1 < args.size())
       options.condensed_share = std::atof(args[++i].c_str());
+    else if (args[i] == "--root" && i + 1 < args.size())
+      root = std::atol(args[++i].c_str());
     else if (args[i] == "--relaxation-only")
       options.relaxation_only = true;
     else if (args[i] == "--cbc" && i + 1 < args.size() && args[i + 1].find('=') != std::string::npos) {
@@ -171,6 +234,7 @@ int main(int argc, char** argv) {
   try {
     if (args[0] == "run" && !rest.empty()) return run(rest, acyclicity, options);
     if (args[0] == "bound" && !rest.empty()) return bound(rest, options.path_work);
+    if (args[0] == "reduced" && rest.size() == 2) return reduced(rest[0], rest[1], root);
   } catch (const std::exception& e) {  // a bad file (read_gym), or one whose nodes lack a field
     fmt::print(stderr, "bench_extract: {}\n", e.what());
     return 2;

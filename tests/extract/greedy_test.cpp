@@ -40,6 +40,21 @@ TEST(GreedyDag, PaysForASharedSubgraphOnce) {
   EXPECT_FALSE(dag.fell_back_to_tree);
 }
 
+// R = add(A, B); A is op(X) or op(Y), B is op(Y); X (10) is cheaper than Y
+// (11) for A alone, and two other classes use X, so the shared discount
+// weighs X at a third and Y at a half: greedy keeps A = op(X) and pays X and
+// Y (24). Switching A alone pays Y once (14): a single move.
+TEST(GreedyDag, ASingleMoveFindsWhatTheFixpointAndTheDiscountMiss) {
+  // classes: 0 R, 1 A, 2 B, 3 X, 4 Y, 5 and 6 two other users of X
+  Problem p{{{{1, {1, 2}}}, {{1, {3}}, {1, {4}}}, {{1, {4}}}, {{10, {}}}, {{11, {}}}, {{1, {3}}}, {{1, {3}}}}, {0}};
+  Solution plain = extract_greedy_dag(p).solution;
+  EXPECT_EQ(dag_cost(p, plain), 24);
+  Solution moved = extract_greedy_dag(p, DagGreedyOptions{.single_move_rounds = 1}).solution;
+  EXPECT_EQ(moved.choice, (std::vector<std::int32_t>{0, 1, 0, kUnchosen, 0, kUnchosen, kUnchosen}));
+  EXPECT_EQ(dag_cost(p, moved), 14);
+  EXPECT_EQ(check_solution(p, moved), "");
+}
+
 TEST(Greedy, NeverChoosesAFreeCycle) {
   Problem p = free_cycle();
   for (const Solution& s : {extract_greedy_tree(p), extract_greedy_dag(p).solution}) {
