@@ -118,7 +118,8 @@ TEST(ChannelBlocks, ARegionThatReachesAnythingElseKeepsItsWidth) {
     auto x = b.input("x", {1, 3, 4, 4});
     auto c1 = b.op1(ir::Op::Conv, {x, filled(b, "w1", {12, 3, 1, 1}, 1)});
     ir::ValueId out = c1;
-    if (reader == 1) out = b.op1(ir::Op::Conv, {c1, filled(b, "wd", {12, 1, 1, 1}, 2)}, attrs({{"group", int64_t{12}}}));
+    if (reader == 1)
+      out = b.op1(ir::Op::Conv, {c1, filled(b, "wd", {12, 1, 1, 1}, 2)}, attrs({{"group", int64_t{12}}}));
     if (reader == 2) out = b.op1(ir::Op::Add, {c1, filled(b, "k", {1, 12, 1, 1}, 3)});
     if (reader == 3) out = b.op1(ir::Op::Softmax, {c1}, attrs({{"axis", int64_t{1}}}));
     if (reader == 4) {  // the value is also read as a graph output

@@ -339,7 +339,8 @@ void collect(const std::string& model, const ir::Graph& zoo, std::map<std::strin
 
 // A block with each law's pattern, so that every law has instances without
 // the zoo too: a 1x1 Conv on 24 channels of 7x7 (NCHW's last two dims far
-// from 8x128 tiles), a ReLU, a Concat, a Transpose and a MatMul.
+// from 8x128 tiles), a ReLU, an Add of a per-channel constant (the
+// commutative and Add/Sub/Mul laws), a Concat, a Transpose and a MatMul.
 ir::Graph builtin_block() {
   ir::Graph g;
   Builder b{g};
@@ -351,7 +352,8 @@ ir::Graph builtin_block() {
   };
   auto x = g.add_input("x", {ir::DType::f32, ir::Shape::of({1, 24, 7, 7})});
   auto y = b.op1(Op::Relu, {b.op1(Op::Conv, {x, weight("w", {48, 24, 1, 1})})});
-  auto c = b.op1(Op::Concat, {y, x}, attr("axis", 1));
+  auto biased = b.op1(Op::Add, {y, weight("bias", {1, 48, 1, 1})});
+  auto c = b.op1(Op::Concat, {biased, x}, attr("axis", 1));
   auto t = b.op1(Op::Transpose, {c}, attr("perm", std::vector<int64_t>{0, 2, 3, 1}));
   auto r = b.op1(Op::Reshape, {t, b.ints({49, 72})});
   g.set_outputs({b.op1(Op::MatMul, {r, weight("w2", {72, 10})})});
