@@ -228,6 +228,14 @@ Expected<void> Graph::infer_shapes() {
   return {};
 }
 
+std::vector<std::vector<std::pair<size_t, size_t>>> Graph::readers() const {
+  std::vector<std::vector<std::pair<size_t, size_t>>> out(values_.size());
+  for (size_t n = 0; n < nodes_.size(); ++n)
+    for (size_t i = 0; i < nodes_[n].inputs.size(); ++i)
+      if (nodes_[n].inputs[i] != kNoValue) out[index(nodes_[n].inputs[i])].emplace_back(n, i);
+  return out;
+}
+
 std::vector<uint32_t> Graph::use_counts() const {
   std::vector<uint32_t> uses(values_.size(), 0);
   for (const Node& node : nodes_)

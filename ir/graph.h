@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/attribute.h"
@@ -118,6 +119,8 @@ class Graph {
 
   // Number of uses of each value (graph outputs count as a use).
   std::vector<uint32_t> use_counts() const;
+  // Each value's readers: (node index, input position), in node order; graph outputs not counted.
+  std::vector<std::vector<std::pair<size_t, size_t>>> readers() const;
 
  private:
   std::vector<Value> values_;

@@ -30,15 +30,17 @@ int64_t channels(const ir::Value& v) {
 }
 
 struct Uses {
-  std::vector<std::vector<std::pair<ir::NodeId, size_t>>> readers;  // by value index: (node, input position)
+  std::vector<std::vector<std::pair<size_t, size_t>>> readers;  // by value index (ir::Graph::readers)
   std::vector<bool> is_output;
 };
 
-// The region of `start`: every value that must widen with it, or nothing
-// when the region reaches a value or an op the transform cannot widen.
-std::optional<std::set<uint32_t>> region_of(const ir::Graph& g, const Uses& u, ir::ValueId start) {
+// Fills `members` with the region of `start`, every value that must widen
+// with it, and says whether it can: false when the region reaches a value
+// or an op the transform cannot widen (`members` then holds the values
+// visited so far; each of them has the same region, so none needs a visit
+// of its own).
+bool region_of(const ir::Graph& g, const Uses& u, ir::ValueId start, std::set<uint32_t>& members) {
   const int64_t c = channels(g.value(start));
-  std::set<uint32_t> members;
   std::vector<ir::ValueId> todo{start};
   auto join = [&](ir::ValueId v) {
     if (!members.count(ir::index(v))) todo.push_back(v);
@@ -48,30 +50,30 @@ std::optional<std::set<uint32_t>> region_of(const ir::Graph& g, const Uses& u, i
     todo.pop_back();
     if (!members.insert(ir::index(v)).second) continue;
     const ir::Value& val = g.value(v);
-    if (val.kind != ir::ValueKind::NodeResult || u.is_output[ir::index(v)] || channels(val) != c) return std::nullopt;
+    if (val.kind != ir::ValueKind::NodeResult || u.is_output[ir::index(v)] || channels(val) != c) return false;
     const ir::Node& maker = g.node(val.producer);
-    if (maker.outputs.size() != 1) return std::nullopt;
+    if (maker.outputs.size() != 1) return false;
     if (maker.op == Op::Add) {
       for (ir::ValueId in : maker.inputs) {
-        if (g.value(in).type != val.type) return std::nullopt;  // no broadcasting
+        if (g.value(in).type != val.type) return false;  // no broadcasting
         join(in);
       }
     } else if (per_channel(maker.op)) {
       join(maker.inputs[0]);
     } else if (!plain_conv(g, maker)) {
-      return std::nullopt;
+      return false;
     }
     for (auto [reader, at] : u.readers[ir::index(v)]) {
-      const ir::Node& r = g.node(reader);
+      const ir::Node& r = g.nodes()[reader];
       if (plain_conv(g, r) && at == 0) continue;  // reads the new channels with zero weights
-      if (r.outputs.size() != 1) return std::nullopt;
+      if (r.outputs.size() != 1) return false;
       if (r.op == Op::Add || (per_channel(r.op) && at == 0))
         join(r.outputs[0]);
       else
-        return std::nullopt;
+        return false;
     }
   }
-  return members;
+  return true;
 }
 
 // `w` [K, C, kh, kw] with zeros up to [k2, c2, kh, kw].
@@ -97,31 +99,30 @@ ir::Tensor widened_bias(const ir::Tensor& b, int64_t k2) {
 std::vector<PaddedChannels> pad_channels_to_block(ir::Graph& g, int64_t block) {
   std::vector<PaddedChannels> done;
   if (block <= 1) return done;
-  Uses u{std::vector<std::vector<std::pair<ir::NodeId, size_t>>>(g.num_values()),
-         std::vector<bool>(g.num_values(), false)};
-  for (size_t n = 0; n < g.num_nodes(); ++n)
-    for (size_t i = 0; i < g.nodes()[n].inputs.size(); ++i)
-      if (g.nodes()[n].inputs[i] != ir::kNoValue)
-        u.readers[ir::index(g.nodes()[n].inputs[i])].push_back({ir::NodeId{static_cast<uint32_t>(n)}, i});
+  Uses u{g.readers(), std::vector<bool>(g.num_values(), false)};
   for (ir::ValueId v : g.outputs()) u.is_output[ir::index(v)] = true;
 
-  std::vector<bool> seen(g.num_values(), false);
-  for (uint32_t vi = 0; vi < g.num_values(); ++vi) {
+  // The values the graph has now: the widened weights added below are
+  // constants of their own, not candidates.
+  const auto values = static_cast<uint32_t>(g.num_values());
+  std::vector<bool> seen(values, false);
+  for (uint32_t vi = 0; vi < values; ++vi) {
     const ir::ValueId v{vi};
     const int64_t c = channels(g.value(v));
     if (seen[vi] || g.value(v).kind != ir::ValueKind::NodeResult || c == 0 || c % block == 0) continue;
-    auto members = region_of(g, u, v);
-    if (!members) continue;
-    for (uint32_t m : *members) seen[m] = true;
+    std::set<uint32_t> members;
+    const bool widens = region_of(g, u, v, members);
+    for (uint32_t m : members) seen[m] = true;
+    if (!widens) continue;
     const int64_t c2 = (c + block - 1) / block * block;
     // Each Conv that makes a value of the region (new filters) or reads one
     // as its data (new weight columns), or both.
     std::map<uint32_t, std::pair<bool, bool>> convs;  // node index -> (rows, columns)
-    for (uint32_t m : *members) {
+    for (uint32_t m : members) {
       const ir::Node& maker = g.node(g.value(ir::ValueId{m}).producer);
       if (maker.op == Op::Conv) convs[ir::index(g.value(ir::ValueId{m}).producer)].first = true;
       for (auto [reader, at] : u.readers[m])
-        if (g.node(reader).op == Op::Conv && at == 0) convs[ir::index(reader)].second = true;
+        if (g.nodes()[reader].op == Op::Conv && at == 0) convs[static_cast<uint32_t>(reader)].second = true;
     }
     // New constants (a weight may be shared with a Conv outside the region);
     // add_constant adds values, never nodes, so `conv` stays valid.
@@ -138,7 +139,7 @@ std::vector<PaddedChannels> pad_channels_to_block(ir::Graph& g, int64_t block) {
       }
     }
     PaddedChannels record{.from = c, .to = c2};
-    for (uint32_t m : *members) {
+    for (uint32_t m : members) {
       ir::Value& val = g.value(ir::ValueId{m});
       std::vector<int64_t> sizes = val.type.shape.sizes();
       sizes[1] = c2;

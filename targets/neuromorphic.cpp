@@ -287,13 +287,10 @@ Expected<CoreMap> map_to_cores(const ir::Graph& g, const HardwareSpec& spec, std
   const NeuromorphicSpec& chip = spec.neuromorphic;
   if (spec.kind != TargetKind::Neuromorphic) return fail(fmt::format("target '{}' is not neuromorphic", spec.name));
   Builder b{g, spec, activity, {}, {}, {}};
-  b.uses.resize(g.num_values());
+  b.uses = g.readers();
   b.is_output.assign(g.num_values(), false);
   b.population_of.assign(g.num_nodes(), -1);
   for (ir::ValueId v : g.outputs()) b.is_output[ir::index(v)] = true;
-  for (std::size_t i = 0; i < g.num_nodes(); ++i)
-    for (std::size_t k = 0; k < g.nodes()[i].inputs.size(); ++k)
-      if (g.nodes()[i].inputs[k] != ir::kNoValue) b.uses[ir::index(g.nodes()[i].inputs[k])].emplace_back(i, k);
 
   CoreMap map;
   std::vector<std::size_t> population_node;
