@@ -79,6 +79,11 @@ nlohmann::json features_json(const targets::Features& f) {
   return row;
 }
 
+// A "context" record's features: its node's, as one row.
+nlohmann::json context_features(const targets::OpDesc& node, const targets::CostModel& baseline) {
+  return nlohmann::json::array({features_json(targets::kernel_features(node, baseline))});
+}
+
 // A micro-model's features, one row per node that runs (constant
 // expressions in it are folded when ONNX Runtime loads it), and its ops.
 std::pair<nlohmann::json, nlohmann::json> micro_model_features(const ir::Graph& micro,
@@ -280,7 +285,7 @@ Expected<std::size_t> add_context_records(const fs::path& dataset, const std::st
                        {"models", m.at("models")},
                        {"of", m.at("id")},
                        {"op", std::string(ir::op_name(g->nodes()[i].op))},
-                       {"features", {features_json(targets::kernel_features(descs[i], *baseline))}},
+                       {"features", context_features(descs[i], *baseline)},
                        {"ms", times->ms[i]}};
       text += j.dump() + "\n";
       ++added;
@@ -389,7 +394,7 @@ Expected<std::size_t> refeaturize(const fs::path& dataset, const fs::path& out, 
         return where(fmt::format("a context record's id '{}' does not end in its node's index", id));
       }
       if (node >= it->second.size()) return where(fmt::format("{} has no node {}", file, node));
-      j["features"] = {features_json(targets::kernel_features(it->second[node], *baseline))};
+      j["features"] = context_features(it->second[node], *baseline);
     }
     text += j.dump() + "\n";
     ++done;
