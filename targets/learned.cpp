@@ -411,6 +411,54 @@ std::vector<double> Booster::predict_ms(const std::vector<Features>& rows) const
 
 namespace {
 
+// A GEMM by a constant 2-D weight, which ONNX Runtime runs as one kernel
+// however the graph spells it: Gemm(a, w[, c]) with transA 0, alpha 1 and a
+// constant C at beta 1 (its epilogue), w either way round (prepacked at
+// load), or MatMul(a, w) of a 2-D a, whose bias Add MatMulAddFusion turns
+// into the same Gemm. The trees learned the two labels from different
+// records and priced the same kernel up to 1.5x apart (attn_2d's
+// projections: Gemm 3.3 us, MatMul 2.2 us), so extraction traded one for
+// the other for a gain ONNX Runtime does not see (docs/measurements.md,
+// session 22). Both descriptions, w as [K, N], for pricing both alike.
+struct GemmForms {
+  ir::TensorType w;
+  OpDesc gemm, matmul;
+};
+
+bool constant_weight_gemm(const OpDesc& op, GemmForms& out) {
+  using ir::Op;
+  if ((op.op != Op::Gemm && op.op != Op::MatMul) || op.inputs.size() < 2 || !op.inputs[0] || !op.inputs[1] ||
+      input_constant(op, 0) || !input_constant(op, 1) || !op.output)
+    return false;
+  const ir::Shape& a = op.inputs[0]->shape;  // its rows may be symbolic
+  auto b = static_sizes(op.inputs[1]);
+  if (!a.ranked() || a.rank() != 2 || !a[1].is_static() || !b || b->size() != 2) return false;
+  const int64_t k = a[1].size();
+  bool transposed = false;
+  if (op.op == Op::Gemm) {
+    const ir::Attributes& at = op.attributes();
+    const bool has_c = op.inputs.size() > 2 && op.inputs[2];
+    if (at.get_int("transA", 0) != 0 || at.get_float("alpha", 1.0f) != 1.0f ||
+        (has_c && (!input_constant(op, 2) || at.get_float("beta", 1.0f) != 1.0f)))
+      return false;
+    transposed = at.get_int("transB", 0) != 0;
+  }
+  if ((*b)[transposed ? 1 : 0] != k) return false;
+  static const ir::Attributes kNone;
+  out.w = {op.inputs[1]->dtype, ir::Shape::of({k, (*b)[transposed ? 0 : 1]})};
+  OpDesc base = op;
+  base.attrs = &kNone;  // Gemm's defaults: transB 0, alpha and beta 1
+  base.inputs = {op.inputs[0], &out.w};
+  base.input_constant = {false, true};
+  base.input_producer.resize(std::min<std::size_t>(1, base.input_producer.size()));
+  base.input_activity.clear();
+  out.gemm = base;
+  out.gemm.op = Op::Gemm;
+  out.matmul = base;
+  out.matmul.op = Op::MatMul;
+  return true;
+}
+
 struct FeaturesHash {
   std::size_t operator()(const Features& f) const {
     std::size_t h = 1469598103934665603ull;
@@ -456,6 +504,10 @@ class LearnedCpuModel final : public CostModel {
       matmul.attrs = nullptr;
       return std::max(predicted(op), predicted(matmul));
     }
+    // One kernel, two labels (constant_weight_gemm): the geometric mean of
+    // the trees' prices of both, the same for either spelling.
+    if (GemmForms forms; constant_weight_gemm(op, forms))
+      return std::sqrt(predicted(forms.gemm) * predicted(forms.matmul));
     return predicted(op);
   }
 

@@ -469,6 +469,11 @@ class NeuromorphicModel final : public CostModel {
     // Not a NIR op: no core runs it (map_to_cores refuses it). Priced as
     // dense synaptic ops by its work, so that the cost laws hold here too.
     if (classify(op.op) == OpClass::Free) return 0;
+    // A constant added to a matrix product is its bias, as NIR's Affine
+    // (W x + b) and a Gemm's C are: free, so that MatMul + Add costs its Gemm.
+    if (op.op == Op::Add && op.inputs.size() == 2 && op.input_constant.size() == 2)
+      for (std::size_t i : {0, 1})
+        if (classify(op.producer(i)) == OpClass::Matrix && op.input_constant[1 - i]) return 0;
     return std::max(flops(op) / 2, out) * std::max(chip.energy_per_synaptic_op, 1e-12);
   }
 };

@@ -1,7 +1,8 @@
 // Laws every target's cost model obeys (ARCHITECTURE.md decision 11): a
 // rewrite that only relabels the same work costs the same, within 5% (the
 // operands of a commutative op swapped, Add, Sub and Mul of the same
-// operands, an Einsum that is a MatMul: one-sided for the learned model). Each
+// operands, an Einsum that is a MatMul: one-sided for the learned model, a
+// Gemm by a constant weight and its MatMul + Add). Each
 // law is checked for every target spec (targets/specs/*.json), and the cpu's
 // learned model (targets/learned.h) beside its analytic one, on instances
 // drawn from every zoo model's ops (build/zoo, docs/zoo.md) and from a small
@@ -297,13 +298,44 @@ std::optional<Instance> einsum_as_matmul(const ir::Graph& zoo, const ir::Node& n
     m.attrs.set("equation", equation);
   });
 }
+// A Gemm by a constant 2-D weight (transA 0, alpha 1, beta 1 with a
+// constant C or none) and its MatMul form, the rules gemm-as-matmul(-add)
+// and gemm-transB(-bias)'s, the transpose of a constant folded: MatMul(a, w
+// as [K, N]), plus Add(., c) where it has a C.
+// ONNX Runtime runs both as one Gemm kernel (MatMulAddFusion).
+std::optional<Instance> gemm_as_matmul(const ir::Graph& zoo, const ir::Node& n) {
+  if (n.op != Op::Gemm || n.inputs.size() < 2 || !is_constant(zoo, n.inputs[1])) return std::nullopt;
+  const ir::Shape& a = zoo.value(n.inputs[0]).type.shape;
+  auto w = static_dims(zoo.value(n.inputs[1]).type);
+  if (!a.ranked() || a.rank() != 2 || !w || w->size() != 2 || is_constant(zoo, n.inputs[0])) return std::nullopt;
+  const bool has_c = n.inputs.size() > 2 && n.inputs[2] != ir::kNoValue;
+  if (n.attrs.get_int("transA", 0) != 0 || n.attrs.get_float("alpha", 1.0f) != 1.0f ||
+      (has_c && (!is_constant(zoo, n.inputs[2]) || n.attrs.get_float("beta", 1.0f) != 1.0f)))
+    return std::nullopt;
+  const bool transposed = n.attrs.get_int("transB", 0) != 0;
+  const int64_t k = (*w)[transposed ? 1 : 0], cols = (*w)[transposed ? 0 : 1];
+  auto before = alone(zoo, n, 0, nullptr);
+  if (!before) return std::nullopt;
+  ir::Graph g;
+  Builder b{g};
+  ir::ValueId x = g.add_input(zoo.value(n.inputs[0]).name, zoo.value(n.inputs[0]).type);
+  // The weight as [K, N]: the cost models read its type, not its values.
+  ir::ValueId wk = g.add_constant("w_kn", std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(
+                                              ir::DType::f32, {k, cols}, std::vector<float>(k * cols, 0.5f))));
+  ir::ValueId y = b.op1(Op::MatMul, {x, wk});
+  if (has_c) y = b.op1(Op::Add, {y, g.add_constant(zoo.value(n.inputs[2]).name, zoo.value(n.inputs[2]).constant)});
+  g.set_outputs({y});
+  if (!g.infer_shapes() || !g.verify()) return std::nullopt;
+  return Instance{"", std::move(*before), std::move(g)};
+}
 
 std::map<std::string, OpLaw> op_laws() {
   return {{"conv-1x1-as-matmul", conv_1x1_as_matmul},
           {"concat-split", concat_split},
           {"elementwise-through-reshape", elementwise_through_reshape},
           {"commutative-operands", commutative_operands},
-          {"einsum-as-matmul", einsum_as_matmul}};
+          {"einsum-as-matmul", einsum_as_matmul},
+          {"gemm-as-matmul", gemm_as_matmul}};
 }
 
 // Every law's instances in one model.
@@ -340,7 +372,8 @@ void collect(const std::string& model, const ir::Graph& zoo, std::map<std::strin
 // A block with each law's pattern, so that every law has instances without
 // the zoo too: a 1x1 Conv on 24 channels of 7x7 (NCHW's last two dims far
 // from 8x128 tiles), a ReLU, an Add of a per-channel constant (the
-// commutative and Add/Sub/Mul laws), a Concat, a Transpose and a MatMul.
+// commutative and Add/Sub/Mul laws), a Concat, a Transpose, a MatMul and a
+// Gemm.
 ir::Graph builtin_block() {
   ir::Graph g;
   Builder b{g};
@@ -356,7 +389,9 @@ ir::Graph builtin_block() {
   auto c = b.op1(Op::Concat, {biased, x}, attr("axis", 1));
   auto t = b.op1(Op::Transpose, {c}, attr("perm", std::vector<int64_t>{0, 2, 3, 1}));
   auto r = b.op1(Op::Reshape, {t, b.ints({49, 72})});
-  g.set_outputs({b.op1(Op::MatMul, {r, weight("w2", {72, 10})})});
+  auto m = b.op1(Op::MatMul, {r, weight("w2", {72, 10})});
+  ir::Attributes trans_b = attr("transB", 1);
+  g.set_outputs({b.op1(Op::Gemm, {m, weight("w3", {4, 10}), weight("c3", {4})}, trans_b)});
   auto ok = g.infer_shapes();
   EXPECT_TRUE(ok.has_value()) << ok.error().str();
   return g;
@@ -426,7 +461,8 @@ TEST(CostLaws, RelabellingTheSameWorkCostsTheSameOnEveryTarget) {
   std::string failures;
   for (const auto& law :
        {"conv-1x1-as-matmul", "transpose-pair", "identity", "reshape", "flatten", "squeeze-unsqueeze", "concat-split",
-        "elementwise-through-reshape", "commutative-operands", "add-sub-mul-alike", "einsum-as-matmul"}) {
+        "elementwise-through-reshape", "commutative-operands", "add-sub-mul-alike", "einsum-as-matmul",
+        "gemm-as-matmul"}) {
     const auto& list = instances[law];
     EXPECT_FALSE(list.empty()) << law << " has no instance";
     table += fmt::format("{:<28}", law);
