@@ -508,6 +508,17 @@ class LearnedCpuModel final : public CostModel {
     // the trees' prices of both, the same for either spelling.
     if (GemmForms forms; constant_weight_gemm(op, forms))
       return std::sqrt(predicted(forms.gemm) * predicted(forms.matmul));
+    // A commutative op's operands in either order are one kernel to ONNX
+    // Runtime (timed alike, docs/measurements.md session 21); the trees
+    // priced Add(x, c) and Add(c, x) up to 2x apart. Both orders alike.
+    if (ir::op_info(op.op).commutative && op.inputs.size() == 2) {
+      OpDesc swapped = op;
+      std::swap(swapped.inputs[0], swapped.inputs[1]);
+      if (swapped.input_constant.size() == 2) std::vector<bool>::swap(swapped.input_constant[0], swapped.input_constant[1]);
+      if (swapped.input_producer.size() == 2) std::swap(swapped.input_producer[0], swapped.input_producer[1]);
+      if (swapped.input_activity.size() == 2) std::swap(swapped.input_activity[0], swapped.input_activity[1]);
+      return std::sqrt(predicted(op) * predicted(swapped));
+    }
     return predicted(op);
   }
 
