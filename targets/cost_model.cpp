@@ -110,6 +110,23 @@ std::vector<bool> removed_by_runtime(const ir::Graph& g) {
       if (same) removed[i] = removed[ir::index(in.producer)] = true;
     }
   }
+  // A Transpose of a MatMul's operand that swaps its last two axes only:
+  // ONNX Runtime's MatmulTransposeFusion folds it into a FusedMatMul
+  // (transA/transB), so it runs no kernel (as attn_2d's `Q K^T` does).
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op != ir::Op::MatMul) continue;
+    for (ir::ValueId v : n.inputs) {
+      if (v == ir::kNoValue || g.value(v).kind != ir::ValueKind::NodeResult || uses[ir::index(v)] != 1) continue;
+      const ir::Node& t = g.node(g.value(v).producer);
+      const ir::Shape& x = g.value(t.inputs[0]).type.shape;
+      if (t.op != ir::Op::Transpose || !x.ranked() || x.rank() < 2) continue;
+      std::vector<int64_t> p = perm(g, t);
+      bool swap_last = p.size() == static_cast<std::size_t>(x.rank());
+      for (std::size_t j = 0; swap_last && j < p.size(); ++j)
+        swap_last = p[j] == static_cast<int64_t>(j + 2 < p.size() ? j : (j + 2 == p.size() ? j + 1 : j - 1));
+      if (swap_last) removed[ir::index(g.value(v).producer)] = true;
+    }
+  }
   return removed;
 }
 

@@ -179,6 +179,30 @@ TEST(CpuCost, OnlyAPerChannelConstantFoldsIntoAConv) {
   EXPECT_GT(after_conv(ir::Op::Mul, {}, false, true), m->spec().op_overhead_s);
 }
 
+// A Transpose that swaps a MatMul operand's last two axes, read by the
+// MatMul alone, runs no kernel: ONNX Runtime folds it into a FusedMatMul
+// (MatmulTransposeFusion), a GPU or TPU GEMM reads its operand transposed.
+// Another permutation, or a second reader, keeps it a kernel.
+TEST(Cost, ATransposeOfAMatMulOperandRunsNoKernel) {
+  // q [2, 16, 8] by Transpose(k) with k [2, 16, 8] (perm [0, 2, 1]), or by
+  // k [8, 2, 16] as [2, 8, 16] (perm [1, 0, 2]).
+  auto transposed = [](bool swap_last, bool second_reader) {
+    GraphBuilder b;
+    ir::Attributes at;
+    at.set("perm", swap_last ? std::vector<int64_t>{0, 2, 1} : std::vector<int64_t>{1, 0, 2});
+    auto k = b.input("k", swap_last ? std::vector<int64_t>{2, 16, 8} : std::vector<int64_t>{8, 2, 16});
+    auto kt = b.op1(ir::Op::Transpose, {k}, at);
+    auto y = b.op1(ir::Op::MatMul, {b.input("q", {2, 16, 8}), kt});
+    return second_reader ? b.finish({y, kt}) : b.finish({y});
+  };
+  for (const char* name : {"cpu", "cpu-analytic", "gpu", "tpu"}) {
+    auto m = model(name);
+    EXPECT_EQ(node_costs(*m, transposed(true, false))[0], 0) << name;
+    EXPECT_GT(node_costs(*m, transposed(true, true))[0], 0) << name;
+    EXPECT_GT(node_costs(*m, transposed(false, false))[0], 0) << name;
+  }
+}
+
 TEST(CpuCost, BigGemmsAreMoreEfficientPerFlop) {
   auto m = model("cpu-analytic");
   double small = graph_cost(*m, one_matmul(16, 16, 16)) / (2.0 * 16 * 16 * 16);
