@@ -52,9 +52,17 @@ std::string error_text() {  // the first line: the rest is XGBoost's stack trace
   return e.substr(0, e.find('\n'));
 }
 
-std::optional<std::vector<int64_t>> static_sizes(const ir::TensorType* t) {
-  if (!t || !t->shape.ranked() || !t->shape.is_static()) return std::nullopt;
-  return t->shape.sizes();
+// A type's dims as its kernel was timed: a symbolic or unknown dim as 1,
+// as kernel_graph times it (before varying) and ir::op_work counts it.
+// Described by its static dims alone, an elementwise op of a dynamic-batch
+// export kept its 4-D form where the records it was learned from had the
+// flattened one: densenet121's ReLUs on [batch, 64, 56, 56] were priced
+// 40.9 us, on [1, 64, 56, 56] 12.2 us (docs/measurements.md, session 22).
+std::optional<std::vector<int64_t>> timed_sizes(const ir::TensorType* t) {
+  if (!t || !t->shape.ranked()) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const ir::Dim& d : t->shape.dims()) out.push_back(d.is_static() ? d.size() : 1);
+  return out;
 }
 
 int64_t product(const std::vector<int64_t>& v, std::size_t from = 0) {
@@ -88,7 +96,7 @@ struct Canonical {
 
 bool conv_1x1(const OpDesc& op) {
   if (op.op != ir::Op::Conv || op.inputs.size() < 2 || !input_constant(op, 1)) return false;
-  auto x = static_sizes(op.inputs[0]), w = static_sizes(op.inputs[1]);
+  auto x = timed_sizes(op.inputs[0]), w = timed_sizes(op.inputs[1]);
   if (!x || !w || x->size() < 3 || w->size() != x->size() || product(*w, 2) != 1) return false;
   ir::OpAttrs a(op.op, op.attributes(), static_cast<int64_t>(x->size()));
   auto all = [](const std::vector<int64_t>& v, int64_t k) {
@@ -119,13 +127,13 @@ bool canonical_form(const OpDesc& op, Canonical& c) {
     c.op.output = &c.types[2];
     return true;
   };
-  auto out = static_sizes(op.output);
+  auto out = timed_sizes(op.output);
   if (conv_1x1(op) && out) {
-    auto x = *static_sizes(op.inputs[0]), w = *static_sizes(op.inputs[1]);
+    auto x = *timed_sizes(op.inputs[0]), w = *timed_sizes(op.inputs[1]);
     return gemm_as_conv(x[0], x[1], product(x, 2), w[0], 0);
   }
   if (op.op == Op::MatMul && op.inputs.size() == 2 && input_constant(op, 0) && !input_constant(op, 1) && out) {
-    auto w = static_sizes(op.inputs[0]), x = static_sizes(op.inputs[1]);
+    auto w = timed_sizes(op.inputs[0]), x = timed_sizes(op.inputs[1]);
     if (w && x && w->size() == 2 && (x->size() == 2 || x->size() == 3)) {
       int64_t n = x->size() == 3 ? (*x)[0] : 1;
       int64_t ch = (*x)[x->size() - 2], s = (*x)[x->size() - 1];
@@ -431,7 +439,7 @@ bool constant_weight_gemm(const OpDesc& op, GemmForms& out) {
       input_constant(op, 0) || !input_constant(op, 1) || !op.output)
     return false;
   const ir::Shape& a = op.inputs[0]->shape;  // its rows may be symbolic
-  auto b = static_sizes(op.inputs[1]);
+  auto b = timed_sizes(op.inputs[1]);
   if (!a.ranked() || a.rank() != 2 || !a[1].is_static() || !b || b->size() != 2) return false;
   const int64_t k = a[1].size();
   bool transposed = false;
@@ -508,13 +516,59 @@ class LearnedCpuModel final : public CostModel {
     // the trees' prices of both, the same for either spelling.
     if (GemmForms forms; constant_weight_gemm(op, forms))
       return std::sqrt(predicted(forms.gemm) * predicted(forms.matmul));
-    // A commutative op's operands in either order are one kernel to ONNX
-    // Runtime (timed alike, docs/measurements.md session 21); the trees
-    // priced Add(x, c) and Add(c, x) up to 2x apart. Both orders alike.
+    // A BatchNormalization of constant statistics that ORT does not fold
+    // into a Conv (densenet's, after a Concat) is one per-channel pass over
+    // x: timed as a Mul by a per-channel constant (0.89-1.02x it), 1.3-1.7x
+    // faster than its Mul + Add form (docs/measurements.md, session 22). The
+    // trees, with few such records, priced it 1.6x that Mul + Add, and
+    // extraction split densenet121's 35 of them (0.89x under ORT). Priced as
+    // that Mul.
+    if (op.op == ir::Op::BatchNormalization && op.inputs.size() == 5 && op.input_constant.size() == 5 &&
+        op.inputs[0] && op.inputs[0]->shape.ranked() && op.inputs[0]->shape.rank() >= 2 &&
+        op.inputs[0]->shape[1].is_static() &&
+        std::all_of(op.input_constant.begin() + 1, op.input_constant.end(), [](bool c) { return c; })) {
+      std::vector<int64_t> per_channel(static_cast<std::size_t>(op.inputs[0]->shape.rank()), 1);
+      per_channel[1] = op.inputs[0]->shape[1].size();
+      const ir::TensorType scale{op.inputs[0]->dtype, ir::Shape::of(per_channel)};
+      OpDesc mul = op;
+      mul.op = ir::Op::Mul;
+      mul.attrs = nullptr;
+      mul.inputs = {op.inputs[0], &scale};
+      mul.input_constant = {false, true};
+      mul.input_producer.resize(std::min<std::size_t>(1, mul.input_producer.size()));
+      mul.input_activity.clear();
+      return predicted(mul);
+    }
+    // Max (Min) of x and a constant element is ReLU's (Clip's) work in a
+    // binary kernel, which ORT ran 1.07-1.14x the ReLU: priced at least as
+    // the ReLU, so that extraction never trades a ReLU for it.
+    if ((op.op == ir::Op::Max || op.op == ir::Op::Min) && op.inputs.size() == 2 && op.input_constant.size() == 2 &&
+        op.inputs[0] && op.inputs[1] && op.input_constant[0] != op.input_constant[1]) {
+      const std::size_t x = op.input_constant[0] ? 1 : 0;
+      if (op.inputs[1 - x]->shape.is_static() && numel(*op.inputs[1 - x]) == 1) {
+        OpDesc relu = op;
+        relu.op = ir::Op::Relu;
+        relu.attrs = nullptr;
+        relu.inputs = {op.inputs[x]};
+        relu.input_constant = {false};
+        relu.input_producer = {op.producer(x)};
+        relu.input_activity.clear();
+        return std::max(symmetric(op), predicted(relu));
+      }
+    }
+    return symmetric(op);
+  }
+
+ private:
+  // A commutative op's operands in either order are one kernel to ONNX
+  // Runtime (timed alike, docs/measurements.md session 21); the trees
+  // priced Add(x, c) and Add(c, x) up to 2x apart. Both orders alike.
+  double symmetric(const OpDesc& op) const {
     if (ir::op_info(op.op).commutative && op.inputs.size() == 2) {
       OpDesc swapped = op;
       std::swap(swapped.inputs[0], swapped.inputs[1]);
-      if (swapped.input_constant.size() == 2) std::vector<bool>::swap(swapped.input_constant[0], swapped.input_constant[1]);
+      if (swapped.input_constant.size() == 2)
+        std::vector<bool>::swap(swapped.input_constant[0], swapped.input_constant[1]);
       if (swapped.input_producer.size() == 2) std::swap(swapped.input_producer[0], swapped.input_producer[1]);
       if (swapped.input_activity.size() == 2) std::swap(swapped.input_activity[0], swapped.input_activity[1]);
       return std::sqrt(predicted(op) * predicted(swapped));
@@ -522,7 +576,6 @@ class LearnedCpuModel final : public CostModel {
     return predicted(op);
   }
 
- private:
   // The trees' price of the op as its own kernel, cached per feature vector.
   double predicted(const OpDesc& op) const {
     Features f = kernel_features(op, *baseline_);

@@ -310,5 +310,43 @@ TEST(Learned, TheShippedCpuModelPricesKernelsByTheirWork) {
   EXPECT_FALSE(load_target("cpu", "/nonexistent/cpu.ubj").has_value());
 }
 
+// Ops the trees saw in few records, priced as ONNX Runtime runs them
+// (docs/measurements.md, session 22): a BatchNormalization that no Conv
+// folds (densenet's, after a Concat) is one per-channel pass, cheaper than
+// its Mul + Add form (ORT: 1.3-1.7x); Max of x and a scalar is ReLU's work
+// in a binary kernel (ORT: 1.07-1.14x the ReLU). Priced the other way round,
+// extraction split densenet121's BatchNorms and ReLUs: 0.89x under ORT. And
+// a symbolic batch dim is priced as 1, the size its kernels were timed at.
+TEST(Learned, AStandaloneBatchNormIsOnePassAndMaxIsNoCheaperThanReLU) {
+  auto t = load_target("cpu", "learned");
+  ASSERT_TRUE(t.has_value()) << t.error().str();
+  for (auto [channels, side] : std::vector<std::pair<int64_t, int64_t>>{{64, 56}, {96, 56}, {256, 28}, {1024, 7}}) {
+    auto priced = [&](int form) {
+      GraphBuilder b;
+      auto x = b.input("x", {1, channels, side, side});
+      ir::ValueId y;
+      if (form == 0) {
+        y = b.op1(ir::Op::BatchNormalization, {x, b.weight("s", {channels}), b.weight("b", {channels}),
+                                              b.weight("m", {channels}), b.weight("v", {channels})});
+      } else if (form == 1) {
+        y = b.op1(ir::Op::Add, {b.op1(ir::Op::Mul, {x, b.weight("k", {1, channels, 1, 1})}),
+                                b.weight("c", {1, channels, 1, 1})});
+      } else if (form == 2) {
+        y = b.op1(ir::Op::Relu, {x});
+      } else {
+        y = b.op1(ir::Op::Max, {x, b.weight("zero", {})});
+      }
+      return graph_cost(*t->model, b.finish({y}));
+    };
+    EXPECT_LT(priced(0), priced(1)) << channels;
+    EXPECT_GE(priced(3), priced(2)) << channels;
+    // A dynamic batch (a torch export's dynamic_axes) is priced as batch 1,
+    // as its kernels were timed.
+    GraphBuilder b;
+    auto x = b.shaped_input("x", ir::Shape({ir::Dim::symbol("batch"), ir::Dim(channels), ir::Dim(side), ir::Dim(side)}));
+    EXPECT_DOUBLE_EQ(graph_cost(*t->model, b.finish({b.op1(ir::Op::Relu, {x})})), priced(2)) << channels;
+  }
+}
+
 }  // namespace
 }  // namespace refinery::targets
