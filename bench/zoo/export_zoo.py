@@ -322,6 +322,8 @@ MODELS = {
     "inception_v3": (_tv("inception_v3", init_weights=True, aux_logits=False),
                      [("input", [1, 3, 299, 299], "float32")], ["output"], False, False,
                      "torchvision inception_v3 (init_weights=True, aux_logits=False, 299x299)"),
+    "densenet121": (_tv("densenet121"), [("input", [1, 3, 224, 224], "float32")], ["output"], True, False,
+                    "torchvision densenet121, dynamic batch (BatchNorms after Concats, which no Conv folds)"),
     # Transformers (export options in EXPORT_OPTIONS below).
     "vit_tiny": (_vit, [("input", [1, 3, 32, 32], "float32")], ["output"], True, True,
                  "torchvision VisionTransformer: 32x32, patch 8, hidden 64, 2 layers, 4 heads, MLP 128, 1000 classes"),

@@ -33,6 +33,7 @@ const ZooModel kZoo[] = {
     {"resnet18", false},
     {"resnext50_32x4d", false},
     {"inception_v3", false},
+    {"densenet121", false},
 };
 
 class Zoo : public ::testing::TestWithParam<ZooModel> {
