@@ -129,6 +129,10 @@ TEST(CostCli, MeasureCalibrateAndPredictOnOneModel) {
     ++timed;
     EXPECT_GT(e.at("median_ms").get<double>(), 0);
     EXPECT_GE(e.at("mad_ms").get<double>(), 0);
+    // The runs' minor page faults, recorded with each timing (session 22).
+    if (e.at("kind") != "dispatch") {
+      EXPECT_GE(e.at("faults").get<double>(), 0) << e.dump();
+    }
     if (e.at("kind") == "model") {
       EXPECT_FALSE(e.at("profile").empty()) << e.dump();
       model_run_ms = e.at("median_ms").get<double>() - e.at("overhead_ms").get<double>();

@@ -10,11 +10,12 @@
 // integers 0, so any index is in range), outputs written into preallocated
 // tensors (no copy out): `warmup` runs, then at least `runs` and until
 // `min-ms` of timing, at most `max-runs`. Appends to DATASET the manifest
-// object plus {median_ms, mad_ms, wall_ms, runs, overhead_ms, load} (or
-// {error}): median_ms and mad_ms (the median absolute deviation) are of the
-// process's CPU time per run, wall_ms the median wall time, load the 1-min
-// load average. CPU time, because a shared machine's wall time counts the
-// time other processes held the core (docs/targets.md).
+// object plus {median_ms, mad_ms, wall_ms, runs, faults, overhead_ms, load}
+// (or {error}): median_ms and mad_ms (the median absolute deviation) are of
+// the process's CPU time per run, wall_ms the median wall time, faults the
+// median of the runs' minor page faults, load the 1-min load average. CPU
+// time, because a shared machine's wall time counts the time other
+// processes held the core (docs/targets.md).
 // Entries already in DATASET (by id) are skipped: resumable. The run
 // overhead (a session run of a one-element Add, `overhead` entry of the
 // manifest, kind 'overhead') is re-timed every 25 entries and before each
@@ -80,26 +81,34 @@ async function time(file, opts) {
   // CPU time of the process (all its threads; ONNX Runtime runs on one) and
   // wall time: on a shared machine the wall time counts the time others
   // held the core, the CPU time does not.
+  // And the minor page faults of each run: on this VM a session can run for
+  // seconds touching memory afresh, about 11 us a fault (a 0.03 ms GEMM at
+  // 0.13 ms with 8 a run; docs/measurements.md, session 22).
   const run = async () => {
+    const f0 = process.resourceUsage().minorPageFault;
     const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     await session.run(feeds, fetches);
     const wall = Number(process.hrtime.bigint() - t0) / 1e6;
     const c = process.cpuUsage(c0);
-    return [(c.user + c.system) / 1e3, wall];
+    return [(c.user + c.system) / 1e3, wall, process.resourceUsage().minorPageFault - f0];
   };
   for (let i = 0; i < opts.warmup; i++) await run();
-  const cpu = [], wall = [];
+  const cpu = [], wall = [], faults = [];
   let total = 0;
   while (cpu.length < opts.maxRuns && (cpu.length < opts.runs || total < opts.minMs)) {
-    const [c, w] = await run();
+    const [c, w, f] = await run();
     cpu.push(c);
     wall.push(w);
+    faults.push(f);
     total += w;
   }
   await session.release?.();
   const m = median(cpu);
-  return { median_ms: m, mad_ms: median(cpu.map((t) => Math.abs(t - m))), wall_ms: median(wall), runs: cpu.length };
+  return {
+    median_ms: m, mad_ms: median(cpu.map((t) => Math.abs(t - m))), wall_ms: median(wall), runs: cpu.length,
+    faults: median(faults),
+  };
 }
 
 async function main(argv) {
