@@ -523,8 +523,9 @@ class LearnedCpuModel final : public CostModel {
     // trees, with few such records, priced it 1.6x that Mul + Add, and
     // extraction split densenet121's 35 of them (0.89x under ORT). Priced as
     // that Mul.
-    if (op.op == ir::Op::BatchNormalization && op.inputs.size() == 5 && op.input_constant.size() == 5 &&
-        op.inputs[0] && op.inputs[0]->shape.ranked() && op.inputs[0]->shape.rank() >= 2 &&
+    if (op.op == ir::Op::BatchNormalization && op.num_outputs == 1 && op.inputs.size() == 5 &&
+        op.input_constant.size() == 5 && op.inputs[0] && op.inputs[0]->shape.ranked() &&
+        op.inputs[0]->shape.rank() >= 2 &&
         op.inputs[0]->shape[1].is_static() &&
         std::all_of(op.input_constant.begin() + 1, op.input_constant.end(), [](bool c) { return c; })) {
       std::vector<int64_t> per_channel(static_cast<std::size_t>(op.inputs[0]->shape.rank()), 1);

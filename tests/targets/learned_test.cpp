@@ -343,7 +343,8 @@ TEST(Learned, AStandaloneBatchNormIsOnePassAndMaxIsNoCheaperThanReLU) {
     // A dynamic batch (a torch export's dynamic_axes) is priced as batch 1,
     // as its kernels were timed.
     GraphBuilder b;
-    auto x = b.shaped_input("x", ir::Shape({ir::Dim::symbol("batch"), ir::Dim(channels), ir::Dim(side), ir::Dim(side)}));
+    auto x =
+        b.shaped_input("x", ir::Shape({ir::Dim::symbol("batch"), ir::Dim(channels), ir::Dim(side), ir::Dim(side)}));
     EXPECT_DOUBLE_EQ(graph_cost(*t->model, b.finish({b.op1(ir::Op::Relu, {x})})), priced(2)) << channels;
   }
 }
