@@ -270,6 +270,281 @@ void least_fixpoint(const std::vector<std::vector<Candidate>>& classes, const Li
   }
 }
 
+// Several classes of one strongly connected component S, which every
+// bound above sees as one value (a search stops where one kid reaches
+// another; a path pays one class of S): the Q, K and V projections of an
+// attention, their merged forms and layouts. Where a candidate's kids need
+// several classes of S, its computation pays, in disjoint parts, its own
+// cost; the cheapest set E of S's entering candidates (no kid in S) from
+// which all those kids can be derived (a Horn fixpoint over the classes
+// between them and S, S's other candidates and the classes not reaching S
+// free: the entering candidates an answer chooses are such a set); and the
+// heaviest path outside S from any kid, S's classes at the least, over
+// S's entering candidates, of their heaviest kid's bound (an answer enters
+// S somewhere). Components are settled sinks first, so the paths outside S
+// count what the components below gained (each attention of a stack its
+// own). `floor`: the bounds so far; each class keeps the larger. Only
+// components whose cheapest entering candidate alone cannot derive all of
+// their classes are asked; the work is counted, and past `budget` or once
+// `out_of_time` says so the demands stop (the paths go on).
+//
+// The classes between a candidate's kids and S, at most this many per class
+// of S: on the bert e-graphs the gains came from 42-65 classes over an S of
+// 18, and the regions of 118-536 on the gpu gained nothing in 67M steps of
+// work (docs/measurements.md, session 22).
+constexpr std::size_t kRegionPerClass = 8;
+
+std::vector<double> several_classes(const std::vector<std::vector<Candidate>>& classes, const Links& links,
+                                    const std::vector<double>& floor, std::size_t budget,
+                                    const std::function<bool()>& out_of_time) {
+  const std::size_t n = classes.size();
+  const std::vector<std::uint32_t> comp = class_components(classes);
+  std::size_t num = 0;
+  for (std::uint32_t s : comp) num = std::max<std::size_t>(num, s + 1);
+  std::vector<std::vector<std::uint32_t>> members(num);
+  for (std::uint32_t c = 0; c < n; ++c) members[comp[c]].push_back(c);
+  std::size_t work = 0;
+  auto stopped = [&] { return work >= budget || (out_of_time && out_of_time()); };
+  auto enters = [&](std::uint32_t c, const Candidate& cand) {
+    return std::none_of(cand.kids.begin(), cand.kids.end(), [&](std::uint32_t k) { return comp[k] == comp[c]; });
+  };
+  // A component asked about: its entering candidates (cheapest first), the
+  // classes that reach it, and those derivable without it.
+  struct Asked {
+    std::uint32_t s;
+    std::vector<std::pair<double, std::pair<std::uint32_t, std::uint32_t>>> entering;  // (cost, (class, candidate))
+    std::vector<std::uint8_t> reaches, free;
+    double exit = kInfiniteCost;  // the least, over the entering candidates, of their heaviest kid's bound
+  };
+  std::vector<Asked> asked;
+  std::vector<std::size_t> first_of(n + 1, 0);
+  for (std::size_t c = 0; c < n; ++c) first_of[c + 1] = first_of[c] + classes[c].size();
+  std::vector<std::int32_t> entry_at(first_of[n], -1);  // an entering candidate's place in its entering
+  // Horn: may each class of `region` (S's classes and classes reaching S)
+  // be derived when only the entering candidates `on` are allowed? The
+  // classes outside region are free.
+  std::vector<std::uint8_t> in_region(n, 0), have(n, 0);
+  std::vector<std::uint32_t> pending(first_of[n], 0), ready;  // per candidate, its kids in region not derived
+  auto derive = [&](const Asked& a, const std::vector<std::uint32_t>& region, const std::vector<std::uint8_t>& on) {
+    auto allowed = [&](std::uint32_t x, std::size_t i) {
+      std::int32_t e = entry_at[first_of[x] + i];
+      return comp[x] != a.s || e < 0 || on[static_cast<std::size_t>(e)];
+    };
+    for (std::uint32_t x : region) have[x] = 0;
+    ready.clear();
+    for (std::uint32_t x : region)
+      for (std::size_t i = 0; i < classes[x].size(); ++i) {
+        if (!allowed(x, i)) continue;
+        const auto& kids = classes[x][i].kids;
+        std::uint32_t count = 0;
+        for (std::size_t j = 0; j < kids.size(); ++j)
+          if (in_region[kids[j]] && std::find(kids.begin(), kids.begin() + j, kids[j]) == kids.begin() + j) ++count;
+        work += kids.size() + 1;
+        pending[first_of[x] + i] = count;
+        if (count == 0 && !have[x]) {
+          have[x] = 1;
+          ready.push_back(x);
+        }
+      }
+    while (!ready.empty()) {
+      std::uint32_t k = ready.back();
+      ready.pop_back();
+      for (auto [c, i] : links.users[k]) {
+        ++work;
+        if (!in_region[c] || have[c] || !allowed(c, i) || --pending[first_of[c] + i] > 0) continue;
+        have[c] = 1;
+        ready.push_back(c);
+      }
+    }
+  };
+  for (std::uint32_t s = 0; s < num; ++s) {
+    if (members[s].size() < 2) continue;
+    Asked a{s, {}, {}, {}};
+    for (std::uint32_t c : members[s])
+      for (std::uint32_t i = 0; i < classes[c].size(); ++i)
+        if (enters(c, classes[c][i])) a.entering.push_back({classes[c][i].cost, {c, i}});
+    if (a.entering.empty()) continue;
+    std::sort(a.entering.begin(), a.entering.end());
+    for (std::size_t e = 0; e < a.entering.size(); ++e) {
+      auto [c, i] = a.entering[e].second;
+      entry_at[first_of[c] + i] = static_cast<std::int32_t>(e);
+    }
+    std::vector<std::uint8_t> on(a.entering.size(), 0);
+    on[0] = 1;
+    for (std::uint32_t c : members[s]) in_region[c] = 1;
+    derive(a, members[s], on);
+    bool one_enough = std::all_of(members[s].begin(), members[s].end(), [&](std::uint32_t c) { return have[c]; });
+    if (one_enough) {
+      for (std::uint32_t c : members[s]) in_region[c] = 0;
+      continue;
+    }
+    // The classes that reach S, and which of them S's classes need not compute.
+    a.reaches.assign(n, 0);
+    std::vector<std::uint32_t> up = members[s];
+    for (std::size_t j = 0; j < up.size(); ++j)
+      for (auto [p, i] : links.users[up[j]])
+        if (comp[p] != s && !a.reaches[p]) {
+          a.reaches[p] = 1;
+          in_region[p] = 1;
+          up.push_back(p);
+        }
+    work += up.size();
+    on[0] = 0;
+    derive(a, up, on);
+    a.free.assign(n, 0);
+    for (std::uint32_t c : up) {
+      if (comp[c] != s) a.free[c] = have[c];
+      in_region[c] = 0;
+    }
+    asked.push_back(std::move(a));
+  }
+  // The cheapest set of entering candidates that derives `targets`, by a
+  // best-first search over the sets (each popped set costs no less than the
+  // ones before it, so the last popped is a bound where the search stops).
+  std::map<std::pair<std::uint32_t, std::vector<std::uint32_t>>, double> entering_of;
+  auto min_entering = [&](const Asked& a, const std::vector<std::uint32_t>& targets) {
+    auto [it, added] = entering_of.try_emplace({a.s, targets}, 0.0);
+    if (!added) return it->second;
+    std::vector<std::uint32_t> region;
+    for (std::uint32_t t : targets)
+      if (!in_region[t]) {
+        in_region[t] = 1;
+        region.push_back(t);
+      }
+    for (std::size_t j = 0; j < region.size(); ++j)
+      for (const Candidate& cand : classes[region[j]])
+        for (std::uint32_t k : cand.kids)
+          if (!in_region[k] && (comp[k] == a.s || (a.reaches[k] && !a.free[k]))) {
+            in_region[k] = 1;
+            region.push_back(k);
+          }
+    if (region.size() > kRegionPerClass * members[a.s].size()) {  // not asked: 0 is a bound
+      for (std::uint32_t x : region) in_region[x] = 0;
+      return 0.0;
+    }
+    struct Set {
+      double cost;
+      std::size_t last;
+      std::vector<std::uint32_t> picked;
+      bool operator>(const Set& o) const { return cost > o.cost; }
+    };
+    std::priority_queue<Set, std::vector<Set>, std::greater<>> open;
+    open.push({0, SIZE_MAX, {}});
+    std::vector<std::uint8_t> on(a.entering.size(), 0);
+    double found = 0;
+    while (!open.empty()) {
+      Set set = open.top();
+      open.pop();
+      found = set.cost;
+      if (stopped()) break;
+      for (std::uint32_t e : set.picked) on[e] = 1;
+      derive(a, region, on);
+      for (std::uint32_t e : set.picked) on[e] = 0;
+      if (std::all_of(targets.begin(), targets.end(), [&](std::uint32_t t) { return have[t]; })) break;
+      for (std::size_t e = set.last + 1; e < a.entering.size(); ++e) {  // SIZE_MAX + 1 == 0
+        Set next{set.cost + a.entering[e].first, e, set.picked};
+        next.picked.push_back(static_cast<std::uint32_t>(e));
+        open.push(std::move(next));
+      }
+    }
+    for (std::uint32_t x : region) in_region[x] = 0;
+    it->second = found;
+    return found;
+  };
+  std::vector<double> now(n, kInfiniteCost), cap(n, kInfiniteCost);
+  auto path = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
+    double deepest = 0;
+    for (std::uint32_t k : classes[c][i].kids) deepest = std::max(deepest, b[k]);
+    return classes[c][i].cost + deepest;
+  };
+  // The heaviest path from k outside S: S's classes at its exit, the
+  // classes not reaching S at their bounds (settled), the rest searched.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, double> outside_of;
+  Fixpoint apart(n);
+  std::vector<double> held(n, kInfiniteCost);
+  auto outside = [&](const Asked& a, std::uint32_t k) {
+    if (comp[k] == a.s) return a.exit;
+    if (!a.reaches[k]) return now[k];
+    auto [it, added] = outside_of.try_emplace({a.s, k}, 0.0);
+    if (!added) return it->second;
+    std::vector<std::uint32_t> among{k};
+    in_region[k] = 1;
+    for (std::size_t j = 0; j < among.size(); ++j) {
+      std::uint32_t x = among[j];
+      if (comp[x] == a.s || !a.reaches[x]) {
+        held[x] = comp[x] == a.s ? a.exit : now[x];
+        continue;
+      }
+      for (const Candidate& cand : classes[x])
+        for (std::uint32_t kid : cand.kids)
+          if (!in_region[kid]) {
+            in_region[kid] = 1;
+            among.push_back(kid);
+          }
+    }
+    least_fixpoint(classes, links, among, &held, work, path, apart);
+    it->second = apart.b[k];
+    apart.clear(among);
+    for (std::uint32_t x : among) {
+      held[x] = kInfiniteCost;
+      in_region[x] = 0;
+    }
+    return it->second;
+  };
+  auto value = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
+    double v = std::max(floor[c], path(c, i, b));
+    const Candidate& cand = classes[c][i];
+    if (links.distinct[c][i] < 2 || !enters(c, cand)) return v;
+    for (const Asked& a : asked) {
+      if (a.s >= comp[c] || stopped()) break;
+      std::vector<std::uint32_t> targets;
+      for (std::uint32_t k : cand.kids)
+        if ((comp[k] == a.s || (a.reaches[k] && !a.free[k])) &&
+            std::find(targets.begin(), targets.end(), k) == targets.end())
+          targets.push_back(k);
+      if (targets.size() < 2) continue;
+      std::sort(targets.begin(), targets.end());
+      double e = min_entering(a, targets);
+      // The path outside S is at most each kid's bound (those count S too):
+      // where even that cannot lift v, the searches are not made.
+      double most = 0;
+      for (std::uint32_t k : cand.kids) most = std::max(most, now[k]);
+      if (e <= 0 || cand.cost + e + most <= v) continue;
+      double o = 0;
+      for (std::uint32_t k : cand.kids) o = std::max(o, outside(a, k));
+      v = std::max(v, cand.cost + e + o);
+    }
+    return v;
+  };
+  // A component at a time, sinks first (class_components' order): its
+  // kids outside it are settled and held at their bounds.
+  Fixpoint one(n);
+  std::size_t next_asked = 0;
+  for (std::uint32_t s = 0; s < num; ++s) {
+    std::vector<std::uint32_t> among = members[s];
+    for (std::uint32_t c : members[s])
+      for (const Candidate& cand : classes[c])
+        for (std::uint32_t k : cand.kids)
+          if (comp[k] != s && cap[k] == kInfiniteCost && now[k] < kInfiniteCost) {
+            cap[k] = now[k];
+            among.push_back(k);
+          }
+    least_fixpoint(classes, links, among, &cap, work, value, one);
+    for (std::uint32_t c : members[s]) now[c] = one.b[c];
+    one.clear(among);
+    for (std::size_t j = members[s].size(); j < among.size(); ++j) cap[among[j]] = kInfiniteCost;
+    if (next_asked < asked.size() && asked[next_asked].s == s) {
+      Asked& a = asked[next_asked++];
+      for (const auto& [cost, at] : a.entering) {
+        double deepest = 0;  // its own cost is the entering set's part
+        for (std::uint32_t k : classes[at.first][at.second].kids) deepest = std::max(deepest, now[k]);
+        a.exit = std::min(a.exit, deepest);
+      }
+    }
+  }
+  return now;
+}
+
 }  // namespace
 
 PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& roots,
@@ -467,6 +742,11 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
     least_fixpoint(classes, links, all, nullptr, own_work, joint, with_sums);
     for (std::size_t c = 0; c < n; ++c) below.b[c] = std::max(below.b[c], with_sums.b[c]);
   }
+  // Then several classes of one component at once, on top of both.
+  double second_round = 0;
+  for (std::uint32_t r : roots) second_round = std::max(second_round, below.b[r]);
+  if (work_per_size > 0 && second_round < enough)
+    below.b = several_classes(classes, links, below.b, work_per_size * (n + links.edges), out_of_time);
   PathBounds out{std::move(below.b), std::vector<double>(n, kInfiniteCost)};
   // above: shortest paths from the roots, a step from c to a kid of its
   // candidate i costing that candidate's cost.

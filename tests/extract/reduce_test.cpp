@@ -172,6 +172,35 @@ TEST(PathBounds, ASearchStepPaysEachKidOutsideTheOthersReach) {
   EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100, {}, 30.5).of_answer(p.roots), 33);
 }
 
+// Several classes of one component: A = fused(X) 19 | mm(Q, K) 2, Q and K
+// each a projection p(X) 10 or a slice of their merged form M (0), M =
+// merged(X) 18 | concat(Q, K) 0, X leaf 1. Q, K and M are one component,
+// which every path sees as one value: mm pays one projection (2 + 10 + 1 =
+// 13). mm needs Q and K, and the cheapest entering candidates of the
+// component that derive both are M's merged (18), so mm costs at least 2 +
+// 18 + 1 = 21, and A the fused 20, the optimum.
+//   0 (root): fused(4) 19 | mm(1, 2) 2;  1, 2: p(4) 10 | slice(3) 0;  3: merged(4) 18 | concat(1, 2) 0;  4: leaf 1
+TEST(PathBounds, SeveralClassesOfOneComponentArePaidTogether) {
+  Problem p;
+  p.classes = {{node(19, {4}), node(2, {1, 2})},
+               {node(10, {4}), node(0, {3})},
+               {node(10, {4}), node(0, {3})},
+               {node(18, {4}), node(0, {1, 2})},
+               {leaf(1)}};
+  p.roots = {0};
+  ASSERT_DOUBLE_EQ(brute_force_optimum(p), 20);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots).of_answer(p.roots), 13);
+  PathBounds b = path_bounds(p.classes, p.roots, 100);
+  EXPECT_DOUBLE_EQ(b.of_answer(p.roots), 20);
+  EXPECT_DOUBLE_EQ(b.below[1], 11);  // one class of the component alone: its projection
+  // Without the fused op, the merged form and its slices: 21.
+  p.classes[0].erase(p.classes[0].begin());
+  ASSERT_DOUBLE_EQ(brute_force_optimum(p), 21);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 21);
+  // Out of time: the paths alone.
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100, [] { return true; }).of_answer(p.roots), 13);
+}
+
 // A free cycle (class 0 = {h(1) 0, x 10}, class 1 = {k(0) 0, y 4}) is no
 // way to compute a class: below is the least over finite computations, 4
 // for both (y, and h over y), not the cycle's 0.
