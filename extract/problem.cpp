@@ -270,6 +270,22 @@ void least_fixpoint(const std::vector<std::vector<Candidate>>& classes, const Li
   }
 }
 
+// least_fixpoint on `region` with `seed` as its caps, class k's bound; then
+// `s`, `seed` and `in_region` are as they were on `region` (infinite, 0).
+template <class Value>
+double region_bound(const std::vector<std::vector<Candidate>>& classes, const Links& links,
+                    const std::vector<std::uint32_t>& region, std::vector<double>& seed, std::size_t& work,
+                    Value value, Fixpoint& s, std::vector<std::uint8_t>& in_region, std::uint32_t k) {
+  least_fixpoint(classes, links, region, &seed, work, value, s);
+  const double bound = s.b[k];
+  s.clear(region);
+  for (std::uint32_t x : region) {
+    seed[x] = kInfiniteCost;
+    in_region[x] = 0;
+  }
+  return bound;
+}
+
 // Several classes of one strongly connected component S, which every
 // bound above sees as one value (a search stops where one kid reaches
 // another; a path pays one class of S): the Q, K and V projections of an
@@ -482,14 +498,7 @@ std::vector<double> several_classes(const std::vector<std::vector<Candidate>>& c
             among.push_back(kid);
           }
     }
-    least_fixpoint(classes, links, among, &held, work, path, apart);
-    it->second = apart.b[k];
-    apart.clear(among);
-    for (std::uint32_t x : among) {
-      held[x] = kInfiniteCost;
-      in_region[x] = 0;
-    }
-    return it->second;
+    return it->second = region_bound(classes, links, among, held, work, path, apart, in_region, k);
   };
   auto value = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
     double v = std::max(floor[c], path(c, i, b));
@@ -669,14 +678,7 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
           region.push_back(k);
         }
     }
-    least_fixpoint(classes, links, region, &zero, work, path, inner);
-    it->second = inner.b[kl];
-    inner.clear(region);
-    for (std::uint32_t m : region) {
-      zero[m] = kInfiniteCost;
-      in_region[m] = 0;
-    }
-    return it->second;
+    return it->second = region_bound(classes, links, region, zero, work, path, inner, in_region, kl);
   };
   // A candidate's price with each kid in turn as the base: the base's bound
   // plus the largest of what another kid adds beside it (extra(other,
