@@ -52,17 +52,9 @@ std::string error_text() {  // the first line: the rest is XGBoost's stack trace
   return e.substr(0, e.find('\n'));
 }
 
-// A type's dims as its kernel was timed: a symbolic or unknown dim as 1,
-// as kernel_graph times it (before varying) and ir::op_work counts it.
-// Described by its static dims alone, an elementwise op of a dynamic-batch
-// export kept its 4-D form where the records it was learned from had the
-// flattened one: densenet121's ReLUs on [batch, 64, 56, 56] were priced
-// 40.9 us, on [1, 64, 56, 56] 12.2 us (docs/measurements.md, session 22).
-std::optional<std::vector<int64_t>> timed_sizes(const ir::TensorType* t) {
-  if (!t || !t->shape.ranked()) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const ir::Dim& d : t->shape.dims()) out.push_back(d.is_static() ? d.size() : 1);
-  return out;
+std::optional<std::vector<int64_t>> static_sizes(const ir::TensorType* t) {
+  if (!t || !t->shape.ranked() || !t->shape.is_static()) return std::nullopt;
+  return t->shape.sizes();
 }
 
 int64_t product(const std::vector<int64_t>& v, std::size_t from = 0) {
@@ -96,7 +88,7 @@ struct Canonical {
 
 bool conv_1x1(const OpDesc& op) {
   if (op.op != ir::Op::Conv || op.inputs.size() < 2 || !input_constant(op, 1)) return false;
-  auto x = timed_sizes(op.inputs[0]), w = timed_sizes(op.inputs[1]);
+  auto x = static_sizes(op.inputs[0]), w = static_sizes(op.inputs[1]);
   if (!x || !w || x->size() < 3 || w->size() != x->size() || product(*w, 2) != 1) return false;
   ir::OpAttrs a(op.op, op.attributes(), static_cast<int64_t>(x->size()));
   auto all = [](const std::vector<int64_t>& v, int64_t k) {
@@ -127,13 +119,13 @@ bool canonical_form(const OpDesc& op, Canonical& c) {
     c.op.output = &c.types[2];
     return true;
   };
-  auto out = timed_sizes(op.output);
+  auto out = static_sizes(op.output);
   if (conv_1x1(op) && out) {
-    auto x = *timed_sizes(op.inputs[0]), w = *timed_sizes(op.inputs[1]);
+    auto x = *static_sizes(op.inputs[0]), w = *static_sizes(op.inputs[1]);
     return gemm_as_conv(x[0], x[1], product(x, 2), w[0], 0);
   }
   if (op.op == Op::MatMul && op.inputs.size() == 2 && input_constant(op, 0) && !input_constant(op, 1) && out) {
-    auto w = timed_sizes(op.inputs[0]), x = timed_sizes(op.inputs[1]);
+    auto w = static_sizes(op.inputs[0]), x = static_sizes(op.inputs[1]);
     if (w && x && w->size() == 2 && (x->size() == 2 || x->size() == 3)) {
       int64_t n = x->size() == 3 ? (*x)[0] : 1;
       int64_t ch = (*x)[x->size() - 2], s = (*x)[x->size() - 1];
@@ -439,7 +431,7 @@ bool constant_weight_gemm(const OpDesc& op, GemmForms& out) {
       input_constant(op, 0) || !input_constant(op, 1) || !op.output)
     return false;
   const ir::Shape& a = op.inputs[0]->shape;  // its rows may be symbolic
-  auto b = timed_sizes(op.inputs[1]);
+  auto b = static_sizes(op.inputs[1]);
   if (!a.ranked() || a.rank() != 2 || !a[1].is_static() || !b || b->size() != 2) return false;
   const int64_t k = a[1].size();
   bool transposed = false;

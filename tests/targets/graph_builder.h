@@ -17,9 +17,6 @@ class GraphBuilder {
   ir::ValueId input(const std::string& name, std::vector<int64_t> dims) {
     return g_.add_input(name, ir::TensorType{ir::DType::f32, ir::Shape::of(dims)});
   }
-  ir::ValueId shaped_input(const std::string& name, ir::Shape shape) {  // symbolic dims too
-    return g_.add_input(name, ir::TensorType{ir::DType::f32, std::move(shape)});
-  }
   ir::ValueId weight(const std::string& name, std::vector<int64_t> dims) {
     int64_t n = 1;
     for (int64_t d : dims) n *= d;
