@@ -220,8 +220,11 @@ class Rewrite {
       if (s.from_match) return {subst + s.index, nv};
       return {ids.data() + s.index * kBatch, 1};
     };
-    for (std::size_t base = first; base < last; base += kBatch) {
-      const std::size_t m = std::min(kBatch, last - base);
+    // Batches are the fixed slices [16k, 16k + 16) of the match list (cut
+    // by `first` and `last`), wherever a caller's chunks start: a chunk
+    // that starts inside one does not shift every batch after it.
+    for (std::size_t base = first, m = 0; base < last; base += m) {
+      m = std::min(kBatch - base % kBatch, last - base);
       const Id* subst = matches.substs.data() + base * nv;
       if constexpr (kConditions) {
         for (std::size_t j = 0; j < m; ++j) {
