@@ -16,13 +16,18 @@
 
 namespace refinery::extract::detail {
 
-// Who reads each class, and how many distinct kids each candidate has:
-// built once per path_bounds call, read by every search.
+// Who reads each class, how many distinct kids each candidate has, and
+// where each class's candidates start in one list of all candidates
+// (first[c] + i, first[n] of them): built once per path_bounds call, read
+// by every search.
 struct Links {
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> users;  // kid -> (class, candidate)
   std::vector<std::vector<std::uint32_t>> distinct;                         // class -> candidate -> distinct kids
+  std::vector<std::size_t> first;                                           // class -> its first candidate's place
   std::size_t edges = 0;
-  explicit Links(const std::vector<std::vector<Candidate>>& classes) : users(classes.size()), distinct(classes.size()) {
+  explicit Links(const std::vector<std::vector<Candidate>>& classes)
+      : users(classes.size()), distinct(classes.size()), first(classes.size() + 1, 0) {
+    for (std::uint32_t c = 0; c < classes.size(); ++c) first[c + 1] = first[c] + classes[c].size();
     for (std::uint32_t c = 0; c < classes.size(); ++c)
       for (std::uint32_t i = 0; i < classes[c].size(); ++i) {
         std::vector<std::uint32_t> kids = classes[c][i].kids;

@@ -210,7 +210,8 @@ using detail::region_bound;
 // S's entering candidates, of their heaviest kid's bound (an answer enters
 // S somewhere). Components are settled sinks first, so the paths outside S
 // count what the components below gained (each attention of a stack its
-// own). `floor`: the bounds so far; each class keeps the larger. Only
+// own). `floor`: each candidate's bound so far (at links.first[c] + i);
+// each keeps the larger. Only
 // components whose cheapest entering candidate alone cannot derive all of
 // their classes are asked; the work is counted, and past `budget` or once
 // `out_of_time` says so the demands stop (the paths go on).
@@ -244,8 +245,7 @@ std::vector<double> several_classes(const std::vector<std::vector<Candidate>>& c
     double exit = kInfiniteCost;  // the least, over the entering candidates, of their heaviest kid's bound
   };
   std::vector<Asked> asked;
-  std::vector<std::size_t> first_of(n + 1, 0);
-  for (std::size_t c = 0; c < n; ++c) first_of[c + 1] = first_of[c] + classes[c].size();
+  const std::vector<std::size_t>& first_of = links.first;
   std::vector<std::int32_t> entry_at(first_of[n], -1);  // an entering candidate's place in its entering
   // Horn: may each class of `region` (S's classes and classes reaching S)
   // be derived when only the entering candidates `on` are allowed? The
@@ -412,7 +412,7 @@ std::vector<double> several_classes(const std::vector<std::vector<Candidate>>& c
     return it->second = region_bound(classes, links, among, held, work, path, apart, in_region, k);
   };
   auto value = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
-    double v = std::max(floor[c], path(c, i, b));
+    double v = std::max(floor[first_of[c] + i], path(c, i, b));
     const Candidate& cand = classes[c][i];
     if (links.distinct[c][i] < 2 || !enters(c, cand)) return v;
     for (const Asked& a : asked) {
@@ -640,11 +640,32 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
     auto beyond = [&](std::uint32_t k2, std::uint32_t k1) { return outside_of(k2, k1, b[k1]); };
     return each_kid_in_turn(c, i, b, beyond, false);
   };
+  // Each candidate's bound, the largest of the rounds', for the components'
+  // round: a class's bound is the least of its candidates', and where that
+  // round lifts some (an unfused attention) the others must keep what the
+  // searches gave them (the fused one), not fall back to the class's old
+  // least. A candidate the fixpoint never asked (its class was final
+  // first) gets its heaviest path on the round's bounds.
+  std::vector<double> of_candidate(links.first[n], 0);
+  auto kept = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
+    double v = joint(c, i, b);
+    double& k = of_candidate[links.first[c] + i];
+    k = std::max(k, v);
+    return v;
+  };
+  auto keep_paths = [&](const std::vector<double>& b) {
+    for (std::uint32_t c = 0; c < n; ++c)
+      for (std::uint32_t i = 0; i < classes[c].size(); ++i) {
+        double& k = of_candidate[links.first[c] + i];
+        k = std::max(k, path(c, i, b));
+      }
+  };
   // Twice: the searches' steps as paths, then with the sums (beside), each
   // with the budget; the larger bound counts, class by class (each is one),
   // so the sums' searches, slower, never leave the first bound worse.
   Fixpoint below(n);
-  least_fixpoint(classes, links, all, nullptr, own_work, joint, below);
+  least_fixpoint(classes, links, all, nullptr, own_work, kept, below);
+  keep_paths(below.b);
   double first_round = 0;
   for (std::uint32_t r : roots) first_round = std::max(first_round, below.b[r]);
   if (work_per_size > 0 && first_round < enough) {
@@ -652,14 +673,15 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
     outside.clear();
     work = 0;
     sums = true;
-    least_fixpoint(classes, links, all, nullptr, own_work, joint, with_sums);
+    least_fixpoint(classes, links, all, nullptr, own_work, kept, with_sums);
+    keep_paths(with_sums.b);
     for (std::size_t c = 0; c < n; ++c) below.b[c] = std::max(below.b[c], with_sums.b[c]);
   }
   // Then several classes of one component at once, on top of both.
   double second_round = 0;
   for (std::uint32_t r : roots) second_round = std::max(second_round, below.b[r]);
   if (work_per_size > 0 && second_round < enough)
-    below.b = several_classes(classes, links, below.b, work_per_size * (n + links.edges), out_of_time);
+    below.b = several_classes(classes, links, of_candidate, work_per_size * (n + links.edges), out_of_time);
   PathBounds out{std::move(below.b), std::vector<double>(n, kInfiniteCost)};
   // above: shortest paths from the roots, a step from c to a kid of its
   // candidate i costing that candidate's cost.
