@@ -222,9 +222,14 @@ using detail::region_bound;
 // work (docs/measurements.md, session 22).
 constexpr std::size_t kRegionPerClass = 8;
 
-std::vector<double> several_classes(const std::vector<std::vector<Candidate>>& classes, const Links& links,
-                                    const std::vector<double>& floor, std::size_t budget,
-                                    const std::function<bool()>& out_of_time) {
+struct ComponentsRound {
+  std::vector<double> below;
+  std::vector<std::uint8_t> asked;  // per class: its component was asked
+};
+
+ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& classes, const Links& links,
+                                const std::vector<double>& floor, std::size_t budget,
+                                const std::function<bool()>& out_of_time) {
   const std::size_t n = classes.size();
   const std::vector<std::uint32_t> comp = class_components(classes);
   std::size_t num = 0;
@@ -462,15 +467,29 @@ std::vector<double> several_classes(const std::vector<std::vector<Candidate>>& c
       }
     }
   }
-  return now;
+  std::vector<std::uint8_t> asked_classes(n, 0);
+  for (const Asked& a : asked)
+    for (std::uint32_t c : members[a.s]) asked_classes[c] = 1;
+  return {std::move(now), std::move(asked_classes)};
 }
 
-}  // namespace
+double of_answer(const std::vector<double>& below, const std::vector<std::uint32_t>& roots) {
+  double most = 0;
+  for (std::uint32_t r : roots) most = std::max(most, below[r]);
+  return most;
+}
 
-PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& roots,
-                       std::size_t work_per_size, const std::function<bool()>& out_of_time, double enough) {
+// The first two rounds of path_bounds (problem.h): each class's bound and
+// each candidate's (of_candidate, at links.first[c] + i); the second (the
+// sums) only `with_sums`.
+struct SearchedBounds {
+  std::vector<double> below, of_candidate;
+};
+
+SearchedBounds searched_bounds(const std::vector<std::vector<Candidate>>& classes, const Links& links,
+                               const std::vector<std::uint32_t>& roots, std::size_t work_per_size,
+                               const std::function<bool()>& out_of_time, double enough, bool with_sums) {
   const std::size_t n = classes.size();
-  const Links links(classes);
   std::vector<std::uint32_t> all(n);
   for (std::uint32_t c = 0; c < n; ++c) all[c] = c;
   // The heaviest path down, alone.
@@ -666,23 +685,55 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
   Fixpoint below(n);
   least_fixpoint(classes, links, all, nullptr, own_work, kept, below);
   keep_paths(below.b);
-  double first_round = 0;
-  for (std::uint32_t r : roots) first_round = std::max(first_round, below.b[r]);
-  if (work_per_size > 0 && first_round < enough) {
-    Fixpoint with_sums(n);
+  if (work_per_size > 0 && with_sums && of_answer(below.b, roots) < enough) {
+    Fixpoint sums_round(n);
     outside.clear();
     work = 0;
     sums = true;
-    least_fixpoint(classes, links, all, nullptr, own_work, kept, with_sums);
-    keep_paths(with_sums.b);
-    for (std::size_t c = 0; c < n; ++c) below.b[c] = std::max(below.b[c], with_sums.b[c]);
+    least_fixpoint(classes, links, all, nullptr, own_work, kept, sums_round);
+    keep_paths(sums_round.b);
+    for (std::size_t c = 0; c < n; ++c) below.b[c] = std::max(below.b[c], sums_round.b[c]);
   }
+  return {std::move(below.b), std::move(of_candidate)};
+}
+
+}  // namespace
+
+PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& roots,
+                       std::size_t work_per_size, const std::function<bool()>& out_of_time, double enough) {
+  const std::size_t n = classes.size();
+  const Links links(classes);
+  SearchedBounds searched = searched_bounds(classes, links, roots, work_per_size, out_of_time, enough, true);
+  std::vector<double> below = std::move(searched.below);
   // Then several classes of one component at once, on top of both.
-  double second_round = 0;
-  for (std::uint32_t r : roots) second_round = std::max(second_round, below.b[r]);
-  if (work_per_size > 0 && second_round < enough)
-    below.b = several_classes(classes, links, of_candidate, work_per_size * (n + links.edges), out_of_time);
-  PathBounds out{std::move(below.b), std::vector<double>(n, kInfiniteCost)};
+  const std::size_t budget = work_per_size * (n + links.edges);
+  if (work_per_size > 0 && of_answer(below, roots) < enough) {
+    ComponentsRound round = several_classes(classes, links, searched.of_candidate, budget, out_of_time);
+    below = std::move(round.below);
+    // And the costs split in two: an answer's cost is what it pays in the
+    // asked components plus what it pays outside them, each at least its
+    // own problem's bound (the same classes, the other part's costs at 0).
+    // Inside, the components' round adds each component's demand to the
+    // ones below; outside, the searches count what a path alone misses
+    // (the other branches of an attention), which the components' round
+    // cannot add to a demand (its path outside a component is a path).
+    // Outside, the paths' round alone: on the bert e-graphs the sums'
+    // round added nothing there and took 0.3-0.6 s (docs/measurements.md,
+    // session 23).
+    if (std::find(round.asked.begin(), round.asked.end(), 1) != round.asked.end() &&
+        of_answer(below, roots) < enough) {
+      std::vector<std::vector<Candidate>> inside = classes, outside = classes;
+      for (std::size_t c = 0; c < n; ++c)
+        for (Candidate& cand : round.asked[c] ? outside[c] : inside[c]) cand.cost = 0;
+      const ComponentsRound in =
+          several_classes(inside, links, std::vector<double>(links.first[n], 0), budget, out_of_time);
+      const std::vector<double> out =
+          searched_bounds(outside, links, roots, work_per_size, out_of_time, enough - of_answer(in.below, roots), false)
+              .below;
+      for (std::size_t c = 0; c < n; ++c) below[c] = std::max(below[c], in.below[c] + out[c]);
+    }
+  }
+  PathBounds out{std::move(below), std::vector<double>(n, kInfiniteCost)};
   // above: shortest paths from the roots, a step from c to a kid of its
   // candidate i costing that candidate's cost.
   using Entry = std::pair<double, std::uint32_t>;

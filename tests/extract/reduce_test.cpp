@@ -232,6 +232,34 @@ TEST(PathBounds, TheComponentsRoundKeepsEachCandidatesOwnBound) {
   EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 28);
 }
 
+// The costs split in two: R = add(A, B) 1, A = mm(Q, K) 2, Q and K
+// projections p(X) 10 or slices of their merged form M = merged(X) 11 |
+// concat(Q, K) 0 (the pair for about one projection, as on a gpu), B =
+// b(X) 5 beside, X leaf 1. The searches give R 1 + A's 13 (one
+// projection) + B's 5 = 19; the components' round lifts A to 2 + 11 + 1
+// = 14, but R by a path then (15), so 19 stays. Split: inside (Q, K and
+// M's costs alone) R needs the demand, 11; outside (theirs at 0) the
+// searches give 1 + 3 + 5 = 9; 20, the optimum.
+//   0 (root): add(1, 5) 1;  1: mm(2, 3) 2;  2, 3: p(4) 10 | slice(6) 0;  4: leaf 1;  5: b(4) 5;
+//   6: merged(4) 11 | concat(2, 3) 0
+TEST(PathBounds, WhatAComponentCostsAndWhatIsPaidOutsideItAddUp) {
+  Problem p;
+  p.classes = {{node(1, {1, 5})},
+               {node(2, {2, 3})},
+               {node(10, {4}), node(0, {6})},
+               {node(10, {4}), node(0, {6})},
+               {leaf(1)},
+               {node(5, {4})},
+               {node(11, {4}), node(0, {2, 3})}};
+  p.roots = {0};
+  ASSERT_DOUBLE_EQ(brute_force_optimum(p), 20);
+  PathBounds b = path_bounds(p.classes, p.roots, 100);
+  EXPECT_DOUBLE_EQ(b.below[1], 14);  // A: the components' round
+  EXPECT_DOUBLE_EQ(b.of_answer(p.roots), 20);
+  // The split is not made where the rounds before reach `enough`.
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100, {}, 19).of_answer(p.roots), 19);
+}
+
 // A free cycle (class 0 = {h(1) 0, x 10}, class 1 = {k(0) 0, y 4}) is no
 // way to compute a class: below is the least over finite computations, 4
 // for both (y, and h over y), not the cycle's 0.
