@@ -8,6 +8,8 @@
 #include <queue>
 #include <unordered_map>
 
+#include "extract/fixpoint.h"
+
 namespace refinery::extract {
 
 double dag_cost(const Problem& p, const Solution& s) {
@@ -190,101 +192,10 @@ Requirements requirements(const std::vector<std::vector<Candidate>>& classes, co
 
 namespace {
 
-// Who reads each class, and how many distinct kids each candidate has:
-// built once per path_bounds call, read by every search.
-struct Links {
-  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> users;  // kid -> (class, candidate)
-  std::vector<std::vector<std::uint32_t>> distinct;                         // class -> candidate -> distinct kids
-  std::size_t edges = 0;
-  explicit Links(const std::vector<std::vector<Candidate>>& classes) : users(classes.size()), distinct(classes.size()) {
-    for (std::uint32_t c = 0; c < classes.size(); ++c)
-      for (std::uint32_t i = 0; i < classes[c].size(); ++i) {
-        std::vector<std::uint32_t> kids = classes[c][i].kids;
-        std::sort(kids.begin(), kids.end());
-        kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
-        for (std::uint32_t k : kids) users[k].push_back({c, i});
-        distinct[c].push_back(static_cast<std::uint32_t>(kids.size()));
-        edges += kids.size();
-      }
-  }
-};
-
-// The least fixpoint of b(c) = min(cap(c), min over c's candidates i of
-// value(c, i, b)) where value is superior (at least the b of each kid;
-// evaluated once all of i's kids are final), by Knuth's generalisation of
-// Dijkstra: classes become final in increasing order, and a class no
-// finite derivation computes (and no cap) stays infinite. Only the classes
-// of `among` (closed under kids) are computed, into s.b (the rest of s.b
-// infinite); `cap` (none: infinite everywhere) bounds each from above.
-// `work` counts the classes and edges visited.
-struct Fixpoint {
-  std::vector<double> b;
-  std::vector<std::vector<std::uint32_t>> waiting;  // distinct kids not yet final, per candidate
-  std::vector<std::uint8_t> in, final;
-  explicit Fixpoint(std::size_t n) : b(n, kInfiniteCost), waiting(n), in(n, 0), final(n, 0) {}
-  void clear(const std::vector<std::uint32_t>& among) {
-    for (std::uint32_t c : among) {
-      b[c] = kInfiniteCost;
-      waiting[c].clear();
-      in[c] = final[c] = 0;
-    }
-  }
-};
-
-template <class Value>
-void least_fixpoint(const std::vector<std::vector<Candidate>>& classes, const Links& links,
-                    const std::vector<std::uint32_t>& among, const std::vector<double>* cap, std::size_t& work,
-                    Value value, Fixpoint& s) {
-  using Entry = std::pair<double, std::uint32_t>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
-  for (std::uint32_t c : among) s.in[c] = 1;
-  for (std::uint32_t c : among) {
-    ++work;
-    if (cap != nullptr && (*cap)[c] < s.b[c]) {
-      s.b[c] = (*cap)[c];
-      queue.push({s.b[c], c});
-      if (s.b[c] <= 0) continue;  // nothing computes it for less
-    }
-    s.waiting[c] = links.distinct[c];
-    for (std::uint32_t i = 0; i < classes[c].size(); ++i) {
-      if (s.waiting[c][i] == 0 && classes[c][i].cost < s.b[c]) {
-        s.b[c] = classes[c][i].cost;
-        queue.push({s.b[c], c});
-      }
-    }
-  }
-  while (!queue.empty()) {
-    auto [v, k] = queue.top();
-    queue.pop();
-    if (s.final[k] || v > s.b[k]) continue;
-    s.final[k] = 1;
-    for (auto [c, i] : links.users[k]) {
-      ++work;
-      if (!s.in[c] || s.final[c] || s.waiting[c].empty() || --s.waiting[c][i] > 0) continue;
-      double candidate = value(c, i, s.b);
-      if (candidate < s.b[c]) {
-        s.b[c] = candidate;
-        queue.push({candidate, c});
-      }
-    }
-  }
-}
-
-// least_fixpoint on `region` with `seed` as its caps, class k's bound; then
-// `s`, `seed` and `in_region` are as they were on `region` (infinite, 0).
-template <class Value>
-double region_bound(const std::vector<std::vector<Candidate>>& classes, const Links& links,
-                    const std::vector<std::uint32_t>& region, std::vector<double>& seed, std::size_t& work,
-                    Value value, Fixpoint& s, std::vector<std::uint8_t>& in_region, std::uint32_t k) {
-  least_fixpoint(classes, links, region, &seed, work, value, s);
-  const double bound = s.b[k];
-  s.clear(region);
-  for (std::uint32_t x : region) {
-    seed[x] = kInfiniteCost;
-    in_region[x] = 0;
-  }
-  return bound;
-}
+using detail::Fixpoint;
+using detail::least_fixpoint;
+using detail::Links;
+using detail::region_bound;
 
 // Several classes of one strongly connected component S, which every
 // bound above sees as one value (a search stops where one kid reaches
@@ -299,7 +210,8 @@ double region_bound(const std::vector<std::vector<Candidate>>& classes, const Li
 // S's entering candidates, of their heaviest kid's bound (an answer enters
 // S somewhere). Components are settled sinks first, so the paths outside S
 // count what the components below gained (each attention of a stack its
-// own). `floor`: the bounds so far; each class keeps the larger. Only
+// own). `floor`: each candidate's bound so far (at links.first[c] + i);
+// each keeps the larger. Only
 // components whose cheapest entering candidate alone cannot derive all of
 // their classes are asked; the work is counted, and past `budget` or once
 // `out_of_time` says so the demands stop (the paths go on).
@@ -310,9 +222,14 @@ double region_bound(const std::vector<std::vector<Candidate>>& classes, const Li
 // work (docs/measurements.md, session 22).
 constexpr std::size_t kRegionPerClass = 8;
 
-std::vector<double> several_classes(const std::vector<std::vector<Candidate>>& classes, const Links& links,
-                                    const std::vector<double>& floor, std::size_t budget,
-                                    const std::function<bool()>& out_of_time) {
+struct ComponentsRound {
+  std::vector<double> below;
+  std::vector<std::uint8_t> asked;  // per class: its component was asked
+};
+
+ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& classes, const Links& links,
+                                const std::vector<double>& floor, std::size_t budget,
+                                const std::function<bool()>& out_of_time) {
   const std::size_t n = classes.size();
   const std::vector<std::uint32_t> comp = class_components(classes);
   std::size_t num = 0;
@@ -333,8 +250,7 @@ std::vector<double> several_classes(const std::vector<std::vector<Candidate>>& c
     double exit = kInfiniteCost;  // the least, over the entering candidates, of their heaviest kid's bound
   };
   std::vector<Asked> asked;
-  std::vector<std::size_t> first_of(n + 1, 0);
-  for (std::size_t c = 0; c < n; ++c) first_of[c + 1] = first_of[c] + classes[c].size();
+  const std::vector<std::size_t>& first_of = links.first;
   std::vector<std::int32_t> entry_at(first_of[n], -1);  // an entering candidate's place in its entering
   // Horn: may each class of `region` (S's classes and classes reaching S)
   // be derived when only the entering candidates `on` are allowed? The
@@ -501,7 +417,7 @@ std::vector<double> several_classes(const std::vector<std::vector<Candidate>>& c
     return it->second = region_bound(classes, links, among, held, work, path, apart, in_region, k);
   };
   auto value = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
-    double v = std::max(floor[c], path(c, i, b));
+    double v = std::max(floor[first_of[c] + i], path(c, i, b));
     const Candidate& cand = classes[c][i];
     if (links.distinct[c][i] < 2 || !enters(c, cand)) return v;
     for (const Asked& a : asked) {
@@ -551,15 +467,29 @@ std::vector<double> several_classes(const std::vector<std::vector<Candidate>>& c
       }
     }
   }
-  return now;
+  std::vector<std::uint8_t> asked_classes(n, 0);
+  for (const Asked& a : asked)
+    for (std::uint32_t c : members[a.s]) asked_classes[c] = 1;
+  return {std::move(now), std::move(asked_classes)};
 }
 
-}  // namespace
+double of_answer(const std::vector<double>& below, const std::vector<std::uint32_t>& roots) {
+  double most = 0;
+  for (std::uint32_t r : roots) most = std::max(most, below[r]);
+  return most;
+}
 
-PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& roots,
-                       std::size_t work_per_size, const std::function<bool()>& out_of_time, double enough) {
+// The first two rounds of path_bounds (problem.h): each class's bound and
+// each candidate's (of_candidate, at links.first[c] + i); the second (the
+// sums) only `with_sums`.
+struct SearchedBounds {
+  std::vector<double> below, of_candidate;
+};
+
+SearchedBounds searched_bounds(const std::vector<std::vector<Candidate>>& classes, const Links& links,
+                               const std::vector<std::uint32_t>& roots, std::size_t work_per_size,
+                               const std::function<bool()>& out_of_time, double enough, bool with_sums) {
   const std::size_t n = classes.size();
-  const Links links(classes);
   std::vector<std::uint32_t> all(n);
   for (std::uint32_t c = 0; c < n; ++c) all[c] = c;
   // The heaviest path down, alone.
@@ -729,27 +659,81 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
     auto beyond = [&](std::uint32_t k2, std::uint32_t k1) { return outside_of(k2, k1, b[k1]); };
     return each_kid_in_turn(c, i, b, beyond, false);
   };
+  // Each candidate's bound, the largest of the rounds', for the components'
+  // round: a class's bound is the least of its candidates', and where that
+  // round lifts some (an unfused attention) the others must keep what the
+  // searches gave them (the fused one), not fall back to the class's old
+  // least. A candidate the fixpoint never asked (its class was final
+  // first) gets its heaviest path on the round's bounds.
+  std::vector<double> of_candidate(links.first[n], 0);
+  auto kept = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
+    double v = joint(c, i, b);
+    double& k = of_candidate[links.first[c] + i];
+    k = std::max(k, v);
+    return v;
+  };
+  auto keep_paths = [&](const std::vector<double>& b) {
+    for (std::uint32_t c = 0; c < n; ++c)
+      for (std::uint32_t i = 0; i < classes[c].size(); ++i) {
+        double& k = of_candidate[links.first[c] + i];
+        k = std::max(k, path(c, i, b));
+      }
+  };
   // Twice: the searches' steps as paths, then with the sums (beside), each
   // with the budget; the larger bound counts, class by class (each is one),
   // so the sums' searches, slower, never leave the first bound worse.
   Fixpoint below(n);
-  least_fixpoint(classes, links, all, nullptr, own_work, joint, below);
-  double first_round = 0;
-  for (std::uint32_t r : roots) first_round = std::max(first_round, below.b[r]);
-  if (work_per_size > 0 && first_round < enough) {
-    Fixpoint with_sums(n);
+  least_fixpoint(classes, links, all, nullptr, own_work, kept, below);
+  keep_paths(below.b);
+  if (work_per_size > 0 && with_sums && of_answer(below.b, roots) < enough) {
+    Fixpoint sums_round(n);
     outside.clear();
     work = 0;
     sums = true;
-    least_fixpoint(classes, links, all, nullptr, own_work, joint, with_sums);
-    for (std::size_t c = 0; c < n; ++c) below.b[c] = std::max(below.b[c], with_sums.b[c]);
+    least_fixpoint(classes, links, all, nullptr, own_work, kept, sums_round);
+    keep_paths(sums_round.b);
+    for (std::size_t c = 0; c < n; ++c) below.b[c] = std::max(below.b[c], sums_round.b[c]);
   }
+  return {std::move(below.b), std::move(of_candidate)};
+}
+
+}  // namespace
+
+PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& roots,
+                       std::size_t work_per_size, const std::function<bool()>& out_of_time, double enough) {
+  const std::size_t n = classes.size();
+  const Links links(classes);
+  SearchedBounds searched = searched_bounds(classes, links, roots, work_per_size, out_of_time, enough, true);
+  std::vector<double> below = std::move(searched.below);
   // Then several classes of one component at once, on top of both.
-  double second_round = 0;
-  for (std::uint32_t r : roots) second_round = std::max(second_round, below.b[r]);
-  if (work_per_size > 0 && second_round < enough)
-    below.b = several_classes(classes, links, below.b, work_per_size * (n + links.edges), out_of_time);
-  PathBounds out{std::move(below.b), std::vector<double>(n, kInfiniteCost)};
+  const std::size_t budget = work_per_size * (n + links.edges);
+  if (work_per_size > 0 && of_answer(below, roots) < enough) {
+    ComponentsRound round = several_classes(classes, links, searched.of_candidate, budget, out_of_time);
+    below = std::move(round.below);
+    // And the costs split in two: an answer's cost is what it pays in the
+    // asked components plus what it pays outside them, each at least its
+    // own problem's bound (the same classes, the other part's costs at 0).
+    // Inside, the components' round adds each component's demand to the
+    // ones below; outside, the searches count what a path alone misses
+    // (the other branches of an attention), which the components' round
+    // cannot add to a demand (its path outside a component is a path).
+    // Outside, the paths' round alone: on the bert e-graphs the sums'
+    // round added nothing there and took 0.3-0.6 s (docs/measurements.md,
+    // session 23).
+    if (std::find(round.asked.begin(), round.asked.end(), 1) != round.asked.end() &&
+        of_answer(below, roots) < enough) {
+      std::vector<std::vector<Candidate>> inside = classes, outside = classes;
+      for (std::size_t c = 0; c < n; ++c)
+        for (Candidate& cand : round.asked[c] ? outside[c] : inside[c]) cand.cost = 0;
+      const ComponentsRound in =
+          several_classes(inside, links, std::vector<double>(links.first[n], 0), budget, out_of_time);
+      const std::vector<double> out =
+          searched_bounds(outside, links, roots, work_per_size, out_of_time, enough - of_answer(in.below, roots), false)
+              .below;
+      for (std::size_t c = 0; c < n; ++c) below[c] = std::max(below[c], in.below[c] + out[c]);
+    }
+  }
+  PathBounds out{std::move(below), std::vector<double>(n, kInfiniteCost)};
   // above: shortest paths from the roots, a step from c to a kid of its
   // candidate i costing that candidate's cost.
   using Entry = std::pair<double, std::uint32_t>;

@@ -98,6 +98,12 @@ Requirements requirements(const std::vector<std::vector<Candidate>>& classes, co
 // prove). Each round's searches share a budget of work_per_size times the
 // problem's size (classes and edges visited); past it, or once
 // `out_of_time` says so (asked before each search), a search gives 0.
+// Then, each below `enough` still: several classes of one strongly
+// connected component paid together (problem.cpp, several_classes), each
+// candidate from its own bound of the rounds before; and the costs split
+// in two, the components that round asked about and the rest: an answer
+// pays both parts, each at least its own problem's bound (the same
+// classes, the other part's costs at 0), so their sum is a bound.
 // `above[c]`: the least cost of a path of candidates from a root down to c,
 // c's own left out (0 at a root; infinite where no root reaches c). An
 // answer that chooses candidate i of c costs at least above[c] + cost_i +

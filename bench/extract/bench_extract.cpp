@@ -1,14 +1,14 @@
 // Extractors compared on real e-graphs.
 //
 //   bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts] [--no-entry-choices]
-//                     [--no-path-bound] [--path-work N] [--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]...
-//                     FILE.json...
+//                     [--no-path-bound] [--path-work N] [--path-share F] [--condensed-share F] [--relaxation-only]
+//                     [--cbc NAME=VALUE]... FILE.json...
 //       reads each file back as a flat problem and runs tree greedy, DAG
 //       greedy and the ILP, one line each: sizes before and after the
 //       reduction, the costs (ms), the ILP's status, gap, rounds and CPU time.
 //   bench_extract bound [--path-work N] FILE.json...
 //       the path bound alone, as the ILP computes it first (on the reduced
-//       problem, with the kids' searches, both rounds) but with no clock: greedy's cost,
+//       problem, with the kids' searches, every round) but with no clock: greedy's cost,
 //       the bound, the gap between them and the bound's CPU time.
 //   bench_extract reduced [--root N] FILE.json OUT.json
 //       writes the problem the ILP is given (after the reduction) as
@@ -48,7 +48,8 @@ int usage() {
   fmt::print(stderr,
              "usage: bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts] "
              "[--no-entry-choices] "
-             "[--no-path-bound] [--path-work N] [--condensed-share F] [--relaxation-only] [--cbc NAME=VALUE]... "
+             "[--no-path-bound] [--path-work N] [--path-share F] [--condensed-share F] [--relaxation-only] "
+             "[--cbc NAME=VALUE]... "
              "FILE.json...\n"
              "       bench_extract bound [--path-work N] FILE.json...\n"
              "       bench_extract reduced [--root N] FILE.json OUT.json\n");
@@ -219,6 +220,8 @@ int main(int argc, char** argv) {
       options.path_bound = false;
     else if (args[i] == "--path-work" && i + 1 < args.size())
       options.path_work = static_cast<std::size_t>(std::atol(args[++i].c_str()));
+    else if (args[i] == "--path-share" && i + 1 < args.size())
+      options.path_share = std::atof(args[++i].c_str());
     else if (args[i] == "--condensed-share" && i + 1 < args.size())
       options.condensed_share = std::atof(args[++i].c_str());
     else if (args[i] == "--root" && i + 1 < args.size())

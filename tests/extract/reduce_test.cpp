@@ -201,6 +201,65 @@ TEST(PathBounds, SeveralClassesOfOneComponentArePaidTogether) {
   EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100, [] { return true; }).of_answer(p.roots), 13);
 }
 
+// Each candidate keeps its own bound into the components' round: A =
+// fused(X, Y) 19 | mm(Q, K) 2, Q and K projections p(X) 12 or slices of
+// their merged form M = merged(X) 22 | concat(Q, K) 0; X = x(L) 3, Y =
+// y(L, Z) 1, L leaf 1, Z leaf 2. The searches price fused whole (19 + X's
+// 4 + Y's 3 outside X's reach = 26, its DAG cost) and mm with one
+// projection (18), so A's bound is 18 until the components' round lifts mm
+// to 2 + 22 + 4 = 28. Re-priced there by its heaviest path with A's old 18
+// beside it, fused fell to 19 + 4 = 23; with its own 26 kept, A is 26,
+// the optimum.
+//   0 (root): fused(1, 6) 19 | mm(2, 3) 2;  1: x(5) 3;  2, 3: p(1) 12 | slice(4) 0;  4: merged(1) 22 |
+//   concat(2, 3) 0;  5: leaf 1;  6: y(5, 7) 1;  7: leaf 2
+TEST(PathBounds, TheComponentsRoundKeepsEachCandidatesOwnBound) {
+  Problem p;
+  p.classes = {{node(19, {1, 6}), node(2, {2, 3})},
+               {node(3, {5})},
+               {node(12, {1}), node(0, {4})},
+               {node(12, {1}), node(0, {4})},
+               {node(22, {1}), node(0, {2, 3})},
+               {leaf(1)},
+               {node(1, {5, 7})},
+               {leaf(2)}};
+  p.roots = {0};
+  ASSERT_DOUBLE_EQ(brute_force_optimum(p), 26);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots).of_answer(p.roots), 2 + 12 + 4);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 26);
+  // Without the fused op: mm's 28, the optimum.
+  p.classes[0].erase(p.classes[0].begin());
+  ASSERT_DOUBLE_EQ(brute_force_optimum(p), 28);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 28);
+}
+
+// The costs split in two: R = add(A, B) 1, A = mm(Q, K) 2, Q and K
+// projections p(X) 10 or slices of their merged form M = merged(X) 11 |
+// concat(Q, K) 0 (the pair for about one projection, as on a gpu), B =
+// b(X) 5 beside, X leaf 1. The searches give R 1 + A's 13 (one
+// projection) + B's 5 = 19; the components' round lifts A to 2 + 11 + 1
+// = 14, but R by a path then (15), so 19 stays. Split: inside (Q, K and
+// M's costs alone) R needs the demand, 11; outside (theirs at 0) the
+// searches give 1 + 3 + 5 = 9; 20, the optimum.
+//   0 (root): add(1, 5) 1;  1: mm(2, 3) 2;  2, 3: p(4) 10 | slice(6) 0;  4: leaf 1;  5: b(4) 5;
+//   6: merged(4) 11 | concat(2, 3) 0
+TEST(PathBounds, WhatAComponentCostsAndWhatIsPaidOutsideItAddUp) {
+  Problem p;
+  p.classes = {{node(1, {1, 5})},
+               {node(2, {2, 3})},
+               {node(10, {4}), node(0, {6})},
+               {node(10, {4}), node(0, {6})},
+               {leaf(1)},
+               {node(5, {4})},
+               {node(11, {4}), node(0, {2, 3})}};
+  p.roots = {0};
+  ASSERT_DOUBLE_EQ(brute_force_optimum(p), 20);
+  PathBounds b = path_bounds(p.classes, p.roots, 100);
+  EXPECT_DOUBLE_EQ(b.below[1], 14);  // A: the components' round
+  EXPECT_DOUBLE_EQ(b.of_answer(p.roots), 20);
+  // The split is not made where the rounds before reach `enough`.
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100, {}, 19).of_answer(p.roots), 19);
+}
+
 // A free cycle (class 0 = {h(1) 0, x 10}, class 1 = {k(0) 0, y 4}) is no
 // way to compute a class: below is the least over finite computations, 4
 // for both (y, and h over y), not the cycle's 0.
