@@ -1,6 +1,6 @@
 // The learned CPU cost model judged on what it never saw (issue 12, item 4):
 //
-//   bench_cost DATASET.jsonl [PAIRS.json] [--work DIR] [--train all|context|alone]
+//   bench_cost DATASET.jsonl [PAIRS.json] [--work DIR] [--train all|context|alone] [--json OUT]
 //
 // DATASET is `refinery measure`'s over the zoo (kernels and whole models).
 // Leave one model family out (a model, its _op13 twin and its extractions NAME.VARIANT form a family):
@@ -20,6 +20,9 @@
 // The analytic model (--target cpu-analytic) is scored beside it.
 // --train chooses the training records: all (default), only the models'
 // nodes in context ("context" records), or only kernels timed alone.
+// --json writes each held-out model's figures with its breakdown per op
+// (every op, not the six printed) for bench/cost/attribute.py, which sets
+// several datasets' side by side.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -88,7 +91,8 @@ double model_ms(const CostModel& m, const fs::path& file) {
 // prices of its nodes summed beside their in-context shares of the timed
 // run ("context" records, node by index); the run less the run overhead
 // less those shares is what no node was given (kernels matching no node).
-void breakdown(const CostModel& learned, const CostModel& analytic, const Record& model, const Dataset& data) {
+nlohmann::json breakdown(const CostModel& learned, const CostModel& analytic, const Record& model,
+                         const Dataset& data) {
   auto g = frontends::import_onnx(model.file);
   if (!g) die(g.error().str());
   std::vector<double> lp = node_costs(learned, *g), ap = node_costs(analytic, *g);
@@ -112,11 +116,16 @@ void breakdown(const CostModel& learned, const CostModel& analytic, const Record
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
     return std::abs(a.second[1] - a.second[3]) > std::abs(b.second[1] - b.second[3]);
   });
-  for (std::size_t i = 0; i < rows.size() && i < 6; ++i) {
+  nlohmann::json out = {{"run_ms", run}, {"shared_ms", shared}, {"ops", nlohmann::json::object()}};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& [op, v] = rows[i];
+    out["ops"][op] = {{"nodes", v[0]}, {"learned_ms", v[1]}, {"analytic_ms", v[2]}, {"context_ms", v[3]},
+                      {"learned_unshared_ms", v[4]}};
+    if (i >= 6) continue;
     fmt::print("    {:<20} {:>4} nodes: learned {:>9.3f} analytic {:>9.3f} in context {:>9.3f}{}\n", op, v[0], v[1],
                v[2], v[3], v[4] > 0 ? fmt::format(" (learned {:.3f} on nodes without a share)", v[4]) : "");
   }
+  return out;
 }
 
 }  // namespace
@@ -126,16 +135,19 @@ int main(int argc, char** argv) {
   fs::path work = fs::temp_directory_path() / "refinery-bench-cost";
   std::vector<std::string> files;
   std::string train = "all";
+  std::optional<fs::path> json_out;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--work" && i + 1 < args.size())
       work = args[++i];
     else if (args[i] == "--train" && i + 1 < args.size())
       train = args[++i];
+    else if (args[i] == "--json" && i + 1 < args.size())
+      json_out = args[++i];
     else
       files.push_back(args[i]);
   }
   if (files.empty() || files.size() > 2 || (train != "all" && train != "context" && train != "alone"))
-    die("usage: bench_cost DATASET.jsonl [PAIRS.json] [--work DIR] [--train all|context|alone]");
+    die("usage: bench_cost DATASET.jsonl [PAIRS.json] [--work DIR] [--train all|context|alone] [--json OUT]");
   auto data = read_dataset(files[0]);
   if (!data) die(data.error().str());
   std::optional<nlohmann::json> pairs;
@@ -156,6 +168,7 @@ int main(int argc, char** argv) {
     for (const std::string& m : r.models) families.insert(family(m));
   std::vector<double> k_pred, k_meas, c_pred, c_meas, m_pred, m_meas, m_analytic;
   std::vector<std::string> m_names;
+  nlohmann::json m_json = nlohmann::json::array();  // per held-out model, for --json
   std::map<std::string, std::shared_ptr<const CostModel>> held_out_model;  // by family
   // Why kernels timed alone mispredict networks: each node of a model in
   // context beside the same node timed alone (the micro-model of equal
@@ -229,12 +242,15 @@ int main(int argc, char** argv) {
     std::string whole;
     for (const Record& r : data->records) {
       if (r.kind != "model" || !in_family(r)) continue;
-      breakdown(*held_out_model[fam], *analytic->model, r, *data);
+      nlohmann::json row = breakdown(*held_out_model[fam], *analytic->model, r, *data);
       double p = model_ms(*held_out_model[fam], r.file);
       m_pred.push_back(p);
       m_meas.push_back(r.median_ms);
       m_analytic.push_back(model_ms(*analytic->model, r.file));
       m_names.push_back(r.id.substr(r.id.find(':') + 1));  // NAME or NAME@SIZE (a shape-varied copy)
+      row["model"] = m_names.back(), row["family"] = fam, row["timed_ms"] = r.median_ms;
+      row["learned_ms"] = p, row["analytic_ms"] = m_analytic.back();
+      m_json.push_back(std::move(row));
       whole += fmt::format(" {}={:.3f}/{:.3f}", m_names.back(), p, r.median_ms);
     }
     fmt::print("{:<22} {:>8} {:>8} {:>9.3f} {:>9.1f} {}\n", fam, samples.size(), fp.size(), kendall_tau(fp, fm),
@@ -320,6 +336,17 @@ int main(int argc, char** argv) {
                "{} pairs ({} within 3%, {} not significant left out), learned agrees {:.1f}%, analytic {:.1f}%\n",
                counted, close, noisy, counted ? 100.0 * agree / counted : 0.0,
                counted ? 100.0 * agree_analytic / counted : 0.0);
+  }
+  if (json_out) {
+    const nlohmann::json doc = {{"dataset", files[0]}, {"run_overhead_ms", data->run_overhead_ms}, {"models", m_json}};
+    const fs::path tmp = json_out->string() + ".tmp";
+    std::ofstream f(tmp);
+    f << doc.dump(1) << '\n';
+    f.close();
+    if (!f) die(fmt::format("{}: cannot write", tmp.string()));
+    std::error_code ec;
+    fs::rename(tmp, *json_out, ec);
+    if (ec) die(fmt::format("{}: {}", json_out->string(), ec.message()));
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 // for the learned CPU cost model (docs/targets.md, "The learned CPU model").
 //
 //   node tools/ort/measure.mjs MANIFEST.jsonl DATASET.jsonl [--warmup 2] [--runs 15] [--min-ms 30] [--max-runs 200]
+//        [--profile-runs 10] [--gc-every 0]
 //
 // MANIFEST has one JSON object a line with at least {id, file}; each is timed
 // in onnxruntime-node (CPU, intraOpNumThreads 1, interOpNumThreads 1,
@@ -31,16 +32,22 @@
 // the kernels' wall times CPU time, as median_ms is), and optimized: the optimized
 // graph written beside DATASET (optimized/<id>.onnx), from which `refinery
 // measure` finds each kernel's nodes (targets/kernels.h, in_context_times).
+// --gc-every N (0, off, by default) collects the garbage outside the timed
+// runs before every Nth run: each run's tensors and promises are garbage,
+// and the pages they free are touched afresh later at about 11 us a fault
+// on this VM (docs/measurements.md, sessions 22 and 23).
 
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { createSession, feedsOf, generateInputs, loadOrt, median, modelIO, num, parseArgs } from './ortlib.mjs';
 
 const USAGE = 'usage: measure.mjs MANIFEST.jsonl DATASET.jsonl [--warmup W] [--runs N] [--min-ms T] [--max-runs M] ' +
-  '[--profile-runs P]';
+  '[--profile-runs P] [--gc-every N]';
 const PROFILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'profile.mjs');
 
 // ORT's optimized graph of a whole model and its kernels timed in context (profile.mjs).
@@ -97,6 +104,7 @@ async function time(file, opts) {
   const cpu = [], wall = [], faults = [];
   let total = 0;
   while (cpu.length < opts.maxRuns && (cpu.length < opts.runs || total < opts.minMs)) {
+    if (opts.collect && cpu.length % opts.gcEvery === 0) opts.collect();
     const [c, w, f] = await run();
     cpu.push(c);
     wall.push(w);
@@ -119,8 +127,12 @@ async function main(argv) {
   const opts = {
     warmup: num(args.warmup ?? 2, 'warmup'), runs: num(args.runs ?? 15, 'runs'),
     minMs: num(args['min-ms'] ?? 30, 'min-ms'), maxRuns: num(args['max-runs'] ?? 200, 'max-runs'),
-    profileRuns: num(args['profile-runs'] ?? 10, 'profile-runs'),
+    profileRuns: num(args['profile-runs'] ?? 10, 'profile-runs'), gcEvery: num(args['gc-every'] ?? 0, 'gc-every'),
   };
+  if (opts.gcEvery > 0) {
+    v8.setFlagsFromString('--expose-gc');
+    opts.collect = vm.runInNewContext('gc');
+  }
   const optimizedDir = path.join(path.dirname(path.resolve(datasetFile)), 'optimized');
   const manifest = readJsonl(manifestFile);
   const overheadEntry = manifest.find((e) => e.kind === 'overhead');
