@@ -47,7 +47,8 @@ TEST(Scaling, SizesPerIterationAreDeterministic) {
 std::unique_ptr<Runner<MathNode, NoAnalysis>> threaded_runner(
     std::size_t threads, std::chrono::nanoseconds check_interval = RunnerLimits{}.check_interval) {
   auto runner = std::make_unique<Runner<MathNode, NoAnalysis>>(RunnerLimits{
-      .iter_limit = 100, .node_limit = 1'000'000, .time_limit = std::chrono::hours(1), .check_interval = check_interval});
+      .iter_limit = 100, .node_limit = 1'000'000, .time_limit = std::chrono::hours(1),
+      .check_interval = check_interval});
   runner->set_scheduler(std::make_unique<SimpleScheduler>());
   runner->set_threads(threads);
   return runner;
