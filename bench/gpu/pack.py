@@ -6,7 +6,9 @@ a GPU").
 
     python3 bench/gpu/pack.py DIR/manifest.jsonl OUT.jsonl [--keep-elems 64]
 
-One line per micro-model of the manifest (kind "kernel"): {id, ops, models,
+One line per micro-model of the manifest (kind "kernel"), in the order of
+their ids (hashes: a timing run cut short has timed a sample of every
+model's kernels): {id, ops, models,
 head, graph: {opset: {domain: version}, inputs: [{name, dtype, shape}],
 outputs: [name], output_shapes (null where not static), initializers: [{name,
 dtype, shape, data?}], nodes: [{op, domain, inputs, outputs, attrs}]}}. An
@@ -86,8 +88,9 @@ def main():
     p.add_argument("out")
     p.add_argument("--keep-elems", type=int, default=64)
     a = p.parse_args()
-    n = bad = 0
-    with open(a.manifest) as f, open(a.out, "w") as out:
+    bad = 0
+    rows = []
+    with open(a.manifest) as f:
         for line in f:
             e = json.loads(line)
             if e.get("kind") != "kernel":
@@ -100,8 +103,13 @@ def main():
                 continue
             row = {k: e[k] for k in ("id", "ops", "models", "head") if k in e}
             row["graph"] = graph
+            rows.append(row)
+    # By id (a hash): a timing run cut short by its budget has timed a sample of every model's kernels.
+    rows.sort(key=lambda r: r["id"])
+    with open(a.out, "w") as out:
+        for row in rows:
             out.write(json.dumps(row, separators=(",", ":")) + "\n")
-            n += 1
+    n = len(rows)
     print(f"pack: {n} micro-models written to {a.out} ({bad} left out)", file=sys.stderr)
     return 0 if n else 2
 

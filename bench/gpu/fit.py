@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Fits the gpu roofline's constants to micro-model timings on a GPU and
+says how well the datasheet's and the fitted constants rank and price the
+kernels (docs/targets.md, "Measured on a GPU").
+
+    python3 bench/gpu/fit.py join TIMINGS.jsonl TERMS.jsonl DATA.jsonl [--repeat TIMINGS2.jsonl] [--variant V]
+                                  [--append]
+    python3 bench/gpu/fit.py fit DATA.jsonl [--timing graph|eager]... [--spec SPEC] [--write FIGURES.json]
+                                 [--check FIGURES.json]
+
+`join` merges bench/gpu/time_kernels.py's timings with bench/gpu/terms.py's
+terms by id into the dataset (one line a micro-model: id, ops, models,
+variant, flops, bytes, datasheet_us, nodes, the timings), after the timing
+run's meta record (id "meta:VARIANT"); --append adds another set of
+micro-models (another --variants of refinery measure) to it.
+
+`fit` prices each micro-model as the gpu model does, from its nodes' terms
+(fm, fv: FLOPs at the tf32 and the f32 peak; bytes; launches): a node that
+launches costs `max(fm / Pt + fv / Pf, bytes / bw) + launch * launches`, a
+fused one `fv / Pf + bytes / bw`. The fit: least squares on the log of the
+time (each kernel weighs the same, whatever its length) over the micro-models
+whose every node launches (the model fuses elementwise ops into their
+producer; eager PyTorch and its CUDA graphs run them as kernels of their own,
+so a micro-model holding one is reported, not fitted), by a pattern search
+on the constants' logarithms from the datasheet's, steps halving from a
+factor 10 to 1.001: deterministic, numpy alone. Reported per kernel class
+(from the terms: matrix, movement, reduction, fused): MAPE and Kendall's
+tau-b of the datasheet's constants and of the fitted ones, and of constants
+fitted on half the micro-models (by id) on the other half (`heldout`).
+First, the terms priced with --spec's constants (default h200.json) must
+give each micro-model's datasheet_us (refinery cost's price) to 1e-6: else
+the spec or the model changed since the dataset was made (exit 2). --write
+stores the figures; --check recomputes them and compares with a stored file
+(exit 1 on a difference beyond 1e-6 relative), as the ctest gpu_fit does on
+the committed dataset. With --repeat data, `repeat` scores the second run
+against the first (the timings' own noise).
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+PARAMS = ("tf32_flops", "f32_flops", "bandwidth", "launch_s")
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def join(a):
+    timings = read_jsonl(a.timings)
+    terms = {t["id"]: t for t in read_jsonl(a.terms)}
+    repeat = {r["id"]: r for r in read_jsonl(a.repeat)} if a.repeat else {}
+    n = 0
+    present = {r["id"] for r in read_jsonl(a.data)} if a.append and os.path.exists(a.data) else set()
+    with open(a.data, "a" if a.append else "w") as out:
+        for row in timings:
+            if row.get("id") == "meta":
+                out.write(json.dumps(dict(row, id=f"meta:{a.variant}", variant=a.variant)) + "\n")
+                continue
+            t = terms.get(row["id"])
+            if t is None or row["id"] in present:
+                continue
+            merged = dict(row, variant=a.variant)
+            merged["flops"] = sum(x["fm"] + x["fv"] for x in t["nodes"])
+            merged["bytes"] = sum(x["bytes"] for x in t["nodes"])
+            merged["datasheet_us"] = t["datasheet_us"]
+            merged["nodes"] = t["nodes"]
+            for k in ("eager_us", "graph_us"):
+                if k in repeat.get(row["id"], {}):
+                    merged[k.replace("_us", "_repeat_us")] = repeat[row["id"]][k]
+            out.write(json.dumps(merged, separators=(",", ":")) + "\n")
+            n += 1
+    print(f"fit: joined {n} micro-models into {a.data}", file=sys.stderr)
+    return 0
+
+
+def kernel_class(nodes):
+    if all(x["launches"] == 0 for x in nodes):
+        return "fused"
+    if any(x["launches"] == 0 for x in nodes):
+        return "kernel+fused"
+    if any(x["fm"] > 0 for x in nodes):
+        return "matrix"
+    return "reduction" if any(x["fv"] > 0 for x in nodes) else "movement"
+
+
+class Rows:
+    """The micro-models with a timing, their nodes' terms as flat arrays."""
+
+    def __init__(self, rows, timing):
+        key = f"{timing}_us"
+        self.rows = [r for r in rows if r.get(key) and r.get("nodes") and r[key] > 0]
+        self.measured = np.array([r[key] * 1e-6 for r in self.rows])
+        self.classes = [kernel_class(r["nodes"]) for r in self.rows]
+        owner, cols = [], {k: [] for k in ("fm", "fv", "bytes", "launches")}
+        for i, r in enumerate(self.rows):
+            for x in r["nodes"]:
+                owner.append(i)
+                for k in cols:
+                    cols[k].append(x[k])
+        self.owner = np.array(owner, dtype=np.int64)
+        self.cols = {k: np.array(v, dtype=np.float64) for k, v in cols.items()}
+
+    def predict(self, c):
+        t = self.cols
+        flops = t["fm"] / c["tf32_flops"] + t["fv"] / c["f32_flops"]
+        memory = t["bytes"] / c["bandwidth"]
+        node = np.where(t["launches"] > 0, np.maximum(flops, memory) + c["launch_s"] * t["launches"], flops + memory)
+        return np.bincount(self.owner, weights=node, minlength=len(self.rows))
+
+    def subset(self, keep):
+        out = Rows.__new__(Rows)
+        idx = [i for i in range(len(self.rows)) if keep[i]]
+        out.rows = [self.rows[i] for i in idx]
+        out.measured = self.measured[idx]
+        out.classes = [self.classes[i] for i in idx]
+        remap = -np.ones(len(self.rows), dtype=np.int64)
+        remap[idx] = np.arange(len(idx))
+        nodes = remap[self.owner] >= 0
+        out.owner = remap[self.owner][nodes]
+        out.cols = {k: v[nodes] for k, v in self.cols.items()}
+        return out
+
+
+def log_loss(rows, c):
+    return float(np.sum((np.log(rows.predict(c)) - np.log(rows.measured)) ** 2))
+
+
+BOUNDS = (-3.0, 1.0)  # log10 of a fitted constant over the datasheet's: 1/1000 to 10 times it
+
+
+def fit_constants(rows, start):
+    """Pattern search on the constants' log10, from `start`: each round tries
+    every constant times and divided by the step, keeps the best move, and
+    halves the step when none helps. A constant stays within BOUNDS of its
+    start: one the timings do not determine (a term that never binds) ends
+    at a bound, and `at_bound` names it."""
+    lo = {k: math.log10(start[k]) + BOUNDS[0] for k in PARAMS}
+    hi = {k: math.log10(start[k]) + BOUNDS[1] for k in PARAMS}
+    logc = {k: math.log10(start[k]) for k in PARAMS}
+    as_c = lambda lc: {k: 10 ** v for k, v in lc.items()}  # noqa: E731
+    best = log_loss(rows, as_c(logc))
+    step = 1.0
+    while step > math.log10(1.001):
+        moved = None
+        for k in PARAMS:
+            for d in (step, -step):
+                trial = dict(logc, **{k: min(hi[k], max(lo[k], logc[k] + d))})
+                loss = log_loss(rows, as_c(trial))
+                if loss < best - 1e-12:
+                    best, moved = loss, trial
+        if moved is None:
+            step /= 2
+        else:
+            logc = moved
+    out = as_c(logc)
+    out["at_bound"] = [k for k in PARAMS if abs(logc[k] - lo[k]) < 1e-9 or abs(logc[k] - hi[k]) < 1e-9]
+    return out
+
+
+def kendall_tau_b(x, y):
+    dx = np.sign(x[:, None] - x[None, :])
+    dy = np.sign(y[:, None] - y[None, :])
+    num = float(np.sum(np.triu(dx * dy, 1)))
+    nx = float(np.sum(np.triu(dx != 0, 1)))
+    ny = float(np.sum(np.triu(dy != 0, 1)))
+    return num / math.sqrt(nx * ny) if nx and ny else float("nan")
+
+
+def scores(pred, measured):
+    if len(measured) < 2:
+        return {"mape_pct": float("nan"), "tau": float("nan")}
+    return {"mape_pct": float(np.mean(np.abs(pred - measured) / measured) * 100),
+            "tau": kendall_tau_b(pred, measured)}
+
+
+def sig(x, digits=6):
+    if isinstance(x, dict):
+        return {k: sig(v, digits) for k, v in x.items()}
+    if isinstance(x, float) and math.isfinite(x) and x != 0:
+        return float(f"{x:.{digits}g}")
+    return x
+
+
+def figures(rows_all, meta, timing, spec):
+    sheet = {"tf32_flops": spec["peak_flops"]["tf32"], "f32_flops": spec["peak_flops"]["f32"],
+             "bandwidth": spec["memory_bandwidth"], "launch_s": spec["kernel_launch_s"]}
+    rows = Rows(rows_all, timing)
+    fit_set = rows.subset([c != "fused" and c != "kernel+fused" for c in rows.classes])
+    fitted = fit_constants(fit_set, sheet)
+    half = [int(r["id"][-1], 16) % 2 for r in fit_set.rows]
+    heldout = np.zeros(len(fit_set.rows))
+    for fold in (0, 1):
+        train = fit_set.subset([h != fold for h in half])
+        c = fit_constants(train, sheet)
+        mask = np.array([h == fold for h in half])
+        heldout[mask] = fit_set.predict(c)[mask]
+    fused = ("fused", "kernel+fused")
+    launching = np.array([c not in fused for c in rows.classes])
+    groups = [(c, np.array([x == c for x in rows.classes])) for c in sorted(set(rows.classes))]
+    groups.append(("kernels", launching))  # the fitted set
+    for v in sorted({r.get("variant", "") for r in rows.rows}):
+        groups.append((f"kernels, variant {v}", launching & np.array([r.get("variant", "") == v for r in rows.rows])))
+    sheet_pred, fit_pred = rows.predict(sheet), rows.predict(fitted)
+    rep = np.array([r.get(f"{timing}_repeat_us", 0) * 1e-6 for r in rows.rows])
+    in_fit = np.flatnonzero(launching)  # row index of each fit_set row
+    by_group = {}
+    for name, m in groups:
+        if not m.any():
+            continue
+        entry = {"n": int(m.sum()), "datasheet": scores(sheet_pred[m], rows.measured[m]),
+                 "fitted": scores(fit_pred[m], rows.measured[m])}
+        if not (m & ~launching).any():
+            entry["heldout"] = scores(heldout[m[in_fit]], fit_set.measured[m[in_fit]])
+        if (rep[m] > 0).all():
+            entry["repeat"] = scores(rep[m], rows.measured[m])  # the second run against the first: the noise
+        by_group[name] = entry
+    return sig({"timing": timing, "gpu": meta.get("gpu"), "torch": meta.get("torch"), "date": meta.get("date"),
+                "micro_models": len(rows_all), "timed": len(rows.rows), "fitted_on": len(fit_set.rows),
+                "datasheet": sheet, "fitted": fitted, "by_group": by_group})
+
+
+def differs(a, b, path=""):
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                return f"{path}{k}: only in one"
+            d = differs(a[k], b[k], f"{path}{k}.")
+            if d:
+                return d
+        return None
+    if isinstance(a, float) and isinstance(b, (int, float)):
+        if math.isnan(a) and math.isnan(b):
+            return None
+        return None if abs(a - b) <= 1e-6 * max(abs(a), abs(b)) else f"{path[:-1]}: {a} against {b}"
+    return None if a == b else f"{path[:-1]}: {a} against {b}"
+
+
+def fit(a):
+    rows_all = read_jsonl(a.data)
+    meta = next((r for r in rows_all if r.get("id", "").startswith("meta")), {})
+    rows_all = [r for r in rows_all if not r.get("id", "").startswith("meta")]
+    with open(a.spec) as f:
+        spec = json.load(f)
+    sheet = Rows(rows_all, "graph")
+    c = {"tf32_flops": spec["peak_flops"]["tf32"], "f32_flops": spec["peak_flops"]["f32"],
+         "bandwidth": spec["memory_bandwidth"], "launch_s": spec["kernel_launch_s"]}
+    priced = np.array([r["datasheet_us"] * 1e-6 for r in sheet.rows])
+    worst = float(np.max(np.abs(sheet.predict(c) - priced) / np.maximum(priced, 1e-12)))
+    if worst > 1e-6:
+        print(f"fit: the terms priced with {a.spec}'s constants differ from the dataset's datasheet_us (refinery cost) "
+              f"by up to {worst:.2e}: the spec or the gpu model changed since the dataset was made; rerun "
+              "bench/gpu/terms.py and fit.py join", file=sys.stderr)
+        return 2
+    got = {t: figures(rows_all, meta, t, spec) for t in a.timing}
+    text = json.dumps(got, indent=1)
+    if a.write:
+        with open(a.write, "w") as f:
+            f.write(text + "\n")
+    if a.check:
+        with open(a.check) as f:
+            want = json.load(f)
+        d = differs(got, want)
+        if d:
+            print(f"fit: the figures differ from {a.check}: {d}", file=sys.stderr)
+            return 1
+        print(f"fit: the figures agree with {a.check}", file=sys.stderr)
+    print(text)
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    j = sub.add_parser("join")
+    j.add_argument("timings")
+    j.add_argument("terms")
+    j.add_argument("data")
+    j.add_argument("--repeat", help="a second timing run of the same micro-models: its times as *_repeat_us")
+    j.add_argument("--variant", default="", help="the measure --variants these micro-models were cut with")
+    j.add_argument("--append", action="store_true", help="add to DATA, leaving out the ids already there")
+    f = sub.add_parser("fit")
+    f.add_argument("data")
+    f.add_argument("--timing", choices=("graph", "eager"), action="append",
+                   help="which timings to fit (graph replay, eager; default both)")
+    f.add_argument("--spec", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                  "../../targets/specs/h200.json"))
+    f.add_argument("--write")
+    f.add_argument("--check")
+    a = p.parse_args()
+    if a.cmd == "fit" and not a.timing:
+        a.timing = ["graph", "eager"]
+    return join(a) if a.cmd == "join" else fit(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
