@@ -26,7 +26,12 @@ on the constants' logarithms from the datasheet's, steps halving from a
 factor 10 to 1.001: deterministic, numpy alone. Reported per kernel class
 (from the terms: matrix, movement, reduction, fused): MAPE and Kendall's
 tau-b of the datasheet's constants and of the fitted ones, and of constants
-fitted on half the micro-models (by id) on the other half (`heldout`).
+fitted on half the micro-models (by id) on the other half (`heldout`). The
+same for the saturating roofline (`saturating`, `saturating_heldout`): the
+roofline with two more constants, a kernel of F FLOPs running at
+`peak * F / (F + flops_half)` and one of B bytes at `bw * B / (B +
+bytes_half)` (the cpu model's GEMM efficiency, in the gpu model's terms): what
+the timings say a size-dependent efficiency would bring.
 First, the terms priced with --spec's constants (default h200.json) must
 give each micro-model's datasheet_us (refinery cost's price) to 1e-6: else
 the spec or the model changed since the dataset was made (exit 2). --write
@@ -44,6 +49,11 @@ import sys
 import numpy as np
 
 PARAMS = ("tf32_flops", "f32_flops", "bandwidth", "launch_s")
+# The saturating roofline: a kernel of F FLOPs runs at peak * F / (F + flops_half), one of B bytes at
+# bandwidth * B / (B + bytes_half), i.e. (F + flops_half) / peak and (B + bytes_half) / bandwidth.
+HALVES = ("flops_half", "bytes_half")
+HALF_START = {"flops_half": 1e6, "bytes_half": 1e5}
+HALF_BOUNDS = (0.0, 12.0)  # log10 of a half size, absolute
 
 
 def read_jsonl(path):
@@ -108,8 +118,10 @@ class Rows:
 
     def predict(self, c):
         t = self.cols
-        flops = t["fm"] / c["tf32_flops"] + t["fv"] / c["f32_flops"]
-        memory = t["bytes"] / c["bandwidth"]
+        launched = t["launches"] > 0  # a fused op streams through its producer: no size of its own
+        hf, hb = (c.get(k, 0.0) * launched for k in HALVES)
+        flops = (t["fm"] + hf * (t["fm"] > 0)) / c["tf32_flops"] + (t["fv"] + hf * (t["fv"] > 0)) / c["f32_flops"]
+        memory = (t["bytes"] + hb * (t["bytes"] > 0)) / c["bandwidth"]
         node = np.where(t["launches"] > 0, np.maximum(flops, memory) + c["launch_s"] * t["launches"], flops + memory)
         return np.bincount(self.owner, weights=node, minlength=len(self.rows))
 
@@ -134,21 +146,21 @@ def log_loss(rows, c):
 BOUNDS = (-3.0, 1.0)  # log10 of a fitted constant over the datasheet's: 1/1000 to 10 times it
 
 
-def fit_constants(rows, start):
+def fit_constants(rows, start, params=PARAMS):
     """Pattern search on the constants' log10, from `start`: each round tries
     every constant times and divided by the step, keeps the best move, and
     halves the step when none helps. A constant stays within BOUNDS of its
     start: one the timings do not determine (a term that never binds) ends
     at a bound, and `at_bound` names it."""
-    lo = {k: math.log10(start[k]) + BOUNDS[0] for k in PARAMS}
-    hi = {k: math.log10(start[k]) + BOUNDS[1] for k in PARAMS}
-    logc = {k: math.log10(start[k]) for k in PARAMS}
+    bounds = {k: HALF_BOUNDS if k in HALVES else tuple(math.log10(start[k]) + b for b in BOUNDS) for k in params}
+    lo, hi = {k: b[0] for k, b in bounds.items()}, {k: b[1] for k, b in bounds.items()}
+    logc = {k: math.log10(start[k]) for k in params}
     as_c = lambda lc: {k: 10 ** v for k, v in lc.items()}  # noqa: E731
     best = log_loss(rows, as_c(logc))
     step = 1.0
     while step > math.log10(1.001):
         moved = None
-        for k in PARAMS:
+        for k in params:
             for d in (step, -step):
                 trial = dict(logc, **{k: min(hi[k], max(lo[k], logc[k] + d))})
                 loss = log_loss(rows, as_c(trial))
@@ -159,7 +171,7 @@ def fit_constants(rows, start):
         else:
             logc = moved
     out = as_c(logc)
-    out["at_bound"] = [k for k in PARAMS if abs(logc[k] - lo[k]) < 1e-9 or abs(logc[k] - hi[k]) < 1e-9]
+    out["at_bound"] = [k for k in params if abs(logc[k] - lo[k]) < 1e-9 or abs(logc[k] - hi[k]) < 1e-9]
     return out
 
 
@@ -192,21 +204,23 @@ def figures(rows_all, meta, timing, spec):
              "bandwidth": spec["memory_bandwidth"], "launch_s": spec["kernel_launch_s"]}
     rows = Rows(rows_all, timing)
     fit_set = rows.subset([c != "fused" and c != "kernel+fused" for c in rows.classes])
+    sat_start = dict(sheet, **HALF_START)
     fitted = fit_constants(fit_set, sheet)
+    saturating = fit_constants(fit_set, sat_start, PARAMS + HALVES)
     half = [int(r["id"][-1], 16) % 2 for r in fit_set.rows]
-    heldout = np.zeros(len(fit_set.rows))
+    heldout, sat_heldout = np.zeros(len(fit_set.rows)), np.zeros(len(fit_set.rows))
     for fold in (0, 1):
         train = fit_set.subset([h != fold for h in half])
-        c = fit_constants(train, sheet)
         mask = np.array([h == fold for h in half])
-        heldout[mask] = fit_set.predict(c)[mask]
+        heldout[mask] = fit_set.predict(fit_constants(train, sheet))[mask]
+        sat_heldout[mask] = fit_set.predict(fit_constants(train, sat_start, PARAMS + HALVES))[mask]
     fused = ("fused", "kernel+fused")
     launching = np.array([c not in fused for c in rows.classes])
     groups = [(c, np.array([x == c for x in rows.classes])) for c in sorted(set(rows.classes))]
     groups.append(("kernels", launching))  # the fitted set
     for v in sorted({r.get("variant", "") for r in rows.rows}):
         groups.append((f"kernels, variant {v}", launching & np.array([r.get("variant", "") == v for r in rows.rows])))
-    sheet_pred, fit_pred = rows.predict(sheet), rows.predict(fitted)
+    sheet_pred, fit_pred, sat_pred = rows.predict(sheet), rows.predict(fitted), rows.predict(saturating)
     rep = np.array([r.get(f"{timing}_repeat_us", 0) * 1e-6 for r in rows.rows])
     in_fit = np.flatnonzero(launching)  # row index of each fit_set row
     by_group = {}
@@ -217,12 +231,14 @@ def figures(rows_all, meta, timing, spec):
                  "fitted": scores(fit_pred[m], rows.measured[m])}
         if not (m & ~launching).any():
             entry["heldout"] = scores(heldout[m[in_fit]], fit_set.measured[m[in_fit]])
+            entry["saturating"] = scores(sat_pred[m], rows.measured[m])
+            entry["saturating_heldout"] = scores(sat_heldout[m[in_fit]], fit_set.measured[m[in_fit]])
         if (rep[m] > 0).all():
             entry["repeat"] = scores(rep[m], rows.measured[m])  # the second run against the first: the noise
         by_group[name] = entry
     return sig({"timing": timing, "gpu": meta.get("gpu"), "torch": meta.get("torch"), "date": meta.get("date"),
                 "micro_models": len(rows_all), "timed": len(rows.rows), "fitted_on": len(fit_set.rows),
-                "datasheet": sheet, "fitted": fitted, "by_group": by_group})
+                "datasheet": sheet, "fitted": fitted, "saturating": saturating, "by_group": by_group})
 
 
 def differs(a, b, path=""):
