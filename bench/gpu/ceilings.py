@@ -30,6 +30,12 @@ def timed_us(fn, repeats=7):
     return sorted(times)[len(times) // 2]
 
 
+def copy_rate(elems):
+    """Bytes per second of a device-to-device copy of `elems` floats, read and written."""
+    src, dst = torch.empty(elems, device="cuda"), torch.empty(elems, device="cuda")
+    return 2 * 4 * elems / (timed_us(lambda: dst.copy_(src)) * 1e-6)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--gib", type=float, default=2.0, help="bytes copied, GiB")
@@ -37,10 +43,7 @@ def main():
     a = p.parse_args()
     torch.set_grad_enabled(False)
     out = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__}
-    elems = int(a.gib * 2**30) // 4
-    x, y = torch.empty(elems, device="cuda"), torch.empty(elems, device="cuda")
-    out["copy_bytes_per_s"] = 2 * 4 * elems / (timed_us(lambda: y.copy_(x)) * 1e-6)  # read and written
-    del x, y
+    out["copy_bytes_per_s"] = copy_rate(int(a.gib * 2**30) // 4)
     m = torch.rand(a.n, a.n, device="cuda")
     flops = 2.0 * a.n ** 3
     for precision, key in (("high", "matmul_tf32_flops"), ("highest", "matmul_f32_flops")):

@@ -20,7 +20,6 @@ import sys
 import time
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 import torch
 from onnx import helper, numpy_helper
