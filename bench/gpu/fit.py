@@ -46,7 +46,10 @@ import math
 import os
 import sys
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:
+    sys.exit("fit.py needs numpy: scripts/setup.sh installs python3-numpy")
 
 PARAMS = ("tf32_flops", "f32_flops", "bandwidth", "launch_s")
 # The saturating roofline: a kernel of F FLOPs runs at peak * F / (F + flops_half), one of B bytes at
