@@ -223,6 +223,11 @@ def figures(rows_all, meta, timing, spec):
     groups.append(("kernels", launching))  # the fitted set
     for v in sorted({r.get("variant", "") for r in rows.rows}):
         groups.append((f"kernels, variant {v}", launching & np.array([r.get("variant", "") == v for r in rows.rows])))
+    heads = np.array([r["ops"][0] if r.get("ops") else "" for r in rows.rows])
+    for op in sorted(set(heads[launching])):  # op families: the kernels whose first op is this one
+        m = launching & (heads == op)
+        if m.sum() >= 20:
+            groups.append((f"kernels, op {op}", m))
     sheet_pred, fit_pred, sat_pred = rows.predict(sheet), rows.predict(fitted), rows.predict(saturating)
     rep = np.array([r.get(f"{timing}_repeat_us", 0) * 1e-6 for r in rows.rows])
     in_fit = np.flatnonzero(launching)  # row index of each fit_set row
