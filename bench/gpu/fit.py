@@ -24,7 +24,8 @@ producer; eager PyTorch and its CUDA graphs run them as kernels of their own,
 so a micro-model holding one is reported, not fitted), by a pattern search
 on the constants' logarithms from the datasheet's, steps halving from a
 factor 10 to 1.001: deterministic, numpy alone. Reported per kernel class
-(from the terms: matrix, movement, reduction, fused): MAPE and Kendall's
+(from the terms: matrix, movement, reduction, fused), per variant and per op
+family (the first op, 20 kernels or more): MAPE and Kendall's
 tau-b of the datasheet's constants and of the fitted ones, and of constants
 fitted on half the micro-models (by id) on the other half (`heldout`). The
 same for the saturating roofline (`saturating`, `saturating_heldout`): the
@@ -32,6 +33,7 @@ roofline with two more constants, a kernel of F FLOPs running at
 `peak * F / (F + flops_half)` and one of B bytes at `bw * B / (B +
 bytes_half)` (the cpu model's GEMM efficiency, in the gpu model's terms): what
 the timings say a size-dependent efficiency would bring.
+
 First, the terms priced with --spec's constants (default h200.json) must
 give each micro-model's datasheet_us (refinery cost's price) to 1e-6: else
 the spec or the model changed since the dataset was made (exit 2). --write
