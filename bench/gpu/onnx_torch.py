@@ -274,6 +274,11 @@ def softmax(fn):
     return lambda node, x: fn(x[0], dim=node.a("axis", -1))
 
 
+def divide(a, b):
+    """ONNX Div: integers truncate (a shape's third, in torch's MultiheadAttention export)."""
+    return a / b if a.is_floating_point() else torch.div(a, b, rounding_mode="trunc")
+
+
 def binary(fn):
     return lambda node, x: fn(x[0], x[1])
 
@@ -290,7 +295,7 @@ OPS = {
     "BatchNormalization": lambda n, x: F.batch_norm(x[0], x[3], x[4], x[1], x[2], False, 0.0, n.a("epsilon", 1e-5)),
     "LayerNormalization": layer_norm,
     "InstanceNormalization": lambda n, x: F.instance_norm(x[0], weight=x[1], bias=x[2], eps=n.a("epsilon", 1e-5)),
-    "Add": binary(torch.add), "Sub": binary(torch.sub), "Mul": binary(torch.mul), "Div": binary(torch.div),
+    "Add": binary(torch.add), "Sub": binary(torch.sub), "Mul": binary(torch.mul), "Div": binary(divide),
     "Pow": binary(torch.pow), "Max": lambda n, x: torch.stack(torch.broadcast_tensors(*x)).amax(0),
     "Min": lambda n, x: torch.stack(torch.broadcast_tensors(*x)).amin(0),
     "Equal": binary(torch.eq), "Less": binary(torch.lt), "Greater": binary(torch.gt),

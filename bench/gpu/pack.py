@@ -4,9 +4,10 @@ file without their weights, for the GPU timing script (bench/gpu/time_kernels.py
 on a machine that cannot take the weights along (docs/targets.md, "Measured on
 a GPU").
 
-    python3 bench/gpu/pack.py DIR/manifest.jsonl OUT.jsonl [--keep-elems 64]
+    python3 bench/gpu/pack.py DIR/manifest.jsonl OUT.jsonl [--keep-elems 64] [--kind kernel|model]
 
-One line per micro-model of the manifest (kind "kernel"), in the order of
+One line per micro-model of the manifest (kind "kernel"; --kind model: the
+whole models it lists), in the order of
 their ids (hashes: a timing run cut short has timed a sample of every
 model's kernels): {id, ops, models,
 head, graph: {opset: {domain: version}, inputs: [{name, dtype, shape}],
@@ -87,13 +88,14 @@ def main():
     p.add_argument("manifest")
     p.add_argument("out")
     p.add_argument("--keep-elems", type=int, default=64)
+    p.add_argument("--kind", default="kernel", help="the manifest entries taken: kernel (micro-models) or model")
     a = p.parse_args()
     bad = 0
     rows = []
     with open(a.manifest) as f:
         for line in f:
             e = json.loads(line)
-            if e.get("kind") != "kernel":
+            if e.get("kind") != a.kind:
                 continue
             try:
                 graph = pack(onnx.load(e["file"]), a.keep_elems)

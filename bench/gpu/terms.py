@@ -5,6 +5,7 @@ prices them: what bench/gpu/fit.py refits the constants of (docs/targets.md,
 refinery's gpu model, read through probe specs.
 
     python3 bench/gpu/terms.py REFINERY DIR/manifest.jsonl OUT.jsonl [--spec targets/specs/h200.json] [--jobs 2]
+                               [--kind kernel|model]
 
 The gpu model prices a node as `share * (max(F / peak, B / bw) + launch)`
 (a kernel: matrix, movement, reduction) or `F / peak + B / bw` (an
@@ -67,11 +68,12 @@ def main():
     p.add_argument("out")
     p.add_argument("--spec", default=os.path.join(os.path.dirname(__file__), "../../targets/specs/h200.json"))
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--kind", default="kernel", help="the manifest entries taken: kernel (micro-models) or model")
     a = p.parse_args()
     with open(a.spec) as f:
         spec = json.load(f)
     with open(a.manifest) as f:
-        entries = [e for e in map(json.loads, filter(str.strip, f)) if e.get("kind") == "kernel"]
+        entries = [e for e in map(json.loads, filter(str.strip, f)) if e.get("kind") == a.kind]
     with tempfile.TemporaryDirectory() as tmp:
         specs = {"datasheet": os.path.abspath(a.spec)}
         for t in PROBES:
