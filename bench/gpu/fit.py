@@ -27,7 +27,9 @@ factor 10 to 1.001: deterministic, numpy alone. Reported per kernel class
 (from the terms: matrix, movement, reduction, fused), per variant and per op
 family (the first op, 20 kernels or more): MAPE and Kendall's
 tau-b of the datasheet's constants and of the fitted ones, and of constants
-fitted on half the micro-models (by id) on the other half (`heldout`). The
+fitted on the micro-models of half the zoo's models on those of the other
+half (`heldout`: models never seen; a micro-model goes with the first of
+the models it comes from, halves by a CRC-32 of its name). The
 same for the saturating roofline (`saturating`, `saturating_heldout`): the
 roofline with two more constants, a kernel of F FLOPs running at
 `peak * F / (F + flops_half)` and one of B bytes at `bw * B / (B +
@@ -47,6 +49,7 @@ import json
 import math
 import os
 import sys
+import zlib
 
 try:
     import numpy as np
@@ -212,7 +215,9 @@ def figures(rows_all, meta, timing, spec):
     sat_start = dict(sheet, **HALF_START)
     fitted = fit_constants(fit_set, sheet)
     saturating = fit_constants(fit_set, sat_start, PARAMS + HALVES)
-    half = [int(r["id"][-1], 16) % 2 for r in fit_set.rows]
+    # Two halves of the zoo's models (a micro-model goes with the first model it comes from): each half's
+    # constants price the other half's micro-models, models they never saw.
+    half = [zlib.crc32(min(r.get("models") or [r["id"]]).encode()) % 2 for r in fit_set.rows]
     heldout, sat_heldout = np.zeros(len(fit_set.rows)), np.zeros(len(fit_set.rows))
     for fold in (0, 1):
         train = fit_set.subset([h != fold for h in half])
