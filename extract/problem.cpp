@@ -481,14 +481,15 @@ double of_answer(const std::vector<double>& below, const std::vector<std::uint32
 
 // The first two rounds of path_bounds (problem.h): each class's bound and
 // each candidate's (of_candidate, at links.first[c] + i); the second (the
-// sums) only `with_sums`.
+// sums) only where the first one's bound of an answer is below `enough`
+// (0: never).
 struct SearchedBounds {
   std::vector<double> below, of_candidate;
 };
 
 SearchedBounds searched_bounds(const std::vector<std::vector<Candidate>>& classes, const Links& links,
                                const std::vector<std::uint32_t>& roots, std::size_t work_per_size,
-                               const std::function<bool()>& out_of_time, double enough, bool with_sums) {
+                               const std::function<bool()>& out_of_time, double enough) {
   const std::size_t n = classes.size();
   std::vector<std::uint32_t> all(n);
   for (std::uint32_t c = 0; c < n; ++c) all[c] = c;
@@ -685,7 +686,7 @@ SearchedBounds searched_bounds(const std::vector<std::vector<Candidate>>& classe
   Fixpoint below(n);
   least_fixpoint(classes, links, all, nullptr, own_work, kept, below);
   keep_paths(below.b);
-  if (work_per_size > 0 && with_sums && of_answer(below.b, roots) < enough) {
+  if (work_per_size > 0 && of_answer(below.b, roots) < enough) {
     Fixpoint sums_round(n);
     outside.clear();
     work = 0;
@@ -703,7 +704,7 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
                        std::size_t work_per_size, const std::function<bool()>& out_of_time, double enough) {
   const std::size_t n = classes.size();
   const Links links(classes);
-  SearchedBounds searched = searched_bounds(classes, links, roots, work_per_size, out_of_time, enough, true);
+  SearchedBounds searched = searched_bounds(classes, links, roots, work_per_size, out_of_time, enough);
   std::vector<double> below = std::move(searched.below);
   // Then several classes of one component at once, on top of both.
   const std::size_t budget = work_per_size * (n + links.edges);
@@ -727,9 +728,7 @@ PathBounds path_bounds(const std::vector<std::vector<Candidate>>& classes, const
         for (Candidate& cand : round.asked[c] ? outside[c] : inside[c]) cand.cost = 0;
       const ComponentsRound in =
           several_classes(inside, links, std::vector<double>(links.first[n], 0), budget, out_of_time);
-      const std::vector<double> out =
-          searched_bounds(outside, links, roots, work_per_size, out_of_time, enough - of_answer(in.below, roots), false)
-              .below;
+      const std::vector<double> out = searched_bounds(outside, links, roots, work_per_size, out_of_time, 0).below;
       for (std::size_t c = 0; c < n; ++c) below[c] = std::max(below[c], in.below[c] + out[c]);
     }
   }
