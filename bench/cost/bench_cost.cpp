@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frontends/onnx.h"
+#include "ir/io.h"
 #include "targets/cost_model.h"
 #include "targets/learned.h"
 
@@ -339,14 +340,8 @@ int main(int argc, char** argv) {
   }
   if (json_out) {
     const nlohmann::json doc = {{"dataset", files[0]}, {"run_overhead_ms", data->run_overhead_ms}, {"models", m_json}};
-    const fs::path tmp = json_out->string() + ".tmp";
-    std::ofstream f(tmp);
-    f << doc.dump(1) << '\n';
-    f.close();
-    if (!f) die(fmt::format("{}: cannot write", tmp.string()));
-    std::error_code ec;
-    fs::rename(tmp, *json_out, ec);
-    if (ec) die(fmt::format("{}: {}", json_out->string(), ec.message()));
+    const std::string text = doc.dump(1) + '\n';
+    if (auto w = ir::write_files_atomic({{*json_out, text}}); !w) die(w.error().str());
   }
   return 0;
 }
