@@ -22,15 +22,6 @@ namespace {
 using refinery::testing::GraphBuilder;
 using Dims = std::vector<int64_t>;
 
-ir::ValueId filled(GraphBuilder& b, const std::string& name, Dims dims, double seed) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(std::sin(seed + 0.37 * i));
-  return b.graph().add_constant(
-      name, std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, dims, v)));
-}
-
 ir::Attributes attrs(std::vector<std::pair<const char*, ir::AttrValue>> list) {
   ir::Attributes a;
   for (auto& [k, v] : list) a.set(k, std::move(v));
@@ -56,9 +47,9 @@ void expect_same_values(const ir::Graph& before, const ir::Graph& after) {
 TEST(ChannelBlocks, AValueBetweenTwoConvolutionsWidensToTheBlock) {
   GraphBuilder b;
   auto x = b.input("x", {1, 3, 6, 6});
-  auto c1 = b.op1(ir::Op::Conv, {x, filled(b, "w1", {12, 3, 1, 1}, 1), filled(b, "b1", {12}, 2)});
+  auto c1 = b.op1(ir::Op::Conv, {x, b.filled("w1", {12, 3, 1, 1}, 1), b.filled("b1", {12}, 2)});
   auto r = b.op1(ir::Op::Relu, {c1});
-  auto c2 = b.op1(ir::Op::Conv, {r, filled(b, "w2", {8, 12, 3, 3}, 3)}, attrs({{"pads", Dims{1, 1, 1, 1}}}));
+  auto c2 = b.op1(ir::Op::Conv, {r, b.filled("w2", {8, 12, 3, 3}, 3)}, attrs({{"pads", Dims{1, 1, 1, 1}}}));
   ir::Graph before = b.finish({c2});
   ir::Graph g = before;
   auto done = pad_channels_to_block(g, 16);
@@ -86,14 +77,14 @@ TEST(ChannelBlocks, AValueBetweenTwoConvolutionsWidensToTheBlock) {
 TEST(ChannelBlocks, AnAddOfTwoConvolutionsWidensWithBothAndItsReaders) {
   GraphBuilder b;
   auto x = b.input("x", {1, 8, 6, 6});
-  auto wa = filled(b, "wa", {19, 8, 1, 1}, 4);
-  auto a = b.op1(ir::Op::Conv, {x, wa, filled(b, "ba", {19}, 5)});
-  auto c = b.op1(ir::Op::Conv, {x, filled(b, "wc", {19, 8, 3, 3}, 6)}, attrs({{"pads", Dims{1, 1, 1, 1}}}));
+  auto wa = b.filled("wa", {19, 8, 1, 1}, 4);
+  auto a = b.op1(ir::Op::Conv, {x, wa, b.filled("ba", {19}, 5)});
+  auto c = b.op1(ir::Op::Conv, {x, b.filled("wc", {19, 8, 3, 3}, 6)}, attrs({{"pads", Dims{1, 1, 1, 1}}}));
   auto s = b.op1(ir::Op::Add, {a, c});
-  auto lo = filled(b, "lo", {}, 0), hi = filled(b, "hi", {}, 1.2);
+  auto lo = b.filled("lo", {}, 0), hi = b.filled("hi", {}, 1.2);
   auto k = b.op1(ir::Op::Clip, {s, lo, hi});
   auto p = b.op1(ir::Op::MaxPool, {k}, attrs({{"kernel_shape", Dims{2, 2}}}));
-  auto y = b.op1(ir::Op::Conv, {p, filled(b, "wy", {4, 19, 1, 1}, 7)});
+  auto y = b.op1(ir::Op::Conv, {p, b.filled("wy", {4, 19, 1, 1}, 7)});
   auto other = b.op1(ir::Op::Conv, {x, wa});  // wa again, outside the region: a graph output
   ir::Graph before = b.finish({y, other});
   ir::Graph g = before;
@@ -116,17 +107,17 @@ TEST(ChannelBlocks, ARegionThatReachesAnythingElseKeepsItsWidth) {
   auto chain = [](int reader) {
     GraphBuilder b;
     auto x = b.input("x", {1, 3, 4, 4});
-    auto c1 = b.op1(ir::Op::Conv, {x, filled(b, "w1", {12, 3, 1, 1}, 1)});
+    auto c1 = b.op1(ir::Op::Conv, {x, b.filled("w1", {12, 3, 1, 1}, 1)});
     ir::ValueId out = c1;
     if (reader == 1)
-      out = b.op1(ir::Op::Conv, {c1, filled(b, "wd", {12, 1, 1, 1}, 2)}, attrs({{"group", int64_t{12}}}));
-    if (reader == 2) out = b.op1(ir::Op::Add, {c1, filled(b, "k", {1, 12, 1, 1}, 3)});
+      out = b.op1(ir::Op::Conv, {c1, b.filled("wd", {12, 1, 1, 1}, 2)}, attrs({{"group", int64_t{12}}}));
+    if (reader == 2) out = b.op1(ir::Op::Add, {c1, b.filled("k", {1, 12, 1, 1}, 3)});
     if (reader == 3) out = b.op1(ir::Op::Softmax, {c1}, attrs({{"axis", int64_t{1}}}));
     if (reader == 4) {  // the value is also read as a graph output
-      auto c2 = b.op1(ir::Op::Conv, {c1, filled(b, "w2", {4, 12, 1, 1}, 4)});
+      auto c2 = b.op1(ir::Op::Conv, {c1, b.filled("w2", {4, 12, 1, 1}, 4)});
       return b.finish({c2, c1});
     }
-    return b.finish({b.op1(ir::Op::Conv, {out, filled(b, "w3", {4, 12, 1, 1}, 5)})});
+    return b.finish({b.op1(ir::Op::Conv, {out, b.filled("w3", {4, 12, 1, 1}, 5)})});
   };
   for (int reader = 0; reader <= 4; ++reader) {
     SCOPED_TRACE(reader);
@@ -146,7 +137,7 @@ TEST(ChannelBlocks, ARegionThatReachesAnythingElseKeepsItsWidth) {
 TEST(ChannelBlocks, APrunedConvChainIsWrittenInWholeBlocksForTheCpu) {
   GraphBuilder b;
   auto x = b.input("x", {1, 8, 12, 12});
-  auto w1 = filled(b, "w1", {24, 8, 3, 3}, 1);
+  auto w1 = b.filled("w1", {24, 8, 3, 3}, 1);
   {
     std::vector<float> v(24 * 8 * 9);
     const ir::Tensor& t = *b.graph().value(w1).constant;
@@ -162,7 +153,7 @@ TEST(ChannelBlocks, APrunedConvChainIsWrittenInWholeBlocksForTheCpu) {
       "b1", std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, {24}, bias)));
   auto c1 = b.op1(ir::Op::Conv, {x, w1, b1}, pads);
   auto r1 = b.op1(ir::Op::Relu, {c1});
-  auto c2 = b.op1(ir::Op::Conv, {r1, filled(b, "w2", {32, 24, 3, 3}, 3), filled(b, "b2", {32}, 4)}, pads);
+  auto c2 = b.op1(ir::Op::Conv, {r1, b.filled("w2", {32, 24, 3, 3}, 3), b.filled("b2", {32}, 4)}, pads);
   ir::Graph g = b.finish({b.op1(ir::Op::Relu, {c2})});
   auto lib = rules::load_library();
   ASSERT_TRUE(lib.has_value()) << lib.error().str();

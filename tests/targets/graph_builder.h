@@ -1,9 +1,11 @@
 // Builds small typed graphs for cost-model tests: zero-filled weights of a
-// given shape, nodes whose types come from shape inference.
+// given shape (or filled with distinct values), nodes whose types come from
+// shape inference.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +25,15 @@ class GraphBuilder {
     auto t = std::make_shared<const ir::Tensor>(
         ir::Tensor::from_values<float>(ir::DType::f32, dims, std::vector<float>(static_cast<size_t>(n), 0.f)));
     return g_.add_constant(name, t);
+  }
+  // A weight of distinct values, sin(seed + 0.37 i) at flat index i.
+  ir::ValueId filled(const std::string& name, std::vector<int64_t> dims, double seed) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(std::sin(seed + 0.37 * i));
+    return g_.add_constant(name, std::make_shared<const ir::Tensor>(
+                                     ir::Tensor::from_values<float>(ir::DType::f32, std::move(dims), v)));
   }
   ir::ValueId ints(const std::string& name, std::vector<int64_t> v) {
     return g_.add_constant(name, std::make_shared<const ir::Tensor>(ir::Tensor::vector_i64(v)));
