@@ -105,6 +105,14 @@ void print_neuromorphic(const optimize::Report& r) {
                x.neuron, x.factor, x.bits_before, x.bits_after);
 }
 
+// After "N samples": the steps of a spiking run, or the symbolic dims the
+// last sample was widened to.
+std::string samples_note(const verify::ValidationResult& v, const verify::ValidationOptions& vo) {
+  if (!v.spike_trains.empty()) return fmt::format(" x {} steps", vo.sim.steps);
+  if (v.widened_dims.empty()) return "";
+  return fmt::format(" (the last at {})", verify::dims_text(v.widened_dims));
+}
+
 void print(const OptimizeArgs& a, const optimize::Report& r, std::size_t num_rules) {
   const optimize::SaturationRecord& s = r.saturation;
   // Kept before saturation (a recurrent graph): no e-graph, no extraction;
@@ -144,11 +152,13 @@ void print(const OptimizeArgs& a, const optimize::Report& r, std::size_t num_rul
     const auto identical = std::count_if(trains.begin(), trains.end(), [](const auto& t) { return t.identical; });
     fmt::print(
         "  validation: {} samples{}, max abs error {:.3g}, max rel error {:.3g} (atol {:g}, rtol {:g}){}: {} ({})\n",
-        r.validation->samples, trains.empty() ? "" : fmt::format(" x {} steps", vo.sim.steps),
+        r.validation->samples, samples_note(*r.validation, vo),
         r.validation->max_abs_error, r.validation->max_rel_error, vo.atol, vo.rtol,
         trains.empty() ? "" : fmt::format(", spike trains identical in {} of {} layers", identical, trains.size()),
         r.validation->passed ? "pass" : "FAIL", r.validation->verdict);
   }
+  if (r.validation && !r.validation->widen_note.empty())
+    fmt::print("              symbolic dims {}\n", r.validation->widen_note);
   if (r.validation && r.validation->within_rounding)
     fmt::print("              within f32 rounding ({})\n", r.validation->rounding_verdict);
   else if (!r.validation)

@@ -182,6 +182,8 @@ std::string to_json(const Report& r) {
                        {"spike_trains", spikes},
                        {"rounding_check", r.validation_options.rounding_check},
                        {"verdict", v.verdict}};
+    if (!v.widened_dims.empty()) j["validation"]["widened_dims"] = v.widened_dims;
+    if (!v.widen_note.empty()) j["validation"]["widen_note"] = v.widen_note;
     if (v.rounding_checked)
       j["validation"]["rounding"] = {{"within_rounding", v.within_rounding},
                                      {"f64_max_abs_error", number(v.wide_max_abs_error)},

@@ -144,6 +144,7 @@ std::optional<std::string> first_shared_divergence(const ir::Graph& a, const ir:
 }
 
 struct Sample {
+  std::map<std::string, std::int64_t> dims;           // the symbolic dims it ran at
   std::vector<ir::Tensor> inputs, original, refined;  // the f32 outputs
   std::vector<bool> failed;                           // per output: over the f32 tolerance
   bool any_failed() const { return std::find(failed.begin(), failed.end(), true) != failed.end(); }
@@ -159,12 +160,14 @@ void check_rounding(const ir::Graph& original, const ir::Graph& refined, const s
   for (size_t s = 0; s < samples.size(); ++s) {
     if (!samples[s].any_failed()) continue;  // within the f32 tolerance already
     const std::uint64_t sample_seed = o.seed + s;
-    auto wa = runtime::run(original, samples[s].inputs, with_stand_in(original, sample_seed, o, nullptr, true, true));
+    ValidationOptions os = o;
+    os.dims = samples[s].dims;
+    auto wa = runtime::run(original, samples[s].inputs, with_stand_in(original, sample_seed, os, nullptr, true, true));
     if (!wa) {
       r.rounding_verdict = "the original graph does not run in f64: " + wa.error().str();
       return;
     }
-    auto wb = runtime::run(refined, samples[s].inputs, with_stand_in(refined, sample_seed, o, nullptr, false, true));
+    auto wb = runtime::run(refined, samples[s].inputs, with_stand_in(refined, sample_seed, os, nullptr, false, true));
     if (!wb) {
       r.rounding_verdict = "the refined graph does not run in f64: " + wb.error().str();
       return;
@@ -272,6 +275,28 @@ Expected<ValidationResult> validate_spiking(const ir::Graph& original, const ir:
 
 }  // namespace
 
+std::string dims_text(const std::map<std::string, std::int64_t>& dims) {
+  std::vector<std::string> parts;
+  for (const auto& [name, size] : dims) parts.push_back(fmt::format("{}={}", name, size));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+namespace {
+
+// The last sample's symbolic dims (ValidationOptions::widen_symbolic): each
+// one the inputs name and `o.dims` leaves unset at 2, 3, ..., in order.
+std::map<std::string, std::int64_t> widened(const ir::Graph& g, const ValidationOptions& o) {
+  std::map<std::string, std::int64_t> dims = o.dims;
+  if (!o.widen_symbolic || o.samples < 2) return dims;
+  std::int64_t next = 2;
+  for (ir::ValueId v : g.inputs())
+    for (const ir::Dim& d : g.value(v).type.shape.dims())
+      if (!d.name().empty() && !dims.contains(d.name())) dims[d.name()] = next++;
+  return dims;
+}
+
+}  // namespace
+
 Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& refined, const ValidationOptions& o) {
   if (ir::is_spiking_graph(original) || ir::is_spiking_graph(refined)) return validate_spiking(original, refined, o);
   ValidationResult r;
@@ -282,17 +307,31 @@ Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& 
     return fail(fmt::format("the refined graph has {} outputs, the original {}", refined.outputs().size(),
                             original.outputs().size()));
   std::vector<Sample> samples;
+  const std::map<std::string, std::int64_t> wide = widened(original, o);
   for (int s = 0; s < o.samples; ++s) {
     const std::uint64_t sample_seed = o.seed + static_cast<uint64_t>(s);
-    std::vector<ir::Tensor> inputs = runtime::random_inputs(original, sample_seed, o.dims, o.int_high);
+    ValidationOptions os = o;  // this sample's symbolic dims
+    if (s + 1 == o.samples && wide != o.dims) os.dims = wide;
+    std::vector<ir::Tensor> inputs = runtime::random_inputs(original, sample_seed, os.dims, os.int_high);
     OpaqueInputs opaque;
-    auto ra = runtime::run(original, inputs, with_stand_in(original, sample_seed, o, &opaque, true));
+    auto ra = runtime::run(original, inputs, with_stand_in(original, sample_seed, os, &opaque, true));
+    if (!ra && os.dims != o.dims) {
+      // The original's own limit (a reshape fixed to one row, say): the
+      // sample runs at the dims it was given.
+      r.widen_note = fmt::format("not widened: the original does not run at {}: {}", dims_text(wide), ra.error().str());
+      os.dims = o.dims;
+      inputs = runtime::random_inputs(original, sample_seed, os.dims, os.int_high);
+      opaque = {};
+      ra = runtime::run(original, inputs, with_stand_in(original, sample_seed, os, &opaque, true));
+    } else if (os.dims != o.dims) {
+      r.widened_dims = os.dims;
+    }
     if (!ra) {
       Diag d{{}, {}, "the original graph does not run: " + ra.error().str()};
       d.limitation = ra.error().limitation;
       return std::unexpected(std::move(d));
     }
-    auto rb = runtime::run(refined, inputs, with_stand_in(refined, sample_seed, o, &opaque, false));
+    auto rb = runtime::run(refined, inputs, with_stand_in(refined, sample_seed, os, &opaque, false));
     if (!rb) return fail("the refined graph does not run: " + rb.error().str());
     ++r.samples;
     std::vector<bool> failed(ra->size(), false);
@@ -314,13 +353,13 @@ Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& 
       if (d.first_bad >= 0 && r.passed) {
         r.passed = false;
         special = d.special;
-        auto inner = first_shared_divergence(original, refined, inputs, s, sample_seed, o);
+        auto inner = first_shared_divergence(original, refined, inputs, s, sample_seed, os);
         r.first_divergence = inner ? *inner
                                    : fmt::format("output '{}' element {} of sample {}: original {}, refined {}", name,
                                                  d.first_bad, s, d.a, d.b);
       }
     }
-    samples.push_back({std::move(inputs), std::move(*ra), std::move(*rb), std::move(failed)});
+    samples.push_back({os.dims, std::move(inputs), std::move(*ra), std::move(*rb), std::move(failed)});
   }
   // An opaque op's inputs are compared in f32 only: a mismatch there is final.
   if (!r.passed && !opaque_mismatch && o.rounding_check) {

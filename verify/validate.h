@@ -38,8 +38,14 @@ namespace refinery::verify {
 struct ValidationOptions {
   int samples = 3;  // seeds seed, seed+1, ...
   std::uint64_t seed = 0;
-  double atol = 1e-4, rtol = 1e-3;            // pass: |a - b| <= atol + rtol * |a| everywhere
-  std::map<std::string, std::int64_t> dims;   // symbolic dims (default 1)
+  double atol = 1e-4, rtol = 1e-3;           // pass: |a - b| <= atol + rtol * |a| everywhere
+  std::map<std::string, std::int64_t> dims;  // symbolic dims (default 1)
+  // The last of two or more samples draws each symbolic dim of the inputs
+  // that `dims` leaves unset at 2, 3, 4, ... (in the order the inputs name
+  // them) instead of 1: a softmax over one key, a batch of one or a
+  // sequence of one hides what a rewrite does across that axis. Where the
+  // original does not run at those sizes, the sample keeps `dims`.
+  bool widen_symbolic = true;
   std::int64_t int_high = runtime::kIntHigh;  // integer inputs in [0, int_high)
   bool rounding_check = true;                 // on an f32 failure, tell rounding from meaning in f64
   // Spiking graphs (a stateful op: they run through time) are simulated on
@@ -49,6 +55,9 @@ struct ValidationOptions {
   runtime::SimOptions sim;
   double spike_rate = 0.2;
 };
+
+// "batch=2, seq=3": symbolic dims as the reports print them.
+std::string dims_text(const std::map<std::string, std::int64_t>& dims);
 
 // The f64 tolerance is the f32 one times this.
 inline constexpr double kWideToleranceScale = 1e-6;
@@ -77,6 +86,10 @@ struct ValidationResult {
   double max_abs_error = 0;
   double max_rel_error = 0;  // |a - b| / |a| over elements with |a| > atol
   std::string worst_output;  // the output where max_abs_error was seen
+  // The symbolic dims the last sample ran at, when widened (widen_symbolic);
+  // empty otherwise, with the reason in `widen_note` when it was tried.
+  std::map<std::string, std::int64_t> widened_dims;
+  std::string widen_note;
   // When it failed: the first diverging value, e.g. "value 'x' (node 'y',
   // mul) element 17 of sample 0: original 1.5, refined 1.25".
   std::string first_divergence;

@@ -5,6 +5,10 @@
 // of meaning by running both graphs again in f64 (the rounding check).
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <map>
+#include <string>
+
 #include "ir/text.h"
 #include "verify/validate.h"
 
@@ -267,6 +271,57 @@ TEST(ValidateSpiking, AnotherThresholdChangesTheSpikesAndIsNamed) {
   ASSERT_EQ(r->spike_trains.size(), 1u);
   EXPECT_FALSE(r->spike_trains[0].identical);
   EXPECT_GT(r->spike_trains[0].original_spikes, r->spike_trains[0].refined_spikes);  // a higher threshold fires less
+}
+
+// A softmax over a symbolic axis of one element is 1 everywhere, as x / x
+// is: samples at n = 1 cannot tell them apart; the last sample, widened to
+// n = 2, does. Without the widening the wrong graph passes.
+TEST(Validate, TheLastSampleWidensTheSymbolicDims) {
+  ir::Graph a = parse(R"(graph @main(%x: tensor<"n"x4xf32>) {
+  %y = softmax(%x) {axis = 0} : tensor<"n"x4xf32>
+  return %y
+})");
+  ir::Graph b = parse(R"(graph @main(%x: tensor<"n"x4xf32>) {
+  %y = div(%x, %x) : tensor<"n"x4xf32>
+  return %y
+})");
+  auto r = validate(a, b);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  EXPECT_FALSE(r->passed);
+  EXPECT_NE(r->first_divergence.find("of sample 2"), std::string::npos) << r->first_divergence;
+  EXPECT_EQ(r->widened_dims, (std::map<std::string, std::int64_t>{{"n", 2}}));
+  ValidationOptions narrow;
+  narrow.widen_symbolic = false;
+  auto n = validate(a, b, narrow);
+  ASSERT_TRUE(n.has_value()) << n.error().str();
+  EXPECT_TRUE(n->passed);
+  EXPECT_TRUE(n->widened_dims.empty());
+  // Two symbolic dims take 2 and 3; a dim the caller set keeps its value.
+  ir::Graph two = parse(R"(graph @main(%x: tensor<"b"x"s"xf32>, %y: tensor<"k"xf32>) {
+  %z = neg(%x) : tensor<"b"x"s"xf32>
+  return %z, %y
+})");
+  ValidationOptions set;
+  set.dims = {{"s", 5}};
+  auto t = validate(two, two, set);
+  ASSERT_TRUE(t.has_value()) << t.error().str();
+  EXPECT_EQ(t->widened_dims, (std::map<std::string, std::int64_t>{{"b", 2}, {"k", 3}, {"s", 5}}));
+}
+
+// An original that runs only at n = 1 (a reshape to a fixed shape) is
+// validated at n = 1 on every sample, and the report says why.
+TEST(Validate, AnOriginalThatRunsOnlyAtOneIsNotWidened) {
+  ir::Graph a = parse(R"(graph @main(%x: tensor<"n"x4xf32>) {
+  %t = const dense<[4]> : tensor<1xi64>
+  %y = reshape(%x, %t) : tensor<4xf32>
+  return %y
+})");
+  auto r = validate(a, a);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  EXPECT_TRUE(r->passed);
+  EXPECT_EQ(r->samples, 3);
+  EXPECT_TRUE(r->widened_dims.empty());
+  EXPECT_NE(r->widen_note.find("the original does not run at n=2"), std::string::npos) << r->widen_note;
 }
 
 }  // namespace
