@@ -13,8 +13,10 @@
 // bounds come from the heaviest root-to-leaf path every answer pays
 // (problem.h, path_bounds) and from the condensed relaxation (reduce.h),
 // solved on its own first.
-// Warm-started from the greedy DAG answer and bounded in CPU time; never
-// returns a cyclic or incomplete solution, nor one costlier than greedy's.
+// Warm-started from the greedy DAG answer, improved by the windows' move
+// (improve_by_windows: the ILP of a window of the answer, the rest kept),
+// and bounded in CPU time; never returns a cyclic or incomplete solution,
+// nor one costlier than greedy's.
 #pragma once
 
 #include <algorithm>
