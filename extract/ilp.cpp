@@ -77,7 +77,9 @@ double condensed_bound(const Problem& q, double upper_bound, double scale, doubl
 
 }  // namespace
 
-IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
+IlpResult extract_ilp(const Problem& p, const IlpOptions& options) { return extract_ilp(p, options, Solution{}); }
+
+IlpResult extract_ilp(const Problem& p, const IlpOptions& options, const Solution& known) {
   auto start = std::chrono::steady_clock::now();
   const double cpu_start = cpu_now();
   IlpResult r;
@@ -92,10 +94,15 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
   };
   r.solution = extract_greedy_dag(p).solution;
   r.greedy_cost = r.cost = dag_cost(p, r.solution);
+  const bool have_known = known.choice.size() == p.classes.size() && check_solution(p, known).empty();
+  if (have_known && dag_cost(p, known) < r.cost) {
+    r.solution = prune_unreachable(p, known);
+    r.cost = dag_cost(p, r.solution);
+  }
 
   Reduced red;
   if (options.reduce) {
-    red = reduce(p, r.greedy_cost, options.path_bound);
+    red = reduce(p, r.cost, options.path_bound);
   } else {
     red.problem = p;
     red.required.assign(p.classes.size(), 0);
@@ -141,6 +148,11 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
   // answers below greedy's that CBC did not (docs/measurements.md, session 21).
   Solution incumbent = extract_greedy_dag(q, DagGreedyOptions{.single_move_rounds = 3}).solution;
   bool have_incumbent = check_solution(q, incumbent).empty();
+  if (std::optional<Solution> mapped = have_known ? red.restrict(p, known) : std::nullopt;
+      mapped && (!have_incumbent || dag_cost(q, *mapped) < dag_cost(q, incumbent))) {
+    incumbent = std::move(*mapped);
+    have_incumbent = true;
+  }
   // A greedy answer still: not counted as the solver's improvement.
   if (have_incumbent) take(incumbent);
   const double reduced_cost_scale = r.greedy_cost > 0 ? 1e6 / r.greedy_cost : 1.0;
@@ -200,6 +212,15 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options) {
                   .of_answer(q.roots)
             : 0;
   r.path_bound = red.fixed_cost + best_bound_q;
+  // The windows' move (improve_by_windows): several blocks' derivations
+  // changed at once, each window's ILP solved with the rest of the answer
+  // kept; what it finds is the ILP's (sub-problems') answer.
+  if (options.windows.share > 0 && have_incumbent && !options.relaxation_only &&
+      (dag_cost(p, r.solution) - r.path_bound) > options.relative_gap * dag_cost(p, r.solution)) {
+    const double window_deadline = cpu_start + options.windows.share * options.time_limit_s;
+    incumbent = improve_by_windows(q, std::move(incumbent), options, [&] { return cpu_now() > window_deadline; });
+    improved = take(incumbent) || improved;
+  }
   const bool levels_mode = options.acyclicity == Acyclicity::Levels;
   // The condensed relaxation first: a bound that, on e-graphs where the
   // layouts of one value are what the relaxation of q splits, can prove the

@@ -13,11 +13,14 @@
 // bounds come from the heaviest root-to-leaf path every answer pays
 // (problem.h, path_bounds) and from the condensed relaxation (reduce.h),
 // solved on its own first.
-// Warm-started from the greedy DAG answer and bounded in CPU time; never
-// returns a cyclic or incomplete solution, nor one costlier than greedy's.
+// Warm-started from the greedy DAG answer, improved by the windows' move
+// (improve_by_windows: the ILP of a window of the answer, the rest kept),
+// and bounded in CPU time; never returns a cyclic or incomplete solution,
+// nor one costlier than greedy's.
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,6 +34,24 @@ namespace refinery::extract {
 enum class Acyclicity {
   CycleCuts,  // entry cuts: small components' up front, then each cycle the answer has, and solve again
   Levels,     // an order variable per class of a cycle: t_c >= t_k + 1 where c's choice needs k
+};
+
+// The windows' move (improve_by_windows): the incumbent is kept outside a
+// window of the answer and the window's ILP is solved, so that several
+// blocks' derivations can change at once.
+struct WindowOptions {
+  // Share of the time limit (CPU, counted from the call's start; greedy,
+  // the reduction and the path bound come out of it) by which the windows
+  // stop; 0: none.
+  double share = 0.5;
+  std::size_t answer_classes = 24;  // classes of the answer a window frees, consecutive in topological order
+  std::size_t stride = 12;          // the next window starts this many classes of the answer further up
+  // With the classes outside the answer the window's classes reach (not
+  // through another class of the answer), at most this many free classes.
+  std::size_t max_classes = 400;
+  std::size_t passes = 2;       // passes over the answer, while one improves it
+  std::size_t max_nodes = 100;  // CBC's branch-and-bound nodes per window (its node limit, "maxNodes")
+  double seconds = 1;           // and its CPU seconds, a guard: the node limit is meant to stop it first
 };
 
 struct IlpOptions {
@@ -97,6 +118,7 @@ struct IlpOptions {
   // Problems with more candidates than this (after reduction) are not given
   // to CBC (the greedy answer is returned, status TooLarge).
   std::size_t max_candidates = 200'000;
+  WindowOptions windows;
 };
 
 enum class IlpStatus {
@@ -125,5 +147,24 @@ struct IlpResult {
 };
 
 IlpResult extract_ilp(const Problem& p, const IlpOptions& options = {});
+// The same from a known answer `start` of p (valid, or ignored): the
+// incumbent when it is cheaper than greedy's (not counted as the solver's
+// improvement), CBC's start, and the reduction's upper bound.
+IlpResult extract_ilp(const Problem& p, const IlpOptions& options, const Solution& start);
+
+// Large-neighbourhood search with the ILP as the move. The classes of the
+// answer in topological order (kids first); a window frees
+// `answer_classes` consecutive ones and the classes outside the answer they
+// reach (not through another class of the answer), and keeps every other
+// class of the answer at its choice; the window's problem (those classes,
+// the rest of the answer with one candidate each) goes to extract_ilp with
+// the answer as its start (no windows inside, no condensed bound, CBC's
+// node and time limits of `options.windows`). A window's answer is kept
+// when it is valid (checked acyclic) and the whole DAG cost falls; the
+// window slides by `stride`; passes repeat while one improves. Stops
+// before a window once `out_of_time` says so. Deterministic but for the
+// time limits (CBC's guard per window, and `out_of_time`).
+Solution improve_by_windows(const Problem& q, Solution incumbent, const IlpOptions& options,
+                            const std::function<bool()>& out_of_time);
 
 }  // namespace refinery::extract

@@ -470,4 +470,19 @@ Solution Reduced::expand(const Problem& original, const Solution& reduced) const
   return prune_unreachable(original, std::move(s));
 }
 
+std::optional<Solution> Reduced::restrict(const Problem& original, const Solution& s) const {
+  if (s.choice.size() != original.classes.size()) return std::nullopt;
+  Solution out{std::vector<std::int32_t>(problem.classes.size(), kUnchosen)};
+  for (std::size_t c = 0; c < problem.classes.size(); ++c) {
+    const std::int32_t chosen = s.choice[original_class[c]];
+    if (chosen == kUnchosen) continue;
+    auto it = std::find(original_candidate[c].begin(), original_candidate[c].end(), chosen);
+    if (it == original_candidate[c].end()) return std::nullopt;
+    out.choice[c] = static_cast<std::int32_t>(it - original_candidate[c].begin());
+  }
+  out = prune_unreachable(problem, std::move(out));
+  if (!check_solution(problem, out).empty()) return std::nullopt;
+  return out;
+}
+
 }  // namespace refinery::extract

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,11 @@ struct Reduced {
   // pruned to what the roots need. Its DAG cost is the reduced one plus
   // fixed_cost.
   Solution expand(const Problem& original, const Solution& reduced) const;
+  // The other way: the reduced choices of a solution of the original problem,
+  // pruned to what the reduced roots need; nothing where a class it computes
+  // chose a candidate the reduction took out (or the reduced answer is not
+  // valid). Its expansion may differ from `original` only in classes folded away.
+  std::optional<Solution> restrict(const Problem& original, const Solution& s) const;
 };
 
 // `upper_bound`: the cost of a known solution of `p` (infinite: none).

@@ -50,7 +50,8 @@ int usage() {
              "[--no-entry-choices] "
              "[--no-path-bound] [--path-work N] [--path-share F] [--condensed-share F] [--relaxation-only] "
              "[--cbc NAME=VALUE]... "
-             "FILE.json...\n"
+             "[--window-share F] [--window-classes N] [--window-stride N] [--window-max N] [--window-nodes N] "
+             "[--window-seconds S] FILE.json...\n"
              "       bench_extract bound [--path-work N] FILE.json...\n"
              "       bench_extract reduced [--root N] FILE.json OUT.json\n");
   return 2;
@@ -224,6 +225,18 @@ int main(int argc, char** argv) {
       options.path_share = std::atof(args[++i].c_str());
     else if (args[i] == "--condensed-share" && i + 1 < args.size())
       options.condensed_share = std::atof(args[++i].c_str());
+    else if (args[i] == "--window-share" && i + 1 < args.size())
+      options.windows.share = std::atof(args[++i].c_str());
+    else if (args[i] == "--window-classes" && i + 1 < args.size())
+      options.windows.answer_classes = static_cast<std::size_t>(std::atol(args[++i].c_str()));
+    else if (args[i] == "--window-stride" && i + 1 < args.size())
+      options.windows.stride = static_cast<std::size_t>(std::atol(args[++i].c_str()));
+    else if (args[i] == "--window-max" && i + 1 < args.size())
+      options.windows.max_classes = static_cast<std::size_t>(std::atol(args[++i].c_str()));
+    else if (args[i] == "--window-nodes" && i + 1 < args.size())
+      options.windows.max_nodes = static_cast<std::size_t>(std::atol(args[++i].c_str()));
+    else if (args[i] == "--window-seconds" && i + 1 < args.size())
+      options.windows.seconds = std::atof(args[++i].c_str());
     else if (args[i] == "--root" && i + 1 < args.size())
       root = std::atol(args[++i].c_str());
     else if (args[i] == "--relaxation-only")

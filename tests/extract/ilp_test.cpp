@@ -372,5 +372,56 @@ TEST(Ilp, BuildingTheModelTakesLittleOfTheTimeLimit) {
   EXPECT_LT(s, 12);
 }
 
+// Two roots that can share a chain S -> T only through classes of their own
+// (A, B): root r0 = {private 3, f(A) 0.5}, r1 = {private 3, g(B) 0.5}, A =
+// {h(S) 0.5}, B = {k(S) 0.5}, S = {m(T) 0.2}, T = {leaf 3}. Both shared:
+// 0.5 + 0.5 + 0.5 + 0.5 + 0.2 + 3 = 5.2; both private 6; one alone 7.2. The
+// discount halves S alone (T has one user), group moves find no class whose
+// users switch together (S's users, A and B, already use it), and a single
+// move pays the chain whole: greedy with single moves keeps 6. A window of
+// the answer's two classes frees both roots with what they reach outside
+// the answer, and its ILP shares the chain.
+Problem shared_through_own_classes() {
+  Problem p;
+  p.classes = {{leaf(3), node(0.5, {2})}, {leaf(3), node(0.5, {3})}, {node(0.5, {4})},
+               {node(0.5, {4})},          {node(0.2, {5})},          {leaf(3)}};
+  p.roots = {0, 1};
+  return p;
+}
+
+TEST(IlpWindows, ChangeSeveralClassesWhereSingleMovesCannot) {
+  Problem p = shared_through_own_classes();
+  Solution greedy = extract_greedy_dag(p, {.single_move_rounds = 3}).solution;
+  ASSERT_NEAR(dag_cost(p, greedy), 6, 1e-9);
+  IlpOptions options;
+  options.windows.answer_classes = 2;
+  Solution s = improve_by_windows(p, greedy, options, [] { return false; });
+  EXPECT_EQ(check_solution(p, s), "");
+  EXPECT_NEAR(dag_cost(p, s), 5.2, 1e-9);
+  // A window of one class of the answer keeps the other root private: no move.
+  options.windows.answer_classes = 1;
+  EXPECT_NEAR(dag_cost(p, improve_by_windows(p, greedy, options, [] { return false; })), 6, 1e-9);
+  // Out of time before the first window: the answer as it came.
+  options.windows.answer_classes = 2;
+  EXPECT_EQ(improve_by_windows(p, greedy, options, [] { return true; }).choice, greedy.choice);
+}
+
+// A known answer given to extract_ilp is its incumbent where it is cheaper
+// than greedy's: with the relaxation alone solved (no integer answer from
+// CBC), no windows and no reduction (which folds A and B away, and greedy
+// then shares the chain), the answer is the known one.
+TEST(IlpWindows, AKnownAnswerIsTheIncumbent) {
+  Problem p = shared_through_own_classes();
+  Solution shared{{1, 1, 0, 0, 0, 0}};
+  ASSERT_EQ(check_solution(p, shared), "");
+  IlpOptions options{
+      .reduce = false, .path_bound = false, .condensed_share = 0, .relaxation_only = true, .windows = {.share = 0}};
+  EXPECT_NEAR(extract_ilp(p, options).cost, 6, 1e-9);
+  IlpResult r = extract_ilp(p, options, shared);
+  EXPECT_NEAR(r.greedy_cost, 6, 1e-9);
+  EXPECT_NEAR(r.cost, 5.2, 1e-9);
+  EXPECT_EQ(check_solution(p, r.solution), "");
+}
+
 }  // namespace
 }  // namespace refinery::extract
