@@ -241,11 +241,9 @@ class Runner {
           }
           const Task& task = tasks[t];
           const Rule& rule = rules[subset[task.k]];
-          if (task.parts == 1) {
-            rule.search(egraph, *limit[task.k], matches_[subset[task.k]]);
-          } else {
-            rule.search_part(egraph, *limit[task.k], part_matches_[t], task.part, task.parts);
-          }
+          SearchMatches& out = task.parts == 1 ? matches_[subset[task.k]] : part_matches_[t];
+          rule.search_part(egraph, *limit[task.k], out, task.part, task.parts);
+          rule.look_up(egraph, out);
           done[t] = 1;
         }
       };
