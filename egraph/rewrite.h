@@ -148,26 +148,26 @@ class Rewrite {
   }
   std::size_t num_candidates(const Graph& g) const { return program_.num_candidates(g); }
 
-  // Looks up each match's right side on `g` as searched, reading it only
-  // (so on the search threads): fills `matches.found` with the class of the
-  // right side where every term of it is in the hashcons, else kInvalidId.
-  // apply then unions those at once and builds only the rest: in a
-  // saturating run most matches rediscover a right side that is there. A
-  // class found here holds the right side as the graph stood; unions
-  // applied since only make it larger, so the union states the same fact
-  // as building the right side would, and rebuild ends on the same classes
-  // and nodes. In batches, as apply_batched, so the hashcons misses overlap.
-  void look_up(const Graph& g, SearchMatches& matches) const {
-    if (applier_ != ApplierKind::Pattern || g.explanations_enabled()) return;
+  // Looks up the right side of matches [first, last) on `g` as searched,
+  // reading it only (so on the search threads, each on its own range):
+  // sets `matches.found[i]` (sized to the matches first: Runner) to the
+  // class of match i's right side where every term of it is in the
+  // hashcons, else kInvalidId. apply then unions those at once and builds
+  // only the rest: in a saturating run most matches rediscover a right side
+  // that is there. A class found here holds the right side as the graph
+  // stood; unions applied since only make it larger, so the union states
+  // the same fact as building the right side would, and rebuild ends on
+  // the same classes and nodes. In batches, as apply_batched, so the
+  // hashcons misses overlap. For a rule that applies in batches only.
+  void look_up(const Graph& g, SearchMatches& matches, std::size_t first, std::size_t last) const {
     const PatternAst<N>& pat = rhs_.front().second;
     const std::size_t T = pat.terms.size(), nv = matches.num_vars;
-    matches.found.resize(matches.size());
     std::vector<Id> ids(kBatch * T);
     std::array<N, kBatch> nodes;
     std::array<std::uint64_t, kBatch> hashes;
     std::array<std::uint8_t, kBatch> live;
-    for (std::size_t base = 0; base < matches.size(); base += kBatch) {
-      const std::size_t m = std::min(kBatch, matches.size() - base);
+    for (std::size_t base = first; base < last; base += kBatch) {
+      const std::size_t m = std::min(kBatch, last - base);
       const Id* subst = matches.substs.data() + base * nv;
       live.fill(1);
       const Source* src = rhs_sources_.data();

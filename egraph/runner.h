@@ -5,11 +5,13 @@
 // Searching only reads the e-graph, so with set_threads(n) the rules of an
 // iteration are searched on n threads (each rule's matches into its own
 // buffer; a rule with many root candidates in parts, joined in order into
-// the matches one search gives); the scheduler is asked for every rule's limit before any search
-// and hears of the matches in rule order, and matches are applied in rule
-// order on the calling thread, so the e-graph after each iteration is the
-// same whatever the thread count (a time limit that ends an iteration part
-// way aside). Schedulers must decide each rule's limit from that rule's own
+// the matches one search gives); the scheduler is asked for every rule's
+// limit before any search and hears of the matches in rule order; the kept
+// matches' right sides are looked up on the threads too (Rewrite::look_up),
+// and matches are applied in rule order on the calling thread, so the
+// e-graph after each iteration is the same whatever the thread count (a
+// time limit that ends an iteration part way aside). A phase too small to
+// pay for waking a thread runs on the caller's alone. Schedulers must decide each rule's limit from that rule's own
 // history (both in this folder and optimize/'s do).
 #pragma once
 
@@ -98,14 +100,16 @@ class Runner {
   Scheduler& scheduler() { return *scheduler_; }
   void add_hook(Hook hook) { hooks_.push_back(std::move(hook)); }
   const RunnerLimits& limits() const { return limits_; }
-  // Threads that search (the caller's included); 1, the default: all on
-  // the caller's.
+  // Threads that search and look up (the caller's included); 1, the
+  // default: all on the caller's. The pool is started by the first phase
+  // with work enough for it (run_phase), so a small run starts no thread.
   void set_threads(std::size_t threads) {
     threads = std::max<std::size_t>(1, threads);
-    if (threads == search_threads()) return;
-    pool_ = threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr;
+    if (threads == threads_) return;
+    threads_ = threads;
+    pool_ = nullptr;
   }
-  std::size_t search_threads() const { return pool_ ? pool_->size() : 1; }
+  std::size_t search_threads() const { return threads_; }
 
   // Runs every rule until saturation or a limit; the iterations are
   // appended to `iterations`, the reason is returned and kept in
@@ -217,14 +221,19 @@ class Runner {
         std::size_t k, part, parts;
       };
       std::vector<Task> tasks;
-      const std::size_t threads = search_threads();
+      std::vector<std::size_t> candidates(subset.size(), 0);
+      std::size_t all_candidates = 0;
+      if (threads_ > 1) {
+        for (std::size_t k = 0; k < subset.size(); ++k) {
+          if (limit[k]) all_candidates += candidates[k] = rules[subset[k]].num_candidates(egraph);
+        }
+      }
+      const bool parallel = all_candidates >= kParallelCandidates;
       for (std::size_t k = 0; k < subset.size(); ++k) {
         if (!limit[k]) continue;
-        std::size_t parts = 1;
-        if (threads > 1) {
-          constexpr std::size_t kMinCandidates = 32;  // per part
-          parts = std::clamp<std::size_t>(rules[subset[k]].num_candidates(egraph) / kMinCandidates, 1, 4 * threads);
-        }
+        constexpr std::size_t kMinCandidates = 32;  // per part
+        const std::size_t parts =
+            parallel ? std::clamp<std::size_t>(candidates[k] / kMinCandidates, 1, 4 * threads_) : 1;
         for (std::size_t p = 0; p < parts; ++p) tasks.push_back(Task{k, p, parts});
       }
       if (part_matches_.size() < tasks.size()) part_matches_.resize(tasks.size());
@@ -243,14 +252,10 @@ class Runner {
           const Rule& rule = rules[subset[task.k]];
           SearchMatches& out = task.parts == 1 ? matches_[subset[task.k]] : part_matches_[t];
           rule.search_part(egraph, *limit[task.k], out, task.part, task.parts);
-          rule.look_up(egraph, out);
           done[t] = 1;
         }
       };
-      if (pool_)
-        pool_->run(search);
-      else
-        search();
+      run_phase(parallel, search);
       for (std::size_t t = 0; t < tasks.size();) {
         const Task& task = tasks[t];
         bool all = true;
@@ -283,6 +288,7 @@ class Runner {
       }
       result = check_limits();
     }
+    if (!result) look_up(rules, subset);
     it.search_time = seconds_since(start);
 
     auto apply_start = Clock::now();
@@ -327,6 +333,41 @@ class Runner {
     return it;
   }
 
+  // Runs `f` on the pool's threads (each takes tasks from a counter in f)
+  // where `parallel`, else on the caller's alone.
+  void run_phase(bool parallel, const std::function<void()>& f) {
+    if (!parallel || threads_ == 1) return f();
+    if (!pool_) pool_ = std::make_unique<ThreadPool>(threads_);
+    pool_->run(f);
+  }
+
+  // Looks up the right side of every kept match of a rule that applies in
+  // batches (Rewrite::look_up), in chunks of the match lists, on the
+  // threads where there are matches enough. Once the scheduler has kept
+  // them: the look-ups are the same whatever the threads, and none is
+  // spent on a rule it bans.
+  void look_up(std::span<const Rule> rules, std::span<const std::size_t> subset) {
+    struct Chunk {
+      std::size_t r, first, last;
+    };
+    std::vector<Chunk> chunks;
+    std::size_t all_matches = 0;
+    for (std::size_t r : subset) {
+      SearchMatches& m = matches_[r];
+      if (m.empty() || !rules[r].applies_in_batches(egraph)) continue;
+      m.found.resize(m.size());
+      for (std::size_t first = 0; first < m.size(); first += kLookUpChunk)
+        chunks.push_back(Chunk{r, first, std::min(m.size(), first + kLookUpChunk)});
+      all_matches += m.size();
+    }
+    std::atomic<std::size_t> next{0};
+    run_phase(all_matches >= kParallelMatches, [&] {
+      for (std::size_t c; (c = next.fetch_add(1)) < chunks.size();)
+        rules[chunks[c].r].look_up(egraph, matches_[chunks[c].r], chunks[c].first, chunks[c].last);
+    });
+    count_match_bytes();
+  }
+
   // The match buffers' footprint, for the memory limit: counted once the
   // searches may have grown them, not at every check (a rule set has tens
   // of buffers, and applying checks every few hundred matches).
@@ -341,7 +382,14 @@ class Runner {
   std::vector<Hook> hooks_;
   std::vector<SearchMatches> matches_;
   std::vector<SearchMatches> part_matches_;  // per search task split into parts
-  std::unique_ptr<ThreadPool> pool_;  // set_threads(n > 1)
+  // Grain sizes: a phase runs on the pool only where its work pays for
+  // waking a thread (a wake-up and the wait for it cost about 10-40 us on
+  // this VM, searching about 0.1-0.3 us a root candidate, looking up about
+  // 0.02-0.04 us a match). Look-ups are shared out in chunks of
+  // kLookUpChunk matches (a multiple of Rule::kBatch).
+  static constexpr std::size_t kParallelCandidates = 512, kParallelMatches = 2048, kLookUpChunk = 512;
+  std::size_t threads_ = 1;           // set_threads
+  std::unique_ptr<ThreadPool> pool_;  // started by the first parallel phase
   std::size_t match_bytes_ = 0;       // count_match_bytes
   Clock::time_point start_{};
   std::size_t run_first_ = 0;

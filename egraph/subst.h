@@ -53,9 +53,9 @@ struct SearchMatches {
   std::uint32_t num_vars = 0;
   IdBuffer roots;   // per match: the class the (first) pattern matched
   IdBuffer substs;  // per match: num_vars ids
-  // Per match, where filled (Rewrite::look_up; else empty): the class of
-  // the right side, looked up on the searched graph, or kInvalidId where a
-  // term of it was not there.
+  // Per match, where filled (Rewrite::look_up, once the matches are joined
+  // and kept; else empty): the class of the right side, looked up on the
+  // searched graph, or kInvalidId where a term of it was not there.
   IdBuffer found;
 
   std::size_t size() const { return roots.size(); }
@@ -73,8 +73,6 @@ struct SearchMatches {
     roots.insert(roots.end(), other.roots.begin(), other.roots.begin() + static_cast<std::ptrdiff_t>(take));
     substs.insert(substs.end(), other.substs.begin(),
                   other.substs.begin() + static_cast<std::ptrdiff_t>(take * num_vars));
-    if (other.found.size() == other.size())
-      found.insert(found.end(), other.found.begin(), other.found.begin() + static_cast<std::ptrdiff_t>(take));
   }
   bool has_found() const { return !roots.empty() && found.size() == roots.size(); }
   std::size_t memory_bytes() const { return (roots.capacity() + substs.capacity() + found.capacity()) * sizeof(Id); }
