@@ -89,18 +89,6 @@ class EGraph {
     if (auto owner = memo_find(node, h)) return {uf_.find_mut(*owner), false};
     return {join_new(node, h, uf_.find_mut(into)), true};
   }
-  // Read only, for the search threads (Rewrite::look_up): the hash of a
-  // node whose children are canonical, with its hashcons slot prefetched,
-  // and then its class if the hashcons holds it.
-  std::uint64_t hash_prefetch(const N& node) const {
-    std::uint64_t h = node.hash();
-    memo_.prefetch(h);
-    return h;
-  }
-  std::optional<Id> lookup_hashed(const N& node, std::uint64_t h) const {
-    if (auto owner = memo_find(node, h)) return uf_.find(*owner);
-    return std::nullopt;
-  }
   // Unions so far (merges that changed the graph, rebuild's included).
   std::size_t union_count() const { return unions_; }
 

@@ -148,53 +148,6 @@ class Rewrite {
   }
   std::size_t num_candidates(const Graph& g) const { return program_.num_candidates(g); }
 
-  // Looks up the right side of matches [first, last) on `g` as searched,
-  // reading it only (so on the search threads, each on its own range):
-  // sets `matches.found[i]` (sized to the matches first: Runner) to the
-  // class of match i's right side where every term of it is in the
-  // hashcons, else kInvalidId. apply then unions those at once and builds
-  // only the rest: in a saturating run most matches rediscover a right side
-  // that is there. A class found here holds the right side as the graph
-  // stood; unions applied since only make it larger, so the union states
-  // the same fact as building the right side would, and rebuild ends on
-  // the same classes and nodes. In batches, as apply_batched, so the
-  // hashcons misses overlap. For a rule that applies in batches only.
-  void look_up(const Graph& g, SearchMatches& matches, std::size_t first, std::size_t last) const {
-    const PatternAst<N>& pat = rhs_.front().second;
-    const std::size_t T = pat.terms.size(), nv = matches.num_vars;
-    std::vector<Id> ids(kBatch * T);
-    std::array<N, kBatch> nodes;
-    std::array<std::uint64_t, kBatch> hashes;
-    std::array<std::uint8_t, kBatch> live;
-    for (std::size_t base = first; base < last; base += kBatch) {
-      const std::size_t m = std::min(kBatch, last - base);
-      const Id* subst = matches.substs.data() + base * nv;
-      live.fill(1);
-      const Source* src = rhs_sources_.data();
-      for (std::size_t t = 0; t < T; ++t) {
-        const auto& term = pat.terms[t];
-        if (term.is_var) continue;
-        const std::size_t arity = term.node.children().size();
-        for (std::size_t j = 0; j < m; ++j) nodes[j] = term.node;
-        for (std::size_t k = 0; k < arity; ++k, ++src) {
-          auto [from, stride] = locate_in(*src, subst, nv, ids.data());
-          for (std::size_t j = 0; j < m; ++j) nodes[j].children()[k] = from[j * stride];
-        }
-        for (std::size_t j = 0; j < m; ++j)
-          if (live[j]) hashes[j] = g.hash_prefetch(nodes[j]);
-        Id* out = ids.data() + t * kBatch;
-        for (std::size_t j = 0; j < m; ++j) {
-          if (!live[j]) continue;
-          auto hit = g.lookup_hashed(nodes[j], hashes[j]);
-          live[j] = hit.has_value();
-          out[j] = hit.value_or(kInvalidId);
-        }
-      }
-      auto [top, stride] = locate_in(rhs_top_, subst, nv, ids.data());
-      for (std::size_t j = 0; j < m; ++j) matches.found[base + j] = live[j] ? top[j * stride] : kInvalidId;
-    }
-  }
-
   // Applies matches [first, last) (every match by default); returns the
   // number of unions that changed the graph.
   std::size_t apply(Graph& g, const SearchMatches& matches, std::size_t first = 0,
@@ -246,9 +199,9 @@ class Rewrite {
   // node that was new has joined its match's class already). A child is
   // read where it is (a match's variable, or the class of an earlier term
   // for each match of the batch: rhs_sources_), one child position at a
-  // time over the batch. A match whose right side look_up found is only
-  // unioned with it. Instantiated without conditions too, where the
-  // per-match tests of a condition's verdict go.
+  // time over the batch.
+  // Instantiated without conditions too, where every match of a batch is
+  // applied and the per-match tests go.
   template <bool kConditions>
   std::size_t apply_batched(Graph& g, const SearchMatches& matches, std::size_t first, std::size_t last) const {
     const PatternAst<N>& pat = rhs_.front().second;
@@ -258,29 +211,24 @@ class Rewrite {
     std::vector<Id> ids(kBatch * T);
     std::array<N, kBatch> nodes;
     std::array<std::uint64_t, kBatch> hashes{};
-    std::array<bool, kBatch> passed;  // to be unioned
-    // The matches of the batch to build (sel[0, nsel)): those that pass
-    // the conditions and whose right side look_up did not find (a found
-    // one is only unioned with the class found, where that is not already
-    // its own).
-    const Id* found = matches.has_found() ? matches.found.data() : nullptr;
-    std::array<std::uint8_t, kBatch> sel;
+    std::array<bool, kBatch> passed;
+    passed.fill(true);
+    auto ok = [&](std::size_t j) { return !kConditions || passed[j]; };
     std::size_t changed = 0;
+    // Where source `s` of match j of the batch is: base[j * stride].
+    auto locate = [&](Source s, const Id* subst) -> std::pair<const Id*, std::size_t> {
+      if (s.from_match) return {subst + s.index, nv};
+      return {ids.data() + s.index * kBatch, 1};
+    };
     // Batches are the fixed slices [16k, 16k + 16) of the match list (cut
     // by `first` and `last`), wherever a caller's chunks start: a chunk
     // that starts inside one does not shift every batch after it.
     for (std::size_t base = first, m = 0; base < last; base += m) {
       m = std::min(kBatch - base % kBatch, last - base);
       const Id* subst = matches.substs.data() + base * nv;
-      std::size_t nsel = 0;
-      for (std::size_t j = 0; j < m; ++j) {
-        // Found in the match's own class: the union states nothing new.
-        if (found && found[base + j] == matches.roots[base + j]) {
-          passed[j] = false;
-          continue;
-        }
-        passed[j] = true;
-        if constexpr (kConditions) {
+      if constexpr (kConditions) {
+        for (std::size_t j = 0; j < m; ++j) {
+          passed[j] = true;
           for (const auto& cond : conditions_) {
             if (!cond(g, matches.roots[base + j], matches.subst(base + j))) {
               passed[j] = false;
@@ -288,32 +236,30 @@ class Rewrite {
             }
           }
         }
-        if (passed[j] && (!found || found[base + j] == kInvalidId)) sel[nsel++] = static_cast<std::uint8_t>(j);
       }
       const Source* src = rhs_sources_.data();
-      for (std::size_t t = 0; t < T && nsel > 0; ++t) {
+      for (std::size_t t = 0; t < T; ++t) {
         const auto& term = pat.terms[t];
         if (term.is_var) continue;
         Id* out = ids.data() + t * kBatch;
         const std::size_t unions = g.union_count();
-        for (std::size_t q = 0; q < nsel; ++q) nodes[sel[q]] = term.node;
+        for (std::size_t j = 0; j < m; ++j) nodes[j] = term.node;
         const std::size_t arity = term.node.children().size();
         for (std::size_t k = 0; k < arity; ++k, ++src) {
-          auto [from, stride] = locate_in(*src, subst, nv, ids.data());
-          for (std::size_t q = 0; q < nsel; ++q) nodes[sel[q]].children()[k] = from[sel[q] * stride];
+          auto [from, stride] = locate(*src, subst);
+          for (std::size_t j = 0; j < m; ++j) nodes[j].children()[k] = from[j * stride];
         }
-        for (std::size_t q = 0; q < nsel; ++q) hashes[sel[q]] = g.prepare(nodes[sel[q]]);
+        for (std::size_t j = 0; j < m; ++j)
+          if (ok(j)) hashes[j] = g.prepare(nodes[j]);
         // Only adds happen between prepare and add_prepared (children stay
         // canonical), unless an analysis's modify unions. A new top node
         // joins its match's class (add_prepared_into): the union is done.
         if (t + 1 < T) {
-          for (std::size_t q = 0; q < nsel; ++q) {
-            const std::size_t j = sel[q];
-            out[j] = g.add_prepared(nodes[j], hashes[j], g.union_count() != unions);
-          }
+          for (std::size_t j = 0; j < m; ++j)
+            if (ok(j)) out[j] = g.add_prepared(nodes[j], hashes[j], g.union_count() != unions);
         } else {
-          for (std::size_t q = 0; q < nsel; ++q) {
-            const std::size_t j = sel[q];
+          for (std::size_t j = 0; j < m; ++j) {
+            if (!ok(j)) continue;
             auto [id, added] =
                 g.add_prepared_into(nodes[j], hashes[j], matches.roots[base + j], g.union_count() != unions);
             out[j] = id;
@@ -321,12 +267,9 @@ class Rewrite {
           }
         }
       }
-      auto [top, stride] = locate_in(rhs_top_, subst, nv, ids.data());
-      for (std::size_t j = 0; j < m; ++j) {
-        if (!passed[j]) continue;
-        const bool built = !found || found[base + j] == kInvalidId;
-        changed += g.merge(matches.roots[base + j], built ? top[j * stride] : found[base + j]);
-      }
+      auto [top, stride] = locate(rhs_top_, subst);
+      for (std::size_t j = 0; j < m; ++j)
+        if (ok(j)) changed += g.merge(matches.roots[base + j], top[j * stride]);
     }
     return changed;
   }
@@ -355,12 +298,6 @@ class Rewrite {
     bool from_match = false;
     std::uint32_t index = 0;  // the variable, or the term
   };
-  // Where source `s` of match j of a batch is: first[j * stride], for the
-  // batch's substitutions `subst` (nv ids a match) and term table `ids`.
-  static std::pair<const Id*, std::size_t> locate_in(Source s, const Id* subst, std::size_t nv, const Id* ids) {
-    if (s.from_match) return {subst + s.index, nv};
-    return {ids + s.index * kBatch, 1};
-  }
 
   explicit Rewrite(std::string name) : name_(std::move(name)) {}
 

@@ -6,9 +6,8 @@
 // iteration are searched on n threads (each rule's matches into its own
 // buffer; a rule with many root candidates in parts, joined in order into
 // the matches one search gives); the scheduler is asked for every rule's
-// limit before any search and hears of the matches in rule order; the kept
-// matches' right sides are looked up on the threads too (Rewrite::look_up),
-// and matches are applied in rule order on the calling thread, so the
+// limit before any search and hears of the matches in rule order, and
+// matches are applied in rule order on the calling thread, so the
 // e-graph after each iteration is the same whatever the thread count (a
 // time limit that ends an iteration part way aside). A phase too small to
 // pay for waking a thread runs on the caller's alone. Schedulers must decide each rule's limit from that rule's own
@@ -100,9 +99,9 @@ class Runner {
   Scheduler& scheduler() { return *scheduler_; }
   void add_hook(Hook hook) { hooks_.push_back(std::move(hook)); }
   const RunnerLimits& limits() const { return limits_; }
-  // Threads that search and look up (the caller's included); 1, the
-  // default: all on the caller's. The pool is started by the first phase
-  // with work enough for it (run_phase), so a small run starts no thread.
+  // Threads that search (the caller's included); 1, the default: all on
+  // the caller's. The pool is started by the first search with work enough
+  // for it (run_phase), so a small run starts no thread.
   void set_threads(std::size_t threads) {
     threads = std::max<std::size_t>(1, threads);
     if (threads == threads_) return;
@@ -288,7 +287,6 @@ class Runner {
       }
       result = check_limits();
     }
-    if (!result) look_up(rules, subset);
     it.search_time = seconds_since(start);
 
     auto apply_start = Clock::now();
@@ -341,33 +339,6 @@ class Runner {
     pool_->run(f);
   }
 
-  // Looks up the right side of every kept match of a rule that applies in
-  // batches (Rewrite::look_up), in chunks of the match lists, on the
-  // threads where there are matches enough. Once the scheduler has kept
-  // them: the look-ups are the same whatever the threads, and none is
-  // spent on a rule it bans.
-  void look_up(std::span<const Rule> rules, std::span<const std::size_t> subset) {
-    struct Chunk {
-      std::size_t r, first, last;
-    };
-    std::vector<Chunk> chunks;
-    std::size_t all_matches = 0;
-    for (std::size_t r : subset) {
-      SearchMatches& m = matches_[r];
-      if (m.empty() || !rules[r].applies_in_batches(egraph)) continue;
-      m.found.resize(m.size());
-      for (std::size_t first = 0; first < m.size(); first += kLookUpChunk)
-        chunks.push_back(Chunk{r, first, std::min(m.size(), first + kLookUpChunk)});
-      all_matches += m.size();
-    }
-    std::atomic<std::size_t> next{0};
-    run_phase(all_matches >= kParallelMatches, [&] {
-      for (std::size_t c; (c = next.fetch_add(1)) < chunks.size();)
-        rules[chunks[c].r].look_up(egraph, matches_[chunks[c].r], chunks[c].first, chunks[c].last);
-    });
-    count_match_bytes();
-  }
-
   // The match buffers' footprint, for the memory limit: counted once the
   // searches may have grown them, not at every check (a rule set has tens
   // of buffers, and applying checks every few hundred matches).
@@ -382,12 +353,10 @@ class Runner {
   std::vector<Hook> hooks_;
   std::vector<SearchMatches> matches_;
   std::vector<SearchMatches> part_matches_;  // per search task split into parts
-  // Grain sizes: a phase runs on the pool only where its work pays for
+  // Grain size: the search runs on the pool only where its work pays for
   // waking a thread (a wake-up and the wait for it cost about 10-40 us on
-  // this VM, searching about 0.1-0.3 us a root candidate, looking up about
-  // 0.02-0.04 us a match). Look-ups are shared out in chunks of
-  // kLookUpChunk matches (a multiple of Rule::kBatch).
-  static constexpr std::size_t kParallelCandidates = 512, kParallelMatches = 2048, kLookUpChunk = 512;
+  // this VM, searching about 0.1-0.3 us a root candidate).
+  static constexpr std::size_t kParallelCandidates = 512;
   std::size_t threads_ = 1;           // set_threads
   std::unique_ptr<ThreadPool> pool_;  // started by the first parallel phase
   std::size_t match_bytes_ = 0;       // count_match_bytes

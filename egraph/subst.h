@@ -53,10 +53,6 @@ struct SearchMatches {
   std::uint32_t num_vars = 0;
   IdBuffer roots;   // per match: the class the (first) pattern matched
   IdBuffer substs;  // per match: num_vars ids
-  // Per match, where filled (Rewrite::look_up, once the matches are joined
-  // and kept; else empty): the class of the right side, looked up on the
-  // searched graph, or kInvalidId where a term of it was not there.
-  IdBuffer found;
 
   std::size_t size() const { return roots.size(); }
   bool empty() const { return roots.empty(); }
@@ -65,7 +61,6 @@ struct SearchMatches {
     num_vars = vars;
     roots.clear();
     substs.clear();
-    found.clear();
   }
   // Appends `other`'s matches (same num_vars), at most up to `limit` in all.
   void append(const SearchMatches& other, std::size_t limit) {
@@ -74,8 +69,7 @@ struct SearchMatches {
     substs.insert(substs.end(), other.substs.begin(),
                   other.substs.begin() + static_cast<std::ptrdiff_t>(take * num_vars));
   }
-  bool has_found() const { return !roots.empty() && found.size() == roots.size(); }
-  std::size_t memory_bytes() const { return (roots.capacity() + substs.capacity() + found.capacity()) * sizeof(Id); }
+  std::size_t memory_bytes() const { return (roots.capacity() + substs.capacity()) * sizeof(Id); }
 };
 
 }  // namespace refinery::egraph

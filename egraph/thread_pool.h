@@ -1,5 +1,5 @@
-// A fixed pool of threads for the Runner's search and look-up phases (both
-// only read the e-graph). `run(f)` calls f on the caller's thread and on every
+// A fixed pool of threads for the Runner's search phase (searching only
+// reads the e-graph). `run(f)` calls f on the caller's thread and on every
 // worker that wakes while that call runs, and returns when all of those
 // calls have returned; the work is shared out by f itself (an atomic
 // counter over the tasks), so f must be content to run on the caller

@@ -57,10 +57,9 @@ std::unique_ptr<Runner<MathNode, NoAnalysis>> threaded_runner(
 // Issue #20: searching on two threads gives the same e-graph after every
 // iteration as one thread (the same sizes, and each rule's matches). With
 // 2 and 3 threads the runner searches on the pool, each rule in parts, in
-// an iteration of 512 root candidates or more (the sixth at n = 7; the
-// fifth to eighth at n = 8), and looks up on it where 2048 matches or more
-// are kept (from the fifth on): Runner's grain sizes. The next test
-// compares the e-graphs id for id.
+// an iteration of 512 root candidates or more (Runner's grain size: the
+// sixth at n = 7; the fifth to eighth at n = 8). The next test compares
+// the e-graphs id for id.
 TEST(Scaling, TwoSearchThreadsGiveTheSameIterations) {
   auto trace = [](std::size_t threads) {
     auto rules = assoc_rules();
