@@ -9,9 +9,10 @@
 // limit before any search and hears of the matches in rule order, and
 // matches are applied in rule order on the calling thread, so the
 // e-graph after each iteration is the same whatever the thread count (a
-// time limit that ends an iteration part way aside). A phase too small to
-// pay for waking a thread runs on the caller's alone. Schedulers must decide each rule's limit from that rule's own
-// history (both in this folder and optimize/'s do).
+// time limit that ends an iteration part way aside). A search too small
+// to pay for waking a thread runs on the caller's alone. Schedulers must
+// decide each rule's limit from that rule's own history (both in this
+// folder and optimize/'s do).
 #pragma once
 
 #include <atomic>
@@ -358,7 +359,7 @@ class Runner {
   // this VM, searching about 0.1-0.3 us a root candidate).
   static constexpr std::size_t kParallelCandidates = 512;
   std::size_t threads_ = 1;           // set_threads
-  std::unique_ptr<ThreadPool> pool_;  // started by the first parallel phase
+  std::unique_ptr<ThreadPool> pool_;  // started by the first parallel search
   std::size_t match_bytes_ = 0;       // count_match_bytes
   Clock::time_point start_{};
   std::size_t run_first_ = 0;
