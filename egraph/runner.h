@@ -5,12 +5,14 @@
 // Searching only reads the e-graph, so with set_threads(n) the rules of an
 // iteration are searched on n threads (each rule's matches into its own
 // buffer; a rule with many root candidates in parts, joined in order into
-// the matches one search gives); the scheduler is asked for every rule's limit before any search
-// and hears of the matches in rule order, and matches are applied in rule
-// order on the calling thread, so the e-graph after each iteration is the
-// same whatever the thread count (a time limit that ends an iteration part
-// way aside). Schedulers must decide each rule's limit from that rule's own
-// history (both in this folder and optimize/'s do).
+// the matches one search gives); the scheduler is asked for every rule's
+// limit before any search and hears of the matches in rule order, and
+// matches are applied in rule order on the calling thread, so the
+// e-graph after each iteration is the same whatever the thread count (a
+// time limit that ends an iteration part way aside). A search too small
+// to pay for waking a thread runs on the caller's alone. Schedulers must
+// decide each rule's limit from that rule's own history (both in this
+// folder and optimize/'s do).
 #pragma once
 
 #include <atomic>
@@ -99,13 +101,15 @@ class Runner {
   void add_hook(Hook hook) { hooks_.push_back(std::move(hook)); }
   const RunnerLimits& limits() const { return limits_; }
   // Threads that search (the caller's included); 1, the default: all on
-  // the caller's.
+  // the caller's. The pool is started by the first search with work enough
+  // for it (run_phase), so a small run starts no thread.
   void set_threads(std::size_t threads) {
     threads = std::max<std::size_t>(1, threads);
-    if (threads == search_threads()) return;
-    pool_ = threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr;
+    if (threads == threads_) return;
+    threads_ = threads;
+    pool_ = nullptr;
   }
-  std::size_t search_threads() const { return pool_ ? pool_->size() : 1; }
+  std::size_t search_threads() const { return threads_; }
 
   // Runs every rule until saturation or a limit; the iterations are
   // appended to `iterations`, the reason is returned and kept in
@@ -217,14 +221,19 @@ class Runner {
         std::size_t k, part, parts;
       };
       std::vector<Task> tasks;
-      const std::size_t threads = search_threads();
+      std::vector<std::size_t> candidates(subset.size(), 0);
+      std::size_t all_candidates = 0;
+      if (threads_ > 1) {
+        for (std::size_t k = 0; k < subset.size(); ++k) {
+          if (limit[k]) all_candidates += candidates[k] = rules[subset[k]].num_candidates(egraph);
+        }
+      }
+      const bool parallel = all_candidates >= kParallelCandidates;
       for (std::size_t k = 0; k < subset.size(); ++k) {
         if (!limit[k]) continue;
-        std::size_t parts = 1;
-        if (threads > 1) {
-          constexpr std::size_t kMinCandidates = 32;  // per part
-          parts = std::clamp<std::size_t>(rules[subset[k]].num_candidates(egraph) / kMinCandidates, 1, 4 * threads);
-        }
+        constexpr std::size_t kMinCandidates = 32;  // per part
+        const std::size_t parts =
+            parallel ? std::clamp<std::size_t>(candidates[k] / kMinCandidates, 1, 4 * threads_) : 1;
         for (std::size_t p = 0; p < parts; ++p) tasks.push_back(Task{k, p, parts});
       }
       if (part_matches_.size() < tasks.size()) part_matches_.resize(tasks.size());
@@ -241,18 +250,12 @@ class Runner {
           }
           const Task& task = tasks[t];
           const Rule& rule = rules[subset[task.k]];
-          if (task.parts == 1) {
-            rule.search(egraph, *limit[task.k], matches_[subset[task.k]]);
-          } else {
-            rule.search_part(egraph, *limit[task.k], part_matches_[t], task.part, task.parts);
-          }
+          SearchMatches& out = task.parts == 1 ? matches_[subset[task.k]] : part_matches_[t];
+          rule.search_part(egraph, *limit[task.k], out, task.part, task.parts);
           done[t] = 1;
         }
       };
-      if (pool_)
-        pool_->run(search);
-      else
-        search();
+      run_phase(parallel, search);
       for (std::size_t t = 0; t < tasks.size();) {
         const Task& task = tasks[t];
         bool all = true;
@@ -329,6 +332,14 @@ class Runner {
     return it;
   }
 
+  // Runs `f` on the pool's threads (each takes tasks from a counter in f)
+  // where `parallel`, else on the caller's alone.
+  void run_phase(bool parallel, const std::function<void()>& f) {
+    if (!parallel || threads_ == 1) return f();
+    if (!pool_) pool_ = std::make_unique<ThreadPool>(threads_);
+    pool_->run(f);
+  }
+
   // The match buffers' footprint, for the memory limit: counted once the
   // searches may have grown them, not at every check (a rule set has tens
   // of buffers, and applying checks every few hundred matches).
@@ -343,7 +354,12 @@ class Runner {
   std::vector<Hook> hooks_;
   std::vector<SearchMatches> matches_;
   std::vector<SearchMatches> part_matches_;  // per search task split into parts
-  std::unique_ptr<ThreadPool> pool_;  // set_threads(n > 1)
+  // Grain size: the search runs on the pool only where its work pays for
+  // waking a thread (a wake-up and the wait for it cost about 10-40 us on
+  // this VM, searching about 0.1-0.3 us a root candidate).
+  static constexpr std::size_t kParallelCandidates = 512;
+  std::size_t threads_ = 1;           // set_threads
+  std::unique_ptr<ThreadPool> pool_;  // started by the first parallel search
   std::size_t match_bytes_ = 0;       // count_match_bytes
   Clock::time_point start_{};
   std::size_t run_first_ = 0;

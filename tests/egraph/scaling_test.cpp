@@ -56,9 +56,10 @@ std::unique_ptr<Runner<MathNode, NoAnalysis>> threaded_runner(
 
 // Issue #20: searching on two threads gives the same e-graph after every
 // iteration as one thread (the same sizes, and each rule's matches). With
-// 2 and 3 threads the runner searches each rule in parts from iteration 4
-// on (over 64 candidate classes). The next test compares the e-graphs id
-// for id.
+// 2 and 3 threads the runner searches on the pool, each rule in parts, in
+// an iteration of 512 root candidates or more (Runner's grain size: the
+// sixth at n = 7; the fifth to eighth at n = 8). The next test compares
+// the e-graphs id for id.
 TEST(Scaling, TwoSearchThreadsGiveTheSameIterations) {
   auto trace = [](std::size_t threads) {
     auto rules = assoc_rules();
@@ -92,7 +93,7 @@ std::vector<std::uint64_t> fingerprints(std::size_t threads,
     out.push_back(runner_fingerprint(r));
     return std::nullopt;
   });
-  // n = 8: rules with enough root candidates to be searched in parts.
+  // n = 8: iterations with work enough for the pool (see above).
   runner.add_expr(must_parse(nested_sum(8)));
   EXPECT_EQ(runner.run(rules).kind, StopKind::Saturated);
   out.push_back(runner_fingerprint(runner));
