@@ -122,10 +122,11 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options, const Solutio
   auto take = [&](const Solution& s) {
     Solution full = red.expand(p, s);
     if (!check_solution(p, full).empty()) return false;
-    if (dag_cost(p, full) > r.cost) return false;
-    bool cheaper = dag_cost(p, full) < r.cost;
+    const double cost = dag_cost(p, full);
+    if (cost > r.cost) return false;
+    const bool cheaper = cost < r.cost;
     r.solution = std::move(full);
-    r.cost = dag_cost(p, r.solution);
+    r.cost = cost;
     return cheaper;
   };
   bool improved = false;
@@ -216,7 +217,7 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options, const Solutio
   // changed at once, each window's ILP solved with the rest of the answer
   // kept; what it finds is the ILP's (sub-problems') answer.
   if (options.windows.share > 0 && have_incumbent && !options.relaxation_only &&
-      (dag_cost(p, r.solution) - r.path_bound) > options.relative_gap * dag_cost(p, r.solution)) {
+      (r.cost - r.path_bound) > options.relative_gap * r.cost) {
     const double window_deadline = cpu_start + options.windows.share * options.time_limit_s;
     incumbent = improve_by_windows(q, std::move(incumbent), options, [&] { return cpu_now() > window_deadline; });
     improved = take(incumbent) || improved;

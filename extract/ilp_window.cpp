@@ -125,9 +125,11 @@ Solution improve_by_windows(const Problem& q, Solution incumbent, const IlpOptio
         if (r.solution.choice[wc] != kUnchosen)
           next.choice[w.class_of[wc]] = w.candidate[wc][static_cast<std::size_t>(r.solution.choice[wc])];
       next = prune_unreachable(q, std::move(next));
-      if (!check_solution(q, next).empty() || !(dag_cost(q, next) < cost * (1 - 1e-9))) continue;
+      if (!check_solution(q, next).empty()) continue;
+      const double next_cost = dag_cost(q, next);
+      if (!(next_cost < cost * (1 - 1e-9))) continue;
       incumbent = std::move(next);
-      cost = dag_cost(q, incumbent);
+      cost = next_cost;
       order = answer_order(q, incumbent);
       improved = true;
     }
