@@ -60,7 +60,9 @@ bool TensorCost::node_is_constant(const TensorNode& n) const {
     if (!constant_[egraph::index(g_.find(k))]) return false;
     in += targets::bytes(g_[k].data.type);
   }
-  return foldable(n.ir_op(), in, 0) || in == 0;  // output size is checked when pricing
+  // Not the output's size: what export leaves unfolded the runtime folds
+  // when it loads the model (tensor_cost.h).
+  return foldable(n.ir_op(), in, 0) || in == 0;
 }
 
 double TensorCost::operator()(egraph::Id cls, const TensorNode& n) const {
@@ -74,7 +76,6 @@ double TensorCost::operator()(egraph::Id cls, const TensorNode& n) const {
   d.num_outputs = na.num_outputs;
   d.graph_output = root_[egraph::index(g_.find(cls))];
   std::size_t k = 0, positions = na.present.empty() ? n.kids.size() : na.present.size();
-  double in_bytes = 0;
   for (std::size_t i = 0; i < positions; ++i) {
     if (!na.present.empty() && !na.present[i]) {
       d.inputs.push_back(nullptr);
@@ -89,11 +90,7 @@ double TensorCost::operator()(egraph::Id cls, const TensorNode& n) const {
       d.input_activity.push_back(activity_[c]);
     else if (!activity_.empty())
       d.input_activity.push_back(1.0);
-    in_bytes += targets::bytes(g_[kid].data.type);
   }
-  // A constant expression is free only when export will fold it.
-  if (d.all_inputs_constant() && (!foldable(d.op, in_bytes, targets::bytes(out)) || !out.shape.is_static()))
-    std::fill(d.input_constant.begin(), d.input_constant.end(), false);
   // A tiny tie-breaker per op: among equal costs, fewer nodes.
   return model_.cost(d) + 1e-12;
 }

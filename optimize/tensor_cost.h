@@ -1,7 +1,11 @@
-// Prices tensor e-nodes with a target's cost model, for extraction. A class
-// is constant when one of its nodes is a constant leaf or a foldable op on
-// constant classes: such nodes cost nothing, because export folds them into
-// initializers (fold.h uses the same test, foldable()).
+// Prices tensor e-nodes with a target's cost model, for extraction, as
+// targets::graph_cost prices a graph (the law tests/optimize/tensor_cost_test
+// checks). A class is constant when one of its nodes is a constant leaf or
+// an op the interpreter runs on constant classes: such nodes cost nothing.
+// Export folds what foldable() accepts into initializers (fold.h); a larger
+// result (an Expand to a batch of per-position maps) stays an op, which the
+// runtime folds when it loads the model: ONNX Runtime 1.30 runs none of
+// them per inference (docs/measurements.md, session 25).
 #pragma once
 
 #include <vector>
