@@ -207,11 +207,10 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options, const Solutio
   const double path_deadline = cpu_now() + options.path_share * options.time_limit_s;
   // A bound this high proves the answer in hand (closed_by, below).
   const double enough = dag_cost(p, r.solution) * (1 - options.relative_gap) - red.fixed_cost;
-  double best_bound_q =
-      paths ? path_bounds(
-                  q.classes, q.roots, options.path_work, [&] { return cpu_now() > path_deadline; }, enough)
-                  .of_answer(q.roots)
-            : 0;
+  const PathBounds bounds_q =
+      paths ? path_bounds(q.classes, q.roots, options.path_work, [&] { return cpu_now() > path_deadline; }, enough)
+            : PathBounds{};
+  double best_bound_q = paths ? bounds_q.of_answer(q.roots) : 0;
   r.path_bound = red.fixed_cost + best_bound_q;
   // The windows' move (improve_by_windows): several blocks' derivations
   // changed at once, each window's ILP solved with the rest of the answer
@@ -219,7 +218,8 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options, const Solutio
   if (options.windows.share > 0 && have_incumbent && !options.relaxation_only &&
       (r.cost - r.path_bound) > options.relative_gap * r.cost) {
     const double window_deadline = cpu_start + options.windows.share * options.time_limit_s;
-    incumbent = improve_by_windows(q, std::move(incumbent), options, [&] { return cpu_now() > window_deadline; });
+    incumbent = improve_by_windows(
+        q, std::move(incumbent), options, [&] { return cpu_now() > window_deadline; }, bounds_q.below);
     improved = take(incumbent) || improved;
   }
   const bool levels_mode = options.acyclicity == Acyclicity::Levels;

@@ -160,11 +160,14 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options, const Solutio
 // the rest of the answer with one candidate each) goes to extract_ilp with
 // the answer as its start (no windows inside, no condensed bound, CBC's
 // node and time limits of `options.windows`). A window's answer is kept
-// when it is valid (checked acyclic) and the whole DAG cost falls; the
-// window slides by `stride`; passes repeat while one improves. Stops
-// before a window once `out_of_time` says so. Deterministic but for the
-// time limits (CBC's guard per window, and `out_of_time`).
+// when it is valid (checked acyclic) and the whole DAG cost falls. The
+// windows start `stride` classes of the answer apart; with `below` (a lower
+// bound per class of q: path_bounds) the ones where the answer pays most
+// beyond it come first, else the bottom one. Passes repeat while one
+// improves. Stops before a window once `out_of_time` says so.
+// Deterministic but for the time limits (CBC's guard per window, and
+// `out_of_time`).
 Solution improve_by_windows(const Problem& q, Solution incumbent, const IlpOptions& options,
-                            const std::function<bool()>& out_of_time);
+                            const std::function<bool()>& out_of_time, const std::vector<double>& below = {});
 
 }  // namespace refinery::extract

@@ -38,6 +38,50 @@ std::vector<std::uint32_t> answer_order(const Problem& q, const Solution& s) {
   return order;
 }
 
+// The windows' first classes (positions in `order`, `stride` apart), the
+// ones where the answer pulls furthest from its path bound first. The
+// answer's cost of a class c (its chosen sub-graph, each class once) is at
+// least below[c] (problem.h, path_bounds); of their difference (what the
+// answer pays at c beyond the bound), c's own part is what exceeds the
+// largest of its chosen kids'. A window's pull is its classes' own parts,
+// summed; ties (and no bounds) keep the topological order.
+std::vector<std::size_t> window_starts(const Problem& q, const Solution& s, const std::vector<std::uint32_t>& order,
+                                       const std::vector<double>& below, const WindowOptions& options) {
+  std::vector<std::size_t> starts;
+  for (std::size_t at = 0; at < order.size(); at += options.stride) starts.push_back(at);
+  if (below.size() != q.classes.size()) return starts;
+  const std::size_t n = order.size(), words = (n + 63) / 64;
+  std::vector<std::uint32_t> position(q.classes.size(), UINT32_MAX);
+  for (std::size_t i = 0; i < n; ++i) position[order[i]] = static_cast<std::uint32_t>(i);
+  std::vector<std::uint64_t> reach(n * words, 0);  // per position, the positions its sub-graph holds
+  std::vector<double> excess(n, 0), own(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Candidate& cand = q.classes[order[i]][static_cast<std::size_t>(s.choice[order[i]])];
+    std::uint64_t* row = reach.data() + i * words;
+    row[i / 64] |= std::uint64_t{1} << (i % 64);
+    double kids_excess = 0;
+    for (std::uint32_t k : cand.kids) {
+      const std::uint64_t* kid = reach.data() + std::size_t{position[k]} * words;
+      for (std::size_t w = 0; w < words; ++w) row[w] |= kid[w];
+      kids_excess = std::max(kids_excess, excess[position[k]]);
+    }
+    double cost = 0;
+    for (std::size_t j = 0; j < n; ++j)
+      if ((row[j / 64] >> (j % 64)) & 1) cost += q.classes[order[j]][static_cast<std::size_t>(s.choice[order[j]])].cost;
+    excess[i] = std::max(0.0, cost - below[order[i]]);
+    own[i] = std::max(0.0, excess[i] - kids_excess);
+  }
+  std::vector<double> pull(starts.size(), 0);
+  for (std::size_t w = 0; w < starts.size(); ++w)
+    for (std::size_t i = starts[w]; i < std::min(n, starts[w] + options.answer_classes); ++i) pull[w] += own[i];
+  std::vector<std::size_t> rank(starts.size());
+  for (std::size_t w = 0; w < rank.size(); ++w) rank[w] = w;
+  std::stable_sort(rank.begin(), rank.end(), [&](std::size_t a, std::size_t b) { return pull[a] > pull[b]; });
+  std::vector<std::size_t> sorted;
+  for (std::size_t w : rank) sorted.push_back(starts[w]);
+  return sorted;
+}
+
 // A window's problem: the free classes with every candidate whose kids are
 // in it, the rest of the answer with its chosen candidate alone.
 struct Window {
@@ -99,7 +143,7 @@ Window make_window(const Problem& q, const Solution& answer, const std::vector<s
 }  // namespace
 
 Solution improve_by_windows(const Problem& q, Solution incumbent, const IlpOptions& options,
-                            const std::function<bool()>& out_of_time) {
+                            const std::function<bool()>& out_of_time, const std::vector<double>& below) {
   const WindowOptions& limits = options.windows;
   if (limits.answer_classes == 0 || limits.stride == 0 || !check_solution(q, incumbent).empty()) return incumbent;
   IlpOptions inner = options;
@@ -113,11 +157,12 @@ Solution improve_by_windows(const Problem& q, Solution incumbent, const IlpOptio
   inner.cbc_parameters.emplace_back("cuts", "off");
   double cost = dag_cost(q, incumbent);
   std::vector<std::uint32_t> order = answer_order(q, incumbent);
+  std::vector<std::size_t> starts = window_starts(q, incumbent, order, below, limits);
   for (std::size_t pass = 0; pass < limits.passes; ++pass) {
     bool improved = false;
-    for (std::size_t at = 0; at < order.size(); at += limits.stride) {
+    for (std::size_t tried = 0; tried < starts.size(); ++tried) {
       if (out_of_time()) return incumbent;
-      Window w = make_window(q, incumbent, order, at, limits);
+      Window w = make_window(q, incumbent, order, starts[tried], limits);
       IlpResult r = extract_ilp(w.problem, inner, w.start);
       if (!(r.cost < cost * (1 - 1e-9))) continue;
       Solution next{std::vector<std::int32_t>(q.classes.size(), kUnchosen)};
@@ -131,9 +176,11 @@ Solution improve_by_windows(const Problem& q, Solution incumbent, const IlpOptio
       incumbent = std::move(next);
       cost = next_cost;
       order = answer_order(q, incumbent);
+      starts = window_starts(q, incumbent, order, below, limits);
       improved = true;
     }
     if (!improved) break;
+    starts = window_starts(q, incumbent, order, below, limits);
   }
   return incumbent;
 }

@@ -406,6 +406,33 @@ TEST(IlpWindows, ChangeSeveralClassesWhereSingleMovesCannot) {
   EXPECT_EQ(improve_by_windows(p, greedy, options, [] { return true; }).choice, greedy.choice);
 }
 
+// The windows start where the answer pays most beyond its path bound: a
+// chain C0 -> ... -> C4 (1 each, a path, so the answer pays its bound) and
+// a second root T whose answer is its leaf (5) where f(L) costs 1 + 1. T
+// is last in the topological order; with time for one window, that window
+// is T's, and the answer falls from 10 to 7. Without the path bounds the
+// first window is the chain's leaf, and nothing changes.
+TEST(IlpWindows, TheWindowWhereTheAnswerPullsFromItsBoundComesFirst) {
+  Problem p;
+  p.classes = {{node(1, {1})}, {node(1, {2})}, {node(1, {3})}, {node(1, {4})}, {leaf(1)}, {leaf(5), node(1, {6})},
+               {leaf(1)}};
+  p.roots = {0, 5};
+  Solution leaf_at_t{{0, 0, 0, 0, 0, 0, kUnchosen}};
+  ASSERT_EQ(check_solution(p, leaf_at_t), "");
+  ASSERT_NEAR(dag_cost(p, leaf_at_t), 10, 1e-9);
+  IlpOptions options;
+  options.windows.answer_classes = 1;
+  options.windows.stride = 1;
+  auto one_window = [] {
+    return [windows = 0]() mutable { return windows++ > 0; };
+  };
+  const std::vector<double> below = path_bounds(p.classes, p.roots).below;
+  Solution s = improve_by_windows(p, leaf_at_t, options, one_window(), below);
+  EXPECT_EQ(check_solution(p, s), "");
+  EXPECT_NEAR(dag_cost(p, s), 7, 1e-9);
+  EXPECT_NEAR(dag_cost(p, improve_by_windows(p, leaf_at_t, options, one_window())), 10, 1e-9);
+}
+
 // A known answer given to extract_ilp is its incumbent where it is cheaper
 // than greedy's: with the relaxation alone solved (no integer answer from
 // CBC), no windows and no reduction (which folds A and B away, and greedy
