@@ -120,12 +120,8 @@ class EGraph {
     Id ra = uf_.find_mut(a), rb = uf_.find_mut(b);
     if (ra == rb) return false;
     Justification why{explain_->intern_reason(reason), forward};
-    if (!premises.empty()) {
-      std::vector<Premise> held;
-      for (const Premise& p : premises)
-        if (p.term != p.node && uf_.find_mut(p.term) == uf_.find_mut(p.node)) held.push_back(p);
-      why.match = explain_->add_match(held);
-    }
+    why.match = explain_->add_match(
+        premises, [&](const Premise& p) { return p.term != p.node && uf_.find_mut(p.term) == uf_.find_mut(p.node); });
     return merge_roots(ra, rb, a, b, why);
   }
 

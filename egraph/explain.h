@@ -83,12 +83,16 @@ class ProofForest {
   }
   const std::string& reason_name(std::uint32_t reason) const { return reasons_[reason]; }
 
-  // Keeps a match's premises (each pair in one class now, so the path
-  // between them is made of edges older than the rule's edge); returns the
-  // index for Justification::match.
-  std::uint32_t add_match(std::span<const Premise> premises) {
-    if (premises.empty()) return Justification::kNoMatch;
-    premises_.insert(premises_.end(), premises.begin(), premises.end());
+  // Keeps those of a match's premises for which keep(p) holds (each pair
+  // must be in one class now, so the path between them is made of edges
+  // older than the rule's edge); returns the index for
+  // Justification::match, kNoMatch when none is kept.
+  template <class Keep>
+  std::uint32_t add_match(std::span<const Premise> premises, Keep&& keep) {
+    const std::size_t start = premises_.size();
+    for (const Premise& p : premises)
+      if (keep(p)) premises_.push_back(p);
+    if (premises_.size() == start) return Justification::kNoMatch;
     match_end_.push_back(static_cast<std::uint32_t>(premises_.size()));
     return static_cast<std::uint32_t>(match_end_.size() - 1);
   }

@@ -164,7 +164,7 @@ class CompiledRule {
   // `todo` (patterns and the classes they must match) and `b` are extended
   // and restored as the search backtracks.
   void solve(const TensorEGraph& g, std::vector<Todo>& todo, Binding& b,
-             const std::function<void(const Binding&)>& found) const {
+             const std::function<void(Binding&)>& found) const {
     if (todo.empty()) {
       found(b);
       return;
@@ -195,7 +195,7 @@ class CompiledRule {
           Binding::Mark mark = b.mark();
           int64_t rank = n.kids.empty() ? -1 : g[n.kids[0]].data.type.shape.rank();
           if (attrs_match(ctx.attrs(n.payload), *p, rank, b)) {
-            b.nodes.push_back(Matched{&n, parent, kid});
+            if (g.explanations_enabled()) b.nodes.push_back(Matched{&n, parent, kid});
             const int self = static_cast<int>(b.nodes.size()) - 1;
             for (size_t i = 0; i < p->kids.size(); ++i)
               todo.push_back(Todo{&p->kids[i], n.kids[i], self, static_cast<std::uint32_t>(i)});
@@ -235,11 +235,12 @@ class CompiledRule {
     return true;
   }
 
-  // The premises of a match (egraph/explain.h): every e-node it took
-  // below a left side's root, with the term its parent e-node reads there.
-  static std::vector<egraph::Premise> premises(const TensorEGraph& g, const Binding& b) {
-    std::vector<egraph::Premise> out;
-    std::vector<Id> owner(b.nodes.size(), egraph::kInvalidId);
+  // Appends the premises of a match (egraph/explain.h): every e-node it
+  // took below a left side's root, with the term its parent e-node reads
+  // there. `owner` is scratch.
+  static void premises(const TensorEGraph& g, const Binding& b, std::vector<Id>& owner,
+                       std::vector<egraph::Premise>& out) {
+    owner.assign(b.nodes.size(), egraph::kInvalidId);
     for (std::size_t i = 0; i < b.nodes.size(); ++i) {
       if (auto o = g.memo_owner(*b.nodes[i].node)) owner[i] = *o;
       const Matched& m = b.nodes[i];
@@ -247,7 +248,6 @@ class CompiledRule {
       if (Id up = owner[static_cast<std::size_t>(m.parent)]; up != egraph::kInvalidId)
         out.push_back({g.proof_forest()->original(up).kids[m.kid], owner[i]});
     }
-    return out;
   }
 
   static bool attrs_match(const NodeAttrs& na, const Pat& p, int64_t rank, Binding& b) {
@@ -423,10 +423,18 @@ class CompiledRule {
     for (const auto& [root_var, pat] : body_->lhs)
       todo.push_back(Todo{&pat, root_var.empty() ? root : b0.tensors.at(root_var), -1, 0});
     std::vector<Binding> found;
-    std::vector<std::vector<egraph::Premise>> why;  // per match, with explanations on
-    solve(g, todo, b0, [&](const Binding& b) {
+    // With explanations on, match f's premises are why[why_end[f - 1], why_end[f]).
+    std::vector<egraph::Premise> why;
+    std::vector<std::size_t> why_end;
+    std::vector<Id> owner;
+    solve(g, todo, b0, [&](Binding& b) {
+      if (g.explanations_enabled()) {
+        premises(g, b, owner, why);
+        why_end.push_back(why.size());
+      }
+      std::vector<Matched> nodes = std::move(b.nodes);  // read above; not kept
       found.push_back(b);
-      if (g.explanations_enabled()) why.push_back(premises(g, b));
+      b.nodes = std::move(nodes);
     });
     std::size_t changed = 0;
     for (std::size_t f = 0; f < found.size(); ++f) {
@@ -446,9 +454,11 @@ class CompiledRule {
         unions.emplace_back(target, *id);
       }
       if (!ok) continue;
-      for (auto [a, c] : unions)
-        changed +=
-            g.merge_because(a, c, name_, true, why.empty() ? std::span<const egraph::Premise>{} : why[f]);
+      std::span<const egraph::Premise> needed;
+      if (!why_end.empty())
+        needed = std::span<const egraph::Premise>(why).subspan(f == 0 ? 0 : why_end[f - 1],
+                                                               why_end[f] - (f == 0 ? 0 : why_end[f - 1]));
+      for (auto [a, c] : unions) changed += g.merge_because(a, c, name_, true, needed);
     }
     return changed;
   }
