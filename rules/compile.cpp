@@ -236,14 +236,14 @@ class CompiledRule {
   }
 
   // Appends the premises of a match (egraph/explain.h): every e-node it
-  // took below a left side's root, with the term its parent e-node reads
-  // there. `owner` is scratch.
-  static void premises(const TensorEGraph& g, const Binding& b, std::vector<Id>& owner,
+  // took below a left side's root (`nodes`), with the term its parent
+  // e-node reads there. `owner` is scratch.
+  static void premises(const TensorEGraph& g, std::span<const Matched> nodes, std::vector<Id>& owner,
                        std::vector<egraph::Premise>& out) {
-    owner.assign(b.nodes.size(), egraph::kInvalidId);
-    for (std::size_t i = 0; i < b.nodes.size(); ++i) {
-      if (auto o = g.memo_owner(*b.nodes[i].node)) owner[i] = *o;
-      const Matched& m = b.nodes[i];
+    owner.assign(nodes.size(), egraph::kInvalidId);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (auto o = g.memo_owner(*nodes[i].node)) owner[i] = *o;
+      const Matched& m = nodes[i];
       if (m.parent < 0 || owner[i] == egraph::kInvalidId) continue;
       if (Id up = owner[static_cast<std::size_t>(m.parent)]; up != egraph::kInvalidId)
         out.push_back({g.proof_forest()->original(up).kids[m.kid], owner[i]});
@@ -423,24 +423,42 @@ class CompiledRule {
     for (const auto& [root_var, pat] : body_->lhs)
       todo.push_back(Todo{&pat, root_var.empty() ? root : b0.tensors.at(root_var), -1, 0});
     std::vector<Binding> found;
-    // With explanations on, match f's premises are why[why_end[f - 1], why_end[f]).
-    std::vector<egraph::Premise> why;
-    std::vector<std::size_t> why_end;
-    std::vector<Id> owner;
+    // With explanations on, the e-nodes match f took: taken[taken_end[f - 1], taken_end[f]).
+    std::vector<Matched> taken;
+    std::vector<std::size_t> taken_end;
     solve(g, todo, b0, [&](Binding& b) {
       if (g.explanations_enabled()) {
-        premises(g, b, owner, why);
-        why_end.push_back(why.size());
+        taken.insert(taken.end(), b.nodes.begin(), b.nodes.end());
+        taken_end.push_back(taken.size());
       }
-      std::vector<Matched> nodes = std::move(b.nodes);  // read above; not kept
+      std::vector<Matched> nodes = std::move(b.nodes);  // kept in `taken`
       found.push_back(b);
       b.nodes = std::move(nodes);
     });
+    // The premises of matches first_read.. (why[why_end[k - 1], why_end[k]) for
+    // match first_read + k), read from `taken` when the first match passes its
+    // conditions: before anything changes the e-graph, while the e-nodes are
+    // where solve saw them; matches that fail theirs before cost nothing.
+    auto slice = [](const auto& v, const std::vector<std::size_t>& end, std::size_t k) {
+      std::size_t from = k == 0 ? 0 : end[k - 1];
+      return std::span(v).subspan(from, end[k] - from);
+    };
+    std::vector<egraph::Premise> why;
+    std::vector<std::size_t> why_end;
+    std::vector<Id> owner;
+    std::size_t first_read = found.size();
     std::size_t changed = 0;
     for (std::size_t f = 0; f < found.size(); ++f) {
       const Binding& b = found[f];
       Env env;
       if (!floating(g, b) || !environment(g, b, env) || !conditions_hold(env)) continue;
+      if (!taken_end.empty() && first_read == found.size()) {
+        first_read = f;
+        for (std::size_t k = f; k < found.size(); ++k) {
+          premises(g, slice(taken, taken_end, k), owner, why);
+          why_end.push_back(why.size());
+        }
+      }
       std::vector<std::pair<Id, Id>> unions;
       bool ok = true;
       for (const auto& [root_var, pat] : body_->rhs) {
@@ -455,9 +473,7 @@ class CompiledRule {
       }
       if (!ok) continue;
       std::span<const egraph::Premise> needed;
-      if (!why_end.empty())
-        needed = std::span<const egraph::Premise>(why).subspan(f == 0 ? 0 : why_end[f - 1],
-                                                               why_end[f] - (f == 0 ? 0 : why_end[f - 1]));
+      if (!why_end.empty()) needed = slice(why, why_end, f - first_read);
       for (auto [a, c] : unions) changed += g.merge_because(a, c, name_, true, needed);
     }
     return changed;
