@@ -124,6 +124,9 @@ void print(const OptimizeArgs& a, const optimize::Report& r, std::size_t num_rul
   if (saturated) {
     fmt::print("  e-graph:    {} nodes, {} classes after {} iterations ({}, {} strategy)\n", s.egraph_nodes,
                s.egraph_classes, s.iterations(), s.stop_reason, s.strategy);
+    if (const auto& f = s.proof_forest; f.ids > 0)
+      fmt::print("  explanations: {} ids, {} edges, {} match premises ({:.1f} MiB)\n", f.ids, f.edges, f.premises,
+                 static_cast<double>(f.bytes) / (1 << 20));
     fmt::print("  rules fired: {} rules; {}\n", s.rules_fired.size(), counts(s.rules_fired, 8));
     fmt::print("  rules used:  {}\n", counts(r.extraction.rules_used, 12));
     print_extraction(r.extraction, r.neuromorphic.has_value());

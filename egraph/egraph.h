@@ -111,10 +111,18 @@ class EGraph {
   }
 
   // As merge, recording `reason` for explanations: term(a) -> term(b) by the
-  // rule or reason named `reason`, applied forward.
-  bool merge_because(Id a, Id b, std::string_view reason, bool forward = true) {
+  // rule or reason named `reason`, applied forward, whose match needed the
+  // `premises` (explain.h; those whose two ids are not in one class are
+  // left out: a match read from a stale node).
+  bool merge_because(Id a, Id b, std::string_view reason, bool forward = true,
+                     std::span<const Premise> premises = {}) {
     if (!explain_) return merge_impl(a, b, Justification{});
-    return merge_impl(a, b, Justification{explain_->intern_reason(reason), forward});
+    Id ra = uf_.find_mut(a), rb = uf_.find_mut(b);
+    if (ra == rb) return false;
+    Justification why{explain_->intern_reason(reason), forward};
+    why.match = explain_->add_match(
+        premises, [&](const Premise& p) { return p.term != p.node && uf_.find_mut(p.term) == uf_.find_mut(p.node); });
+    return merge_roots(ra, rb, a, b, why);
   }
 
   // Combines `data` into class `id`'s with the analysis's merge, as a union
@@ -198,7 +206,7 @@ class EGraph {
   std::size_t memory_bytes() const {
     return nodes_.capacity() * sizeof(N) + dead_.capacity() + classes_.capacity() * sizeof(Class) +
            class_nodes_ * sizeof(N) + parent_entries_ * sizeof(Id) + memo_.memory_bytes() + uf_.memory_bytes() +
-           (explain_ ? explain_->size() * (2 * sizeof(N) + 32) : 0);
+           (explain_ ? explain_->memory_bytes() : 0);
   }
 
   // Empty when the hashcons and congruence invariants hold, else what broke.

@@ -159,6 +159,7 @@ class Rewrite {
     }
     std::size_t changed = 0;
     std::vector<Id> scratch;
+    std::vector<Premise> premises;
     for (std::size_t i = first; i < last; ++i) {
       Id root = matches.roots[i];
       Subst s = matches.subst(i);
@@ -173,17 +174,22 @@ class Rewrite {
       switch (applier_) {
         case ApplierKind::Pattern:
           if (g.explanations_enabled()) {
+            premises.clear();
+            premises_of(g, lhs_.front().second, s, scratch, premises);
             Id from = instantiate(g, lhs_.front().second, s, scratch);
             Id to = instantiate(g, rhs_.front().second, s, scratch);
-            changed += g.merge_because(from, to, name_, true);
+            changed += g.merge_because(from, to, name_, true, premises);
           } else {
             changed += g.merge(root, instantiate(g, rhs_.front().second, s, scratch));
           }
           break;
         case ApplierKind::MultiPattern:
+          premises.clear();
+          if (g.explanations_enabled())
+            for (const auto& [root_var, pat] : lhs_) premises_of(g, pat, s, scratch, premises);
           for (const auto& [root_var, pat] : rhs_) {
             Id id = instantiate(g, pat, s, scratch);
-            changed += g.merge_because(s[root_var], id, name_, true);
+            changed += g.merge_because(s[root_var], id, name_, true, premises);
           }
           break;
         case ApplierKind::Custom: changed += custom_.apply(g, root, s); break;
@@ -272,6 +278,44 @@ class Rewrite {
         if (ok(j)) changed += g.merge(matches.roots[base + j], top[j * stride]);
     }
     return changed;
+  }
+
+  // Appends the premises of a match of `pat` under `s` (explain.h): each
+  // e-node the pattern matched below its root, with the term its parent
+  // e-node reads there. `owner` gets each node term's e-node (kInvalidId
+  // where the hashcons has not got it: unions since the last rebuild).
+  static void premises_of(const Graph& g, const PatternAst<N>& pat, Subst s, std::vector<Id>& owner,
+                          std::vector<Premise>& out) {
+    owner.assign(pat.terms.size(), kInvalidId);
+    for (std::size_t i = 0; i < pat.terms.size(); ++i) {
+      const auto& t = pat.terms[i];
+      if (t.is_var) continue;
+      // As the search read it (its classes canonical at the last rebuild, as
+      // the hashcons's keys are), then as it reads now.
+      N node = t.node;
+      bool whole = true;
+      for (Id& c : node.children()) {
+        Id own = pat[c].is_var ? kInvalidId : owner[index(c)];
+        whole &= pat[c].is_var || own != kInvalidId;
+        c = pat[c].is_var ? s[pat[c].var] : (own == kInvalidId ? own : g.find(own));
+      }
+      if (!whole) continue;
+      auto found = g.memo_owner(node);
+      if (!found) {
+        for (Id& c : node.children()) c = g.find(c);
+        found = g.memo_owner(node);
+      }
+      if (found) owner[i] = *found;
+    }
+    const ProofForest<N>& forest = *g.proof_forest();
+    for (std::size_t i = 0; i < pat.terms.size(); ++i) {
+      if (owner[i] == kInvalidId) continue;
+      auto kids = pat.terms[i].node.children();
+      auto reads = forest.original(owner[i]).children();
+      for (std::size_t k = 0; k < kids.size(); ++k)
+        if (!pat[kids[k]].is_var && owner[index(kids[k])] != kInvalidId)
+          out.push_back(Premise{reads[k], owner[index(kids[k])]});
+    }
   }
 
   // Adds the instance of `pat` under `s`; returns its id.

@@ -11,11 +11,11 @@ namespace {
 using egraph::Id;
 using egraph::tensor::TensorNode;
 
-// The rules on the path from term(a) to term(b), in order; the reasons that
-// are no rule ("union": a merge without one) are left out. Congruence edges
-// are not expanded: what happened inside a child is the child class's own
-// explanation (each chosen class is explained), so no rule is counted twice
-// for one change and no explanation grows with the depth of the graph.
+// The rules on the path from term(a) to term(b), in order (a value's entry
+// in `explanations`); the reasons that are no rule ("union": a merge
+// without one) are left out. Congruence edges are not expanded: what
+// happened inside a child is the child class's own explanation, so no
+// explanation grows with the depth of the graph.
 std::vector<std::pair<std::string, bool>> rule_steps(const egraph::tensor::TensorEGraph& g, Id a, Id b) {
   std::vector<std::pair<std::string, bool>> out;
   for (const egraph::LocalStep& s : g.explain_ids(a, b, /*congruence=*/false)) {
@@ -38,13 +38,17 @@ void explain_extraction(const egraph::tensor::TensorEGraph& g, const egraph::ten
     if (v != egraph::kInvalidId) anchors[g.find(v)].push_back(v);
   for (std::size_t i = 0; i < g.num_ids(); ++i) anchors.try_emplace(g.find(egraph::make_id(i)), 1, egraph::make_id(i));
 
+  // Each chosen node owes the rules on the paths from its anchors and what
+  // their matches needed (ProofForest::owed), each rule once.
+  const auto& forest = *g.proof_forest();
   for (std::size_t c = 0; c < problem.problem.classes.size(); ++c) {
     if (solution.choice[c] == extract::kUnchosen) continue;
     auto owner = g.memo_owner(*problem.nodes[c][static_cast<std::size_t>(solution.choice[c])]);
     if (!owner) continue;
     std::set<std::string> rules;
     for (Id anchor : anchors.at(problem.class_of[c]))
-      for (auto& [name, forward] : rule_steps(g, anchor, *owner)) rules.insert(name);
+      for (std::uint32_t reason : forest.owed(anchor, *owner))
+        if (const std::string& name = forest.reason_name(reason); name != "union") rules.insert(name);
     for (const std::string& r : rules) ++record.rules_used[r];
   }
 

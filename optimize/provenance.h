@@ -2,7 +2,8 @@
 // explanations (egraph/explain.h): the one provenance mechanism. For each
 // chosen e-node, the explanations from its class's anchors (the nodes of
 // the original values it now computes, or the first node of a class that
-// rules made) to the chosen node name the rules on the way.
+// rules made) to the chosen node name the rules on the way, and the rules
+// that made the e-nodes those rules' matches needed (ProofForest::owed).
 #pragma once
 
 #include <cstddef>

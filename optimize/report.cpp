@@ -103,6 +103,9 @@ std::string to_json(const Report& r) {
   sat["strategy"] = s.strategy;
   sat["stop_reason"] = s.stop_reason.to_string();
   sat["egraph"] = {{"nodes", s.egraph_nodes}, {"classes", s.egraph_classes}};
+  if (const auto& f = s.proof_forest; f.ids > 0)
+    sat["egraph"]["explanations"] = {
+        {"ids", f.ids}, {"edges", f.edges}, {"premises", f.premises}, {"bytes", f.bytes}};
   ordered_json phases = ordered_json::array();
   for (const auto& p : s.phases) {
     ordered_json its = ordered_json::array();

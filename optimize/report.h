@@ -47,6 +47,11 @@ struct SaturationRecord {
   std::vector<PhaseRecord> phases;
   egraph::StopReason stop_reason;                    // of the last phase
   std::size_t egraph_nodes = 0, egraph_classes = 0;  // at the end
+  // The explanations' proof forest at the end (egraph/explain.h): ids,
+  // edges, match premises and its bytes in the e-graph's memory estimate.
+  struct ProofForestSize {
+    std::size_t ids = 0, edges = 0, premises = 0, bytes = 0;
+  } proof_forest;
   std::map<std::string, std::size_t> rules_fired;    // rule -> unions it made
   std::size_t iterations() const;
 };

@@ -112,6 +112,8 @@ SaturationRecord saturate(TensorRunner& runner, std::span<const TensorRewrite> r
   }
   record.egraph_nodes = runner.egraph.num_nodes();
   record.egraph_classes = runner.egraph.num_classes();
+  if (const auto* forest = runner.egraph.proof_forest())
+    record.proof_forest = {forest->size(), forest->num_edges(), forest->num_premises(), forest->memory_bytes()};
   return record;
 }
 

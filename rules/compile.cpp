@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
@@ -111,19 +112,40 @@ struct Bound {
   }
 };
 
+// An e-node a match took for an operator of the left side: below the
+// parent matched node's child `kid`, or (parent < 0) a left side's root.
+// Valid while the e-graph is unchanged (the match's premises for
+// explanations are read from it before anything is applied).
+struct Matched {
+  const TensorNode* node;
+  int parent;
+  std::uint32_t kid;
+};
+
 struct Binding {
   Bound<Id> tensors;
   Bound<std::optional<Literal>> attrs;
   Bound<ir::Attributes> rests;
+  std::vector<Matched> nodes;
   struct Mark {
-    std::size_t tensors, attrs, rests;
+    std::size_t tensors, attrs, rests, nodes;
   };
-  Mark mark() const { return {tensors.items.size(), attrs.items.size(), rests.items.size()}; }
+  Mark mark() const { return {tensors.items.size(), attrs.items.size(), rests.items.size(), nodes.size()}; }
   void undo(const Mark& m) {
     tensors.items.resize(m.tensors);
     attrs.items.resize(m.attrs);
     rests.items.resize(m.rests);
+    nodes.resize(m.nodes);
   }
+};
+
+// A left side's pattern to match in a class: under matched node `parent`'s
+// child `kid` (Matched's numbering).
+struct Todo {
+  const Pat* pat;
+  Id cls;
+  int parent;
+  std::uint32_t kid;
 };
 
 class CompiledRule {
@@ -141,13 +163,14 @@ class CompiledRule {
   // Every exact match of the left side with the given pre-bound classes:
   // `todo` (patterns and the classes they must match) and `b` are extended
   // and restored as the search backtracks.
-  void solve(const TensorEGraph& g, std::vector<std::pair<const Pat*, Id>>& todo, Binding& b,
-             const std::function<void(const Binding&)>& found) const {
+  void solve(const TensorEGraph& g, std::vector<Todo>& todo, Binding& b,
+             const std::function<void(Binding&)>& found) const {
     if (todo.empty()) {
       found(b);
       return;
     }
-    auto [p, raw] = todo.back();
+    Todo at = todo.back();
+    auto [p, raw, parent, kid] = at;
     todo.pop_back();
     Id cls = g.find(raw);
     switch (p->kind) {
@@ -172,7 +195,10 @@ class CompiledRule {
           Binding::Mark mark = b.mark();
           int64_t rank = n.kids.empty() ? -1 : g[n.kids[0]].data.type.shape.rank();
           if (attrs_match(ctx.attrs(n.payload), *p, rank, b)) {
-            for (size_t i = 0; i < p->kids.size(); ++i) todo.emplace_back(&p->kids[i], n.kids[i]);
+            if (g.explanations_enabled()) b.nodes.push_back(Matched{&n, parent, kid});
+            const int self = static_cast<int>(b.nodes.size()) - 1;
+            for (size_t i = 0; i < p->kids.size(); ++i)
+              todo.push_back(Todo{&p->kids[i], n.kids[i], self, static_cast<std::uint32_t>(i)});
             solve(g, todo, b, found);
             todo.resize(todo.size() - p->kids.size());
           }
@@ -181,7 +207,7 @@ class CompiledRule {
         break;
       }
     }
-    todo.emplace_back(p, raw);
+    todo.push_back(at);
   }
 
   // A cheap filter before `solve` copies its state for `n`: children bound
@@ -207,6 +233,21 @@ class CompiledRule {
       }
     }
     return true;
+  }
+
+  // Appends the premises of a match (egraph/explain.h): every e-node it
+  // took below a left side's root (`nodes`), with the term its parent
+  // e-node reads there. `owner` is scratch.
+  static void premises(const TensorEGraph& g, std::span<const Matched> nodes, std::vector<Id>& owner,
+                       std::vector<egraph::Premise>& out) {
+    owner.assign(nodes.size(), egraph::kInvalidId);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (auto o = g.memo_owner(*nodes[i].node)) owner[i] = *o;
+      const Matched& m = nodes[i];
+      if (m.parent < 0 || owner[i] == egraph::kInvalidId) continue;
+      if (Id up = owner[static_cast<std::size_t>(m.parent)]; up != egraph::kInvalidId)
+        out.push_back({g.proof_forest()->original(up).kids[m.kid], owner[i]});
+    }
   }
 
   static bool attrs_match(const NodeAttrs& na, const Pat& p, int64_t rank, Binding& b) {
@@ -378,15 +419,46 @@ class CompiledRule {
     // matched class's facts: the search binds no variable for it.
     if (body_->lhs.size() == 1 && !body_->lhs[0].first.empty())
       b0.tensors.set(body_->lhs[0].first, g.find(root));
-    std::vector<std::pair<const Pat*, Id>> todo;
+    std::vector<Todo> todo;
     for (const auto& [root_var, pat] : body_->lhs)
-      todo.emplace_back(&pat, root_var.empty() ? root : b0.tensors.at(root_var));
+      todo.push_back(Todo{&pat, root_var.empty() ? root : b0.tensors.at(root_var), -1, 0});
     std::vector<Binding> found;
-    solve(g, todo, b0, [&](const Binding& b) { found.push_back(b); });
+    // With explanations on, the e-nodes match f took: taken[taken_end[f - 1], taken_end[f]).
+    std::vector<Matched> taken;
+    std::vector<std::size_t> taken_end;
+    solve(g, todo, b0, [&](Binding& b) {
+      if (g.explanations_enabled()) {
+        taken.insert(taken.end(), b.nodes.begin(), b.nodes.end());
+        taken_end.push_back(taken.size());
+      }
+      std::vector<Matched> nodes = std::move(b.nodes);  // kept in `taken`
+      found.push_back(b);
+      b.nodes = std::move(nodes);
+    });
+    // The premises of matches first_read.. (why[why_end[k - 1], why_end[k]) for
+    // match first_read + k), read from `taken` when the first match passes its
+    // conditions: before anything changes the e-graph, while the e-nodes are
+    // where solve saw them; matches that fail theirs before cost nothing.
+    auto slice = [](const auto& v, const std::vector<std::size_t>& end, std::size_t k) {
+      std::size_t from = k == 0 ? 0 : end[k - 1];
+      return std::span(v).subspan(from, end[k] - from);
+    };
+    std::vector<egraph::Premise> why;
+    std::vector<std::size_t> why_end;
+    std::vector<Id> owner;
+    std::size_t first_read = found.size();
     std::size_t changed = 0;
-    for (const Binding& b : found) {
+    for (std::size_t f = 0; f < found.size(); ++f) {
+      const Binding& b = found[f];
       Env env;
       if (!floating(g, b) || !environment(g, b, env) || !conditions_hold(env)) continue;
+      if (!taken_end.empty() && first_read == found.size()) {
+        first_read = f;
+        for (std::size_t k = f; k < found.size(); ++k) {
+          premises(g, slice(taken, taken_end, k), owner, why);
+          why_end.push_back(why.size());
+        }
+      }
       std::vector<std::pair<Id, Id>> unions;
       bool ok = true;
       for (const auto& [root_var, pat] : body_->rhs) {
@@ -400,7 +472,9 @@ class CompiledRule {
         unions.emplace_back(target, *id);
       }
       if (!ok) continue;
-      for (auto [a, c] : unions) changed += g.merge_because(a, c, name_, true);
+      std::span<const egraph::Premise> needed;
+      if (!why_end.empty()) needed = slice(why, why_end, f - first_read);
+      for (auto [a, c] : unions) changed += g.merge_because(a, c, name_, true, needed);
     }
     return changed;
   }

@@ -3,6 +3,11 @@
 // are rejected.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include "egraph/proof.h"
 #include "egraph/proof_check.h"
 #include "tests/egraph/math_suite.h"
@@ -75,6 +80,31 @@ TEST(Explain, CongruenceBecomesStepsInsideTheTerm) {
   EXPECT_EQ(p.steps[1].rule, "comm-add");
   EXPECT_EQ(p.steps[1].position, std::vector<std::uint32_t>{0});
   EXPECT_TRUE(check_assoc(p, rules));
+}
+
+// What the equality of two terms owes (ProofForest::owed): the rules on the
+// path between them and the rules that made the nodes their matches needed.
+// (sin (* x 2)) becomes (* 2 (* (sin x) (cos x))) by sin-of-double, whose
+// match needed (+ x x) in the class of (* x 2): only double-as-add made it,
+// and that class is not read by the result.
+TEST(Explain, OwedNamesTheRuleThatMadeTheMatchedNode) {
+  using R = Rewrite<MathNode, NoAnalysis>;
+  std::vector<R> rules;
+  for (auto [name, lhs, rhs] : {std::tuple{"double-as-add", "(* ?a 2)", "(+ ?a ?a)"},
+                                {"sin-of-double", "(sin (+ ?a ?a))", "(* 2 (* (sin ?a) (cos ?a)))"},
+                                {"comm-mul", "(* ?a ?b)", "(* ?b ?a)"}})
+    rules.push_back(R::make(name, lhs, rhs).value());
+  Runner<MathNode, NoAnalysis> r(RunnerLimits{}, EGraph<MathNode, NoAnalysis>(NoAnalysis{}, {.explanations = true}));
+  Id start = r.add_expr(must_parse("(sin (* x 2))"));
+  EXPECT_EQ(r.run(rules).kind, StopKind::Saturated);
+  Id goal = r.egraph.add_expr(must_parse("(* 2 (* (sin x) (cos x)))"));
+  r.egraph.rebuild();
+  ASSERT_EQ(r.egraph.find(start), r.egraph.find(goal));
+  const auto& forest = *r.egraph.proof_forest();
+  std::vector<std::string> owed;
+  for (std::uint32_t reason : forest.owed(start, goal)) owed.push_back(forest.reason_name(reason));
+  std::sort(owed.begin(), owed.end());
+  EXPECT_EQ(owed, (std::vector<std::string>{"double-as-add", "sin-of-double"}));
 }
 
 class ExplainMath : public ::testing::TestWithParam<std::string_view> {};

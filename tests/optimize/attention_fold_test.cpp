@@ -67,10 +67,12 @@ TEST(AttentionKeyFold, OneHeadsScoreLosesTheKeyProjection) {
     ASSERT_TRUE(r->report.validation.has_value());
     EXPECT_TRUE(r->report.validation->passed) << r->report.validation->first_divergence;
     EXPECT_LT(r->report.validation->max_abs_error, 1e-5);
-    // The explanation of the softmax names the shift; the score it shifts
-    // came from the fold (rules used lists each value's own steps).
+    // The softmax's explanation is the shift; the shift matched the score
+    // as folded product + column, a node only the fold made, in a class the
+    // written graph does not read: rules used names both.
     EXPECT_GT(r->report.saturation.rules_fired.count("attention-score-key-folded"), 0u);
     EXPECT_EQ(r->report.extraction.rules_used.count("softmax-shift-rows"), 1u) << used(r->report);
+    EXPECT_EQ(r->report.extraction.rules_used.count("attention-score-key-folded"), 1u) << used(r->report);
     // Q, K, V, Q K^T and P V: five products; folded, K's is gone.
     EXPECT_EQ(products(r->report), 4);
     EXPECT_LT(r->report.flops_after, r->report.flops_before);
