@@ -118,8 +118,9 @@ def show(got):
         for name, s in g["prices"].items():
             print(f"  {name:30s} {s['mape_pct']:7.1f}% / {s['tau']:.3f}")
         v = g["verdicts"]
-        print(f"  pairs: the runtime tells {g['told_apart']} apart (by more than the threshold, both runs the same way); the model: agrees on "
-              f"{v['agree']}, the opposite on {v['opposite']}, no difference on {v['no difference']}")
+        print(f"  pairs: the runtime tells {g['told_apart']} apart (by more than the threshold, both runs the same "
+              f"way); the model: agrees on {v['agree']}, the opposite on {v['opposite']}, no difference on "
+              f"{v['no difference']}")
         print(f"  {'pair':34s} {'measured':>9s} {'repeat':>7s} {'modelled':>9s}  kernels  model")
         for p in g["pairs"]:
             rep = f"{p['repeat']:.3f}" if p["repeat"] is not None else "-"
