@@ -272,6 +272,22 @@ def differs(a, b, path=""):
     return None if a == b else f"{path[:-1]}: {a} against {b}"
 
 
+def store_or_check(got, write, check, who):
+    """Writes the figures to `write` and compares them with `check` (stored
+    figures, to 1e-6 relative); True when they differ."""
+    if write:
+        with open(write, "w") as f:
+            f.write(json.dumps(got, indent=1) + "\n")
+    if check:
+        with open(check) as f:
+            d = differs(got, json.load(f))
+        if d:
+            print(f"{who}: the figures differ from {check}: {d}", file=sys.stderr)
+            return True
+        print(f"{who}: the figures agree with {check}", file=sys.stderr)
+    return False
+
+
 def fit(a):
     rows_all = read_jsonl(a.data)
     meta = next((r for r in rows_all if r.get("id", "").startswith("meta")), {})
@@ -289,19 +305,9 @@ def fit(a):
               "bench/gpu/terms.py and fit.py join", file=sys.stderr)
         return 2
     got = {t: figures(rows_all, meta, t, spec) for t in a.timing}
-    text = json.dumps(got, indent=1)
-    if a.write:
-        with open(a.write, "w") as f:
-            f.write(text + "\n")
-    if a.check:
-        with open(a.check) as f:
-            want = json.load(f)
-        d = differs(got, want)
-        if d:
-            print(f"fit: the figures differ from {a.check}: {d}", file=sys.stderr)
-            return 1
-        print(f"fit: the figures agree with {a.check}", file=sys.stderr)
-    print(text)
+    if store_or_check(got, a.write, a.check, "fit"):
+        return 1
+    print(json.dumps(got, indent=1))
     return 0
 
 

@@ -31,7 +31,8 @@ import sys
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fit import HALF_START, HALVES, PARAMS, Rows, differs, fit_constants, read_jsonl, scores, sig  # noqa: E402
+from fit import (HALF_START, HALVES, PARAMS, Rows, fit_constants, read_jsonl, scores, sig,  # noqa: E402
+                 store_or_check)
 
 import numpy as np  # noqa: E402  (fit.py says how to install it)
 
@@ -150,16 +151,8 @@ def main():
               f"cost) by up to {worst:.2e}: rerun bench/gpu/terms.py --kind model and fit.py join", file=sys.stderr)
         return 2
     got = figures(rows, spec, fitted, a.threshold)
-    if a.write:
-        with open(a.write, "w") as f:
-            f.write(json.dumps(got, indent=1) + "\n")
-    if a.check:
-        with open(a.check) as f:
-            d = differs(got, json.load(f))
-        if d:
-            print(f"models: the figures differ from {a.check}: {d}", file=sys.stderr)
-            return 1
-        print(f"models: the figures agree with {a.check}", file=sys.stderr)
+    if store_or_check(got, a.write, a.check, "models"):
+        return 1
     show(got)
     return 0
 
