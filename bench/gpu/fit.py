@@ -207,9 +207,36 @@ def sig(x, digits=6):
     return x
 
 
+def datasheet(spec):
+    """The roofline's constants as the spec gives them."""
+    return {"tf32_flops": spec["peak_flops"]["tf32"], "f32_flops": spec["peak_flops"]["f32"],
+            "bandwidth": spec["memory_bandwidth"], "launch_s": spec["kernel_launch_s"]}
+
+
+def price_drift(rows_all, spec):
+    """The largest relative difference between the rows' terms priced with
+    the spec's constants and their datasheet_us (refinery cost's price when
+    the data was made): above 1e-6, the spec or the gpu model changed."""
+    rows = Rows(rows_all, "graph")
+    priced = np.array([r["datasheet_us"] * 1e-6 for r in rows.rows])
+    return float(np.max(np.abs(rows.predict(datasheet(spec)) - priced) / np.maximum(priced, 1e-12)))
+
+
+def two_fold(rows, half, sheet):
+    """Held-out predictions: the plain and the saturating roofline fitted
+    (from the datasheet's constants) on the rows of one half (`half`: 0 or 1
+    per row), each half's constants pricing the other half's rows."""
+    half = np.array(half)
+    plain, sat = np.zeros(len(rows.rows)), np.zeros(len(rows.rows))
+    for fold in (0, 1):
+        train, mask = rows.subset(half != fold), half == fold
+        plain[mask] = rows.predict(fit_constants(train, sheet))[mask]
+        sat[mask] = rows.predict(fit_constants(train, dict(sheet, **HALF_START), PARAMS + HALVES))[mask]
+    return plain, sat
+
+
 def figures(rows_all, meta, timing, spec):
-    sheet = {"tf32_flops": spec["peak_flops"]["tf32"], "f32_flops": spec["peak_flops"]["f32"],
-             "bandwidth": spec["memory_bandwidth"], "launch_s": spec["kernel_launch_s"]}
+    sheet = datasheet(spec)
     rows = Rows(rows_all, timing)
     fit_set = rows.subset([c != "fused" and c != "kernel+fused" for c in rows.classes])
     sat_start = dict(sheet, **HALF_START)
@@ -218,12 +245,7 @@ def figures(rows_all, meta, timing, spec):
     # Two halves of the zoo's models (a micro-model goes with the first model it comes from): each half's
     # constants price the other half's micro-models, models they never saw.
     half = [zlib.crc32(min(r.get("models") or [r["id"]]).encode()) % 2 for r in fit_set.rows]
-    heldout, sat_heldout = np.zeros(len(fit_set.rows)), np.zeros(len(fit_set.rows))
-    for fold in (0, 1):
-        train = fit_set.subset([h != fold for h in half])
-        mask = np.array([h == fold for h in half])
-        heldout[mask] = fit_set.predict(fit_constants(train, sheet))[mask]
-        sat_heldout[mask] = fit_set.predict(fit_constants(train, sat_start, PARAMS + HALVES))[mask]
+    heldout, sat_heldout = two_fold(fit_set, half, sheet)
     fused = ("fused", "kernel+fused")
     launching = np.array([c not in fused for c in rows.classes])
     groups = [(c, np.array([x == c for x in rows.classes])) for c in sorted(set(rows.classes))]
@@ -294,11 +316,7 @@ def fit(a):
     rows_all = [r for r in rows_all if not r.get("id", "").startswith("meta")]
     with open(a.spec) as f:
         spec = json.load(f)
-    sheet = Rows(rows_all, "graph")
-    c = {"tf32_flops": spec["peak_flops"]["tf32"], "f32_flops": spec["peak_flops"]["f32"],
-         "bandwidth": spec["memory_bandwidth"], "launch_s": spec["kernel_launch_s"]}
-    priced = np.array([r["datasheet_us"] * 1e-6 for r in sheet.rows])
-    worst = float(np.max(np.abs(sheet.predict(c) - priced) / np.maximum(priced, 1e-12)))
+    worst = price_drift(rows_all, spec)
     if worst > 1e-6:
         print(f"fit: the terms priced with {a.spec}'s constants differ from the dataset's datasheet_us (refinery cost) "
               f"by up to {worst:.2e}: the spec or the gpu model changed since the dataset was made; rerun "

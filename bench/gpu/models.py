@@ -31,8 +31,7 @@ import sys
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fit import (HALF_START, HALVES, PARAMS, Rows, fit_constants, read_jsonl, scores, sig,  # noqa: E402
-                 store_or_check)
+from fit import Rows, datasheet, price_drift, read_jsonl, scores, sig, store_or_check, two_fold  # noqa: E402
 
 import numpy as np  # noqa: E402  (fit.py says how to install it)
 
@@ -42,10 +41,8 @@ PAIR = re.compile(r"^model:(?P<name>[^@]+?)\.(?P<target>cpu|gpu|tpu)(?P<dims>@\d
 
 
 def constants(spec, fitted, timing):
-    sheet = {"tf32_flops": spec["peak_flops"]["tf32"], "f32_flops": spec["peak_flops"]["f32"],
-             "bandwidth": spec["memory_bandwidth"], "launch_s": spec["kernel_launch_s"]}
     f = fitted.get(timing, {})
-    out = {"datasheet": sheet}
+    out = {"datasheet": datasheet(spec)}
     for k in ("fitted", "saturating"):
         if k in f:
             out[k] = {p: v for p, v in f[k].items() if p != "at_bound"}
@@ -86,12 +83,7 @@ def heldout(rows, sheet):
     CRC-32 of the model's name; its optimized forms and bound dims go with
     it), each half's pricing the other's: plain and saturating rooflines."""
     base = [PAIR.sub(r"model:\g<name>", r["id"]).split("@")[0] for r in rows.rows]
-    half = np.array([zlib.crc32(b.encode()) % 2 for b in base])
-    plain, sat = np.zeros(len(rows.rows)), np.zeros(len(rows.rows))
-    for fold in (0, 1):
-        train, m = rows.subset(half != fold), half == fold
-        plain[m] = rows.predict(fit_constants(train, sheet))[m]
-        sat[m] = rows.predict(fit_constants(train, dict(sheet, **HALF_START), PARAMS + HALVES))[m]
+    plain, sat = two_fold(rows, [zlib.crc32(b.encode()) % 2 for b in base], sheet)
     return {"refitted, held out": scores(plain, rows.measured),
             "refitted saturating, held out": scores(sat, rows.measured)}
 
@@ -143,9 +135,7 @@ def main():
         spec = json.load(f)
     with open(a.fit) as f:
         fitted = json.load(f)
-    sheet = Rows(rows, "graph")
-    priced = np.array([r["datasheet_us"] * 1e-6 for r in sheet.rows])
-    worst = float(np.max(np.abs(sheet.predict(constants(spec, fitted, "graph")["datasheet"]) - priced) / priced))
+    worst = price_drift(rows, spec)
     if worst > 1e-6:
         print(f"models: priced with {a.spec}'s constants the terms differ from the data's datasheet_us (refinery "
               f"cost) by up to {worst:.2e}: rerun bench/gpu/terms.py --kind model and fit.py join", file=sys.stderr)
