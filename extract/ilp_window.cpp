@@ -180,7 +180,6 @@ Solution improve_by_windows(const Problem& q, Solution incumbent, const IlpOptio
       improved = true;
     }
     if (!improved) break;
-    starts = window_starts(q, incumbent, order, below, limits);
   }
   return incumbent;
 }
