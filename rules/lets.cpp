@@ -165,6 +165,49 @@ std::optional<Kept> kept_filters(std::span<const ArgVal> a) {
   return Kept{s[0].size(), std::move(*kept)};
 }
 
+// A depthwise convolution's selection of channels `i` (the third argument)
+// split in two: `zero`, the entries whose filter (of the weights, the second
+// argument) is all 0, and `input`, the others, each of which must be a
+// constant channel of the input (the first argument); `order` puts the
+// entries of the two, concatenated, back in the selection's order. Each part
+// then becomes a constant expression (a convolution by zero filters is its
+// bias; one of constant inputs is a constant expression). Any partition is
+// exact, so verification (no facts: id -1) takes one of its own: the even
+// positions zero. Declines unless both parts have an entry.
+struct DepthwiseSplit {
+  std::vector<int64_t> zero, input, order;
+};
+std::optional<DepthwiseSplit> depthwise_split(std::span<const ArgVal> a) {
+  const ir::Shape& w = *shape(a[1]);
+  // the selection's entries: `ints` holds those of small constants only
+  auto sel = as_ints(a[2]);
+  if (!sel && a[2].tensor && a[2].tensor->constant && ir::is_integer(a[2].tensor->constant->dtype()))
+    sel = a[2].tensor->constant->to_int_vector();
+  if (!sel || w.rank() < 3 || !w[0].is_static()) return std::nullopt;
+  const int64_t n = w[0].size();
+  DepthwiseSplit out;
+  std::vector<bool> is_zero(sel->size());
+  for (size_t j = 0; j < sel->size(); ++j) {
+    int64_t c = (*sel)[j] < 0 ? (*sel)[j] + n : (*sel)[j];
+    if (c < 0 || c >= n) return std::nullopt;
+    if (a[1].tensor->id == -1) {
+      is_zero[j] = j % 2 == 0;
+    } else {
+      const std::vector<bool>* zero = a[1].tensor->zero_pairs;  // [c, 0]: filter c, its one input channel
+      const std::vector<bool>* constant = a[0].tensor->channels;
+      if (!zero || zero->size() != static_cast<size_t>(n)) return std::nullopt;
+      is_zero[j] = (*zero)[static_cast<size_t>(c)];
+      const auto at = static_cast<size_t>(c);
+      if (!is_zero[j] && !(constant && at < constant->size() && (*constant)[at])) return std::nullopt;
+    }
+    (is_zero[j] ? out.zero : out.input).push_back((*sel)[j]);
+  }
+  if (out.zero.empty() || out.input.empty()) return std::nullopt;
+  int64_t z = 0, k = static_cast<int64_t>(out.zero.size());
+  for (bool b : is_zero) out.order.push_back(b ? z++ : k++);
+  return out;
+}
+
 const LetDef kLets[] = {
     {"compose-perm", "VV",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
@@ -358,6 +401,26 @@ const LetDef kLets[] = {
      "count a multiple of 16 in a tensor of 16k channels (in verification: the even ones)"},
     {"constant-channels", "T", [](std::span<const ArgVal> a) { return channel_indices(*a[0].tensor, true); },
      "the indices of the constant channels (axis 1) that live-channels leaves (in verification: the odd ones)"},
+    {"depthwise-zero-part", "TTT",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       auto s = depthwise_split(a);
+       return s ? ints(std::move(s->zero)) : std::nullopt;
+     },
+     "of a depthwise convolution's selected channels (x, w, the indices), those whose filter is all 0; declines unless "
+     "every other one is a constant channel of x and both kinds occur (in verification: the even positions)"},
+    {"depthwise-input-part", "TTT",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       auto s = depthwise_split(a);
+       return s ? ints(std::move(s->input)) : std::nullopt;
+     },
+     "the selected channels depthwise-zero-part leaves: constant channels of x (in verification: the odd positions)"},
+    {"depthwise-split-order", "TTT",
+     [](std::span<const ArgVal> a) -> std::optional<Literal> {
+       auto s = depthwise_split(a);
+       return s ? ints(std::move(s->order)) : std::nullopt;
+     },
+     "the indices into depthwise-zero-part's channels followed by depthwise-input-part's that give the selection's "
+     "order"},
     {"scalar-value", "T",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
        // a constant of one element, as a float attribute value (an epsilon read into an attribute)

@@ -186,10 +186,13 @@ ChannelSet channel_fact(const TensorEGraph& g, const TensorNode& n, const ir::Te
     case Op::Conv: {
       // Output channel k reads the input channels of its group; it is
       // constant when each of them is constant or k's filter is zero there.
-      // A grouped convolution counts its zero filters only: the rules select
-      // a depthwise convolution's channels by filter (gather-channels-depthwise),
-      // and one selection must be all zero filters or all constant inputs
-      // for the constant part to become a constant expression.
+      // A grouped convolution other than a depthwise one counts its zero
+      // filters only: the rules select a depthwise convolution's channels by
+      // filter and input (gather-channels-depthwise), and split a selection
+      // of both kinds of constant channel, its zero filters and its constant
+      // inputs, in two (gather-channels-depthwise-split), each of which
+      // becomes a constant expression; a grouped convolution's selection has
+      // no such rule.
       const TensorData& w = kid(g, n, 1);
       if (!w.constant || w.constant->dims().size() < 3 || (n.kids.size() > 2 && !input_free(kid(g, n, 2))))
         return nullptr;
@@ -198,8 +201,9 @@ ChannelSet channel_fact(const TensorEGraph& g, const TensorNode& n, const ir::Te
       if (k != c || groups <= 0 || k % groups != 0) return nullptr;
       const std::vector<bool>& zero = g.analysis().context().zero_pairs(w.constant);
       int64_t kpg = k / groups;
+      const bool by_input = groups == 1 || (cpg == 1 && kpg == 1);
       const std::vector<bool>* in =
-          groups == 1 && x.channels && channels_of(x.type) == cpg ? x.channels.get() : nullptr;
+          by_input && x.channels && channels_of(x.type) == groups * cpg ? x.channels.get() : nullptr;
       std::vector<bool> s(static_cast<size_t>(k), true);
       for (int64_t o = 0; o < k; ++o)
         for (int64_t j = 0; j < cpg && s[static_cast<size_t>(o)]; ++j) {

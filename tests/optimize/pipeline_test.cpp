@@ -18,6 +18,7 @@
 #include "ir/io.h"
 #include "ir/text.h"
 #include "optimize/optimize.h"
+#include "tests/optimize/pruned.h"
 #include "tests/targets/graph_builder.h"
 
 namespace refinery::optimize {
@@ -334,54 +335,6 @@ TEST(GainGuard, NeedsAGainOverOneAndAHalfAndTheSameWork) {
   EXPECT_EQ(cost["gain_flag"].get<std::string>(), kGainFromModel);
 }
 
-// Issue #13 with the rule library: real exports carry provable waste.
-namespace pruned {
-
-ir::ValueId filled(GraphBuilder& b, const std::string& name, std::vector<int64_t> dims, uint32_t seed,
-                   int64_t zero_every = 0) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  int64_t per = n / dims[0];
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    bool zero = zero_every > 0 && (i / per) % zero_every == 1;  // every other filter of a pruned conv
-    v[static_cast<size_t>(i)] = zero ? 0.f : static_cast<float>((i * 37 + seed) % 17) / 17.f - 0.45f;
-  }
-  return b.graph().add_constant(name, std::make_shared<const ir::Tensor>(
-                                          ir::Tensor::from_values<float>(ir::DType::f32, std::move(dims), v)));
-}
-
-ir::Attributes pads1() {
-  ir::Attributes a;
-  a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  return a;
-}
-
-// `g` optimized for the cpu (or `target`) with the rule library: rewritten, and validated.
-void optimize_validated(const ir::Graph& g, std::optional<OptimizeResult>& out, const OptimizeOptions& options = {},
-                        const char* target_name = "cpu") {
-  auto lib = rules::load_library();
-  ASSERT_TRUE(lib.has_value()) << lib.error().str();
-  auto r = optimize(g, *lib, target(target_name), options);
-  ASSERT_TRUE(r.has_value()) << r.error().str();
-  ASSERT_EQ(r->report.outcome, Outcome::Optimized) << r->report.reason;
-  ASSERT_TRUE(r->report.validation.has_value());
-  EXPECT_TRUE(r->report.validation->passed) << r->report.validation->first_divergence;
-  out = std::move(*r);
-}
-
-// The shape of each Conv's weight in `g` (constants, as export folds them):
-// which filters and input channels each convolution kept, whichever rule's
-// node the extractor took among equal folded expressions.
-std::vector<std::vector<int64_t>> conv_weights(const ir::Graph& g) {
-  std::vector<std::vector<int64_t>> out;
-  for (const ir::Node& n : g.nodes())
-    if (n.op == ir::Op::Conv && g.value(n.inputs[1]).constant) out.push_back(g.value(n.inputs[1]).constant->dims());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-}  // namespace pruned
 
 // One attribute, for the nodes the attention tests build.
 ir::Attributes attr(const char* name, ir::AttrValue v) {
@@ -417,104 +370,6 @@ void expect_one_attention(const OptimizeResult& r, const char* rule) {
   EXPECT_EQ(r.report.extraction.rules_used.count(rule), 1u)
       << fmt::format("{}", fmt::join(r.report.extraction.rules_used, ", "));
   EXPECT_EQ(r.report.ops_after.count("Softmax"), 0u);
-}
-
-// Half of conv1's filters are zero (pruned, with a bias: constant channels
-// through ReLU); conv1 computes only its live filters, conv2 reads only
-// those, and the constant part, per position where conv2 pads, is folded
-// into one tensor: no Gather is left to run. With both cpu models; which
-// rules and which of Add or Sub (with conv2's weights negated) adds the
-// constant part is the analytic model's (cpu-analytic): the learned model
-// prices a Sub below the Add of the same work and takes that form
-// (docs/measurements.md, session 20).
-TEST(Pipeline, APrunedConvChainComputesOnlyItsLiveChannels) {
-  GraphBuilder b;
-  auto x = b.input("x", {1, 8, 12, 12});
-  auto w1 = pruned::filled(b, "w1", {32, 8, 3, 3}, 1, 2);
-  auto b1 = pruned::filled(b, "b1", {32}, 2);
-  auto w2 = pruned::filled(b, "w2", {32, 32, 3, 3}, 3);
-  auto b2 = pruned::filled(b, "b2", {32}, 4);
-  auto c1 = b.op1(ir::Op::Conv, {x, w1, b1}, pruned::pads1());
-  auto r1 = b.op1(ir::Op::Relu, {c1});
-  auto c2 = b.op1(ir::Op::Conv, {r1, w2, b2}, pruned::pads1());
-  ir::Graph g = b.finish({b.op1(ir::Op::Relu, {c2})});
-  for (const char* t : {"cpu-analytic", "cpu"}) {
-    SCOPED_TRACE(t);
-    std::optional<OptimizeResult> r;
-    ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r, {}, t));
-    EXPECT_LT(r->report.flops_after, 0.6 * r->report.flops_before);
-    EXPECT_EQ(r->report.ops_after.count("Gather"), 0u) << ir::print_graph(r->graph);
-    EXPECT_EQ(r->report.ops_after.at("Conv"), 2);
-    // conv1 computes its 16 live filters, conv2 reads only those, and the
-    // constant part (conv-zero-weight's bias through ReLU and conv2, per
-    // position) is one folded tensor added to conv2's result.
-    using Dims = std::vector<std::vector<int64_t>>;
-    EXPECT_EQ(pruned::conv_weights(r->graph), (Dims{{16, 8, 3, 3}, {32, 16, 3, 3}})) << ir::print_graph(r->graph);
-    EXPECT_EQ(r->report.ops_after.count("Add") + r->report.ops_after.count("Sub"), 1u) << ir::print_graph(r->graph);
-    if (std::string_view(t) != "cpu-analytic") continue;
-    EXPECT_EQ(r->report.extraction.rules_used.count("conv-split-constant-channels"), 1u);
-    EXPECT_EQ(r->report.ops_after.count("Add"), 1u) << ir::print_graph(r->graph);
-  }
-}
-
-// A pruned inverted-residual branch (mobilenet_v2's): a 1x1 expansion, a
-// depthwise convolution and a 1x1 projection, the depthwise one's odd
-// filters zero. The projection reads only the live channels; its constant
-// part is the same at every position (no padding reaches it), so it goes
-// into the projection's bias (clip-expand, conv-nobias-1x1-expand,
-// add-expand, conv-bias-add-fold) instead of an Add of a folded
-// 1 x 16 x 12 x 12 tensor, which ONNX Runtime runs as a kernel of its own.
-TEST(Pipeline, APrunedDepthwiseBranchFoldsItsConstantPartIntoTheBias) {
-  GraphBuilder b;
-  auto x = b.input("x", {1, 8, 12, 12});
-  auto w1 = pruned::filled(b, "w1", {32, 8, 1, 1}, 1);
-  auto b1 = pruned::filled(b, "b1", {32}, 2);
-  auto wd = pruned::filled(b, "wd", {32, 1, 3, 3}, 3, 2);
-  auto bd = pruned::filled(b, "bd", {32}, 4);
-  auto w2 = pruned::filled(b, "w2", {16, 32, 1, 1}, 5);
-  auto b2 = pruned::filled(b, "b2", {16}, 6);
-  auto lo = b.graph().add_constant("lo", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(0.f)));
-  auto hi = b.graph().add_constant("hi", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(6.f)));
-  ir::Attributes dw = pruned::pads1();
-  dw.set("group", int64_t{32});
-  auto e = b.op1(ir::Op::Clip, {b.op1(ir::Op::Conv, {x, w1, b1}), lo, hi});
-  auto d = b.op1(ir::Op::Clip, {b.op1(ir::Op::Conv, {e, wd, bd}, dw), lo, hi});
-  ir::Graph g = b.finish({b.op1(ir::Op::Conv, {d, w2, b2})});
-  std::optional<OptimizeResult> r;
-  ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r));
-  EXPECT_EQ(r->report.ops_after.count("Add"), 0u) << ir::print_graph(r->graph);
-  EXPECT_EQ(r->report.ops_after.count("Gather"), 0u) << ir::print_graph(r->graph);
-  EXPECT_EQ(r->report.ops_after.at("Conv"), 3) << ir::print_graph(r->graph);
-  EXPECT_LT(r->report.flops_after, 0.6 * r->report.flops_before) << ir::print_graph(r->graph);
-}
-
-// A residual block whose two convolutions are pruned: conv2's constant
-// channels meet the residual stream in an Add, whose every channel is live,
-// so no Gather reaches conv2 from below. conv2 computes its live filters and
-// a 1x1 convolution by a selection puts them back at full width
-// (conv-live-filters), besides reading only conv1's live channels: about
-// 40% of the FLOPs are left, where reading fewer channels alone leaves 50%.
-TEST(Pipeline, APrunedResidualBlockComputesOnlyItsLiveFilters) {
-  GraphBuilder b;
-  auto x = b.input("x", {1, 32, 12, 12});
-  auto w1 = pruned::filled(b, "w1", {32, 32, 3, 3}, 1, 2);
-  auto b1 = pruned::filled(b, "b1", {32}, 2);
-  auto w2 = pruned::filled(b, "w2", {32, 32, 3, 3}, 3, 2);
-  auto b2 = pruned::filled(b, "b2", {32}, 4);
-  auto c1 = b.op1(ir::Op::Conv, {x, w1, b1}, pruned::pads1());
-  auto r1 = b.op1(ir::Op::Relu, {c1});
-  auto c2 = b.op1(ir::Op::Conv, {r1, w2, b2}, pruned::pads1());
-  ir::Graph g = b.finish({b.op1(ir::Op::Relu, {b.op1(ir::Op::Add, {x, c2})})});
-  std::optional<OptimizeResult> r;
-  ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r));
-  EXPECT_LT(r->report.flops_after, 0.45 * r->report.flops_before) << ir::print_graph(r->graph);
-  EXPECT_EQ(r->report.ops_after.at("Conv"), 3) << ir::print_graph(r->graph);
-  EXPECT_EQ(r->report.ops_after.count("Gather"), 0u) << ir::print_graph(r->graph);
-  // conv2 computes its 16 live filters (conv-live-filters) from conv1's 16
-  // live channels, and a 1x1 selection puts them back at width 32.
-  using Dims = std::vector<std::vector<int64_t>>;
-  EXPECT_EQ(pruned::conv_weights(r->graph), (Dims{{16, 16, 3, 3}, {16, 32, 3, 3}, {32, 16, 1, 1}}))
-      << ir::print_graph(r->graph);
 }
 
 // peft's LoRA form, x W + b + ((x A) B) s: one MatMul by W + s A B, with

@@ -34,8 +34,9 @@ std::vector<std::string> facts(const std::string& text, std::vector<bool>* zero 
 
 // Filter 1 of %w is zero: channel 1 of the convolution is its bias. ReLU,
 // max pooling and a per-channel Add keep it; a full convolution mixes it
-// with the live ones; a grouped (depthwise) one counts its own zero filters
-// only (the rules select its channels by filter).
+// with the live ones; a depthwise one adds its own zero filters (%8:
+// channels 1 and 2); any other grouped one counts its zero filters only
+// (%9: filter 0, not the two that read channel 1).
 TEST(ChannelFacts, ZeroFiltersMakeConstantChannelsThatFlowThroughChannelwiseOps) {
   auto f = facts(R"(graph @main(%x: tensor<1x2x4x4xf32>) {
   %w = const dense<[1.0, 2.0, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0, 5.0, 6.0, 7.0, 8.0]> : tensor<3x2x2x1xf32>
@@ -44,6 +45,7 @@ TEST(ChannelFacts, ZeroFiltersMakeConstantChannelsThatFlowThroughChannelwiseOps)
   %dw = const dense<[1.0, 0.0, 3.0]> : tensor<3x1x1x1xf32>
   %dw2 = const dense<[1.0, 2.0, 0.0]> : tensor<3x1x1x1xf32>
   %full = const dense<[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]> : tensor<3x3x1x1xf32>
+  %wg = const dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]> : tensor<6x1x1x1xf32>
   %1 = conv(%x, %w, %b) {pads = [0, 0, 1, 0]} : tensor<1x3x4x4xf32>
   %2 = relu(%1) : tensor<1x3x4x4xf32>
   %3 = max_pool(%2) {kernel_shape = [2, 2]} : tensor<1x3x3x3xf32>
@@ -51,10 +53,11 @@ TEST(ChannelFacts, ZeroFiltersMakeConstantChannelsThatFlowThroughChannelwiseOps)
   %6 = conv(%2, %dw) {group = 3} : tensor<1x3x4x4xf32>
   %7 = conv(%2, %full) : tensor<1x3x4x4xf32>
   %8 = conv(%2, %dw2) {group = 3} : tensor<1x3x4x4xf32>
-  return %1, %3, %4, %6, %7, %8
+  %9 = conv(%2, %wg) {group = 3} : tensor<1x6x4x4xf32>
+  return %1, %3, %4, %6, %7, %8, %9
 }
 )");
-  EXPECT_EQ(f, (std::vector<std::string>{"010", "010", "010", "010", "-", "001"}));
+  EXPECT_EQ(f, (std::vector<std::string>{"010", "010", "010", "010", "-", "011", "100000"}));
 }
 
 TEST(ChannelFacts, AnAddWithALiveActivationHasNoConstantChannels) {
