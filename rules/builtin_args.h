@@ -29,6 +29,16 @@ inline std::optional<std::vector<int64_t>> as_ints(const ArgVal& a) {
   return std::nullopt;
 }
 
+// The entries of an integer constant of any length: `as_ints` reads a
+// tensor's `ints`, which the rule compiler fills for small constants only
+// (64 entries), where a channel selection can hold hundreds.
+inline std::optional<std::vector<int64_t>> as_index_list(const ArgVal& a) {
+  if (auto v = as_ints(a)) return v;
+  if (a.tensor && a.tensor->constant && ir::is_integer(a.tensor->constant->dtype()))
+    return a.tensor->constant->to_int_vector();
+  return std::nullopt;
+}
+
 // The contents of a small integer tensor as dims (symbolic ones included), when known.
 inline std::optional<std::vector<ir::Dim>> as_dims(const ArgVal& a) {
   if (!a.tensor) return std::nullopt;

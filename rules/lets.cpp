@@ -179,10 +179,7 @@ struct DepthwiseSplit {
 };
 std::optional<DepthwiseSplit> depthwise_split(std::span<const ArgVal> a) {
   const ir::Shape& w = *shape(a[1]);
-  // the selection's entries: `ints` holds those of small constants only
-  auto sel = as_ints(a[2]);
-  if (!sel && a[2].tensor && a[2].tensor->constant && ir::is_integer(a[2].tensor->constant->dtype()))
-    sel = a[2].tensor->constant->to_int_vector();
+  auto sel = as_index_list(a[2]);
   if (!sel || w.rank() < 3 || !w[0].is_static()) return std::nullopt;
   const int64_t n = w[0].size();
   DepthwiseSplit out;
@@ -196,8 +193,8 @@ std::optional<DepthwiseSplit> depthwise_split(std::span<const ArgVal> a) {
       const std::vector<bool>* zero = a[1].tensor->zero_pairs;  // [c, 0]: filter c, its one input channel
       const std::vector<bool>* constant = a[0].tensor->channels;
       if (!zero || zero->size() != static_cast<size_t>(n)) return std::nullopt;
-      is_zero[j] = (*zero)[static_cast<size_t>(c)];
       const auto at = static_cast<size_t>(c);
+      is_zero[j] = (*zero)[at];
       if (!is_zero[j] && !(constant && at < constant->size() && (*constant)[at])) return std::nullopt;
     }
     (is_zero[j] ? out.zero : out.input).push_back((*sel)[j]);

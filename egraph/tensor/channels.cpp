@@ -186,13 +186,10 @@ ChannelSet channel_fact(const TensorEGraph& g, const TensorNode& n, const ir::Te
     case Op::Conv: {
       // Output channel k reads the input channels of its group; it is
       // constant when each of them is constant or k's filter is zero there.
-      // A grouped convolution other than a depthwise one counts its zero
-      // filters only: the rules select a depthwise convolution's channels by
-      // filter and input (gather-channels-depthwise), and split a selection
-      // of both kinds of constant channel, its zero filters and its constant
-      // inputs, in two (gather-channels-depthwise-split), each of which
-      // becomes a constant expression; a grouped convolution's selection has
-      // no such rule.
+      // So a depthwise one's channel is constant by its zero filter or by its
+      // constant input (a selection of both kinds splits into two constant
+      // expressions: gather-channels-depthwise-split); any other grouped one
+      // counts its zero filters only, as no rule selects its channels.
       const TensorData& w = kid(g, n, 1);
       if (!w.constant || w.constant->dims().size() < 3 || (n.kids.size() > 2 && !input_free(kid(g, n, 2))))
         return nullptr;
