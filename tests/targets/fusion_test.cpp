@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -99,6 +100,26 @@ TEST(RuntimeFusion, GeluAsExportWritesItIsPricedAsOne) {
   std::vector<RuntimeFusion> f = fused_by_runtime(w.written);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].op, ir::Op::Gelu);
+  EXPECT_EQ(f[0].nodes.size(), 5u);
+  expect_priced_as_fused(w);
+}
+
+// torch's other order, x * 0.5 first (ONNX Runtime 1.30 fuses it too:
+// docs/measurements.md, session 26), built here as the exporter writes it.
+TEST(RuntimeFusion, GeluWithTheHalfFirstIsPricedAsOne) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 16, 64});
+  auto scalar = [&](const char* name, float v) {
+    return b.graph().add_constant(name, std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(v)));
+  };
+  auto half = b.op1(ir::Op::Mul, {x, scalar("half", 0.5f)});
+  auto erf = b.op1(ir::Op::Erf, {b.op1(ir::Op::Div, {x, scalar("sqrt2", static_cast<float>(std::sqrt(2.0)))})});
+  Written w{.fused = {},
+            .written = b.finish({b.op1(ir::Op::Mul, {half, b.op1(ir::Op::Add, {erf, scalar("one", 1)})})})};
+  GraphBuilder one;
+  w.fused = one.finish({one.op1(ir::Op::Gelu, {one.input("x", {4, 16, 64})})});
+  std::vector<RuntimeFusion> f = fused_by_runtime(w.written);
+  ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].nodes.size(), 5u);
   expect_priced_as_fused(w);
 }
