@@ -276,7 +276,9 @@ Expected<std::size_t> add_context_records(const fs::path& dataset, const std::st
       fmt::print(stderr, "measure: {}: left out of the in-context data: {}\n", name, times.error().str());
       continue;
     }
-    std::vector<targets::OpDesc> descs = targets::node_descs(*g);
+    // A group ONNX Runtime fuses is described as its fused op (its time is the kernel's).
+    const std::vector<targets::RuntimeFusion> fused = targets::fused_by_runtime(*g);
+    std::vector<targets::OpDesc> descs = targets::runtime_descs(*g, fused);
     for (std::size_t i = 0; i < descs.size(); ++i) {
       if (times->ms[i] < 0) continue;
       nlohmann::json j{{"id", fmt::format("context:{}:{}", name, i)},
@@ -284,7 +286,7 @@ Expected<std::size_t> add_context_records(const fs::path& dataset, const std::st
                        {"file", m.at("file")},
                        {"models", m.at("models")},
                        {"of", m.at("id")},
-                       {"op", std::string(ir::op_name(g->nodes()[i].op))},
+                       {"op", std::string(ir::op_name(descs[i].op))},
                        {"features", context_features(descs[i], *baseline)},
                        {"ms", times->ms[i]}};
       text += j.dump() + "\n";

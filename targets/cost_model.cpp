@@ -188,21 +188,30 @@ std::vector<OpDesc> node_descs(const ir::Graph& g) {
   return out;
 }
 
-std::vector<double> node_costs(const CostModel& model, const ir::Graph& g) {
-  std::vector<bool> removed = removed_by_runtime(g);
+std::vector<OpDesc> runtime_descs(const ir::Graph& g, const std::vector<RuntimeFusion>& fused) {
   std::vector<OpDesc> descs = node_descs(g);
-  // A fused group: its last node described as the fused op, the rest removed.
+  if (fused.empty()) return descs;
+  std::vector<bool> constant = constant_values(g);
+  std::vector<uint32_t> uses = g.use_counts();
+  std::vector<ir::Op> producer = producer_ops(g);
+  for (const RuntimeFusion& f : fused)
+    descs[f.nodes.back()] =
+        describe(g, f.op, f.attrs, f.inputs, g.nodes()[f.nodes.back()].outputs, constant, uses, producer);
+  return descs;
+}
+
+std::vector<bool> removed_or_fused_away(const ir::Graph& g, const std::vector<RuntimeFusion>& fused) {
+  std::vector<bool> removed = removed_by_runtime(g);
+  for (const RuntimeFusion& f : fused)
+    for (std::size_t n : f.nodes)
+      if (n != f.nodes.back()) removed[n] = true;
+  return removed;
+}
+
+std::vector<double> node_costs(const CostModel& model, const ir::Graph& g) {
   const std::vector<RuntimeFusion> fused = fused_by_runtime(g);
-  if (!fused.empty()) {
-    std::vector<bool> constant = constant_values(g);
-    std::vector<uint32_t> uses = g.use_counts();
-    std::vector<ir::Op> producer = producer_ops(g);
-    for (const RuntimeFusion& f : fused) {
-      for (std::size_t n : f.nodes) removed[n] = n != f.nodes.back();
-      descs[f.nodes.back()] =
-          describe(g, f.op, f.attrs, f.inputs, g.nodes()[f.nodes.back()].outputs, constant, uses, producer);
-    }
-  }
+  std::vector<bool> removed = removed_or_fused_away(g, fused);
+  std::vector<OpDesc> descs = runtime_descs(g, fused);
   std::vector<double> out;
   out.reserve(g.num_nodes());
   for (std::size_t i = 0; i < g.num_nodes(); ++i) {

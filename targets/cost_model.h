@@ -114,6 +114,12 @@ struct RuntimeFusion {
 };
 std::vector<RuntimeFusion> fused_by_runtime(const ir::Graph& graph);
 
+// node_descs as the runtime runs the graph: each group of `fused` described
+// at its last node as the fused op (its attributes point into `fused`).
+std::vector<OpDesc> runtime_descs(const ir::Graph& graph, const std::vector<RuntimeFusion>& fused);
+// removed_by_runtime, and every node of a group of `fused` but its last.
+std::vector<bool> removed_or_fused_away(const ir::Graph& graph, const std::vector<RuntimeFusion>& fused);
+
 // The graph's cost: the sum over its nodes' results; nodes computing only
 // from constants, and those removed_by_runtime, are free; a group
 // fused_by_runtime costs its fused op. Symbolic dims count as `symbolic_dim` elements.

@@ -14,6 +14,8 @@
 
 #include "frontends/onnx.h"
 #include "targets/cost_model.h"
+#include "targets/kernels.h"
+#include "targets/learned.h"
 #include "tests/targets/graph_builder.h"
 
 namespace refinery::targets {
@@ -122,6 +124,31 @@ TEST(RuntimeFusion, GeluWithTheHalfFirstIsPricedAsOne) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].nodes.size(), 5u);
   expect_priced_as_fused(w);
+}
+
+// In context (in_context_times): ONNX Runtime's LayerNormalization kernel,
+// computing the group's result, is the group's one priced node, its last,
+// and all of the kernel's time is its own.
+TEST(RuntimeFusion, InContextTheFusedKernelIsItsLastNodes) {
+  Written w = write_at_opset13(ir::Op::LayerNormalization, {});
+  std::vector<RuntimeFusion> f = fused_by_runtime(w.written);
+  ASSERT_EQ(f.size(), 1u);
+  ir::Graph opt;
+  ir::Node ln;
+  ln.name = "LayerNormFusion/";
+  ln.op_type = "LayerNormalization";
+  ln.inputs = {opt.add_input("x", w.written.value(w.written.inputs()[0]).type)};
+  const ir::Value& y = w.written.value(w.written.outputs()[0]);
+  opt.add_node(std::move(ln), {y.name}, {y.type});
+  auto baseline = learned_baseline(*find_spec("cpu"));
+  auto t = in_context_times(w.written, opt, {{"LayerNormFusion/", 6}}, 0.006, *baseline);
+  ASSERT_TRUE(t.has_value()) << t.error().str();
+  for (std::size_t n : f[0].nodes)
+    if (n != f[0].nodes.back()) {
+      EXPECT_EQ(t->ms[n], -1) << n;
+    }
+  EXPECT_NEAR(t->ms[f[0].nodes.back()], 0.006, 1e-12);
+  EXPECT_EQ(runtime_descs(w.written, f)[f[0].nodes.back()].op, ir::Op::LayerNormalization);
 }
 
 TEST(RuntimeFusion, AValueReadOutsideTheGroupIsNotFused) {
