@@ -145,7 +145,7 @@ std::vector<bool> constant_values(const ir::Graph& g) {
 namespace {
 
 // One op over `inputs` computing `outputs` as a cost model sees it: an
-// input's producer counted when `uses` of it are all this op's reads.
+// input's producer counted when this op is its one use.
 OpDesc describe(const ir::Graph& g, ir::Op op, const ir::Attributes& attrs, const std::vector<ir::ValueId>& inputs,
                 const std::vector<ir::ValueId>& outputs, const std::vector<bool>& constant,
                 const std::vector<uint32_t>& uses, const std::vector<ir::Op>& producer) {
@@ -155,9 +155,8 @@ OpDesc describe(const ir::Graph& g, ir::Op op, const ir::Attributes& attrs, cons
   for (ir::ValueId v : inputs) {
     d.inputs.push_back(v == ir::kNoValue ? nullptr : &g.value(v).type);
     d.input_constant.push_back(v != ir::kNoValue && constant[ir::index(v)]);
-    d.input_producer.push_back(v != ir::kNoValue && uses[ir::index(v)] == std::ranges::count(inputs, v)
-                                   ? producer[ir::index(v)]
-                                   : ir::Op::Opaque);
+    d.input_producer.push_back(v != ir::kNoValue && uses[ir::index(v)] == 1 ? producer[ir::index(v)]
+                                                                            : ir::Op::Opaque);
   }
   d.num_outputs = static_cast<int>(outputs.size());
   d.output = outputs.empty() ? nullptr : &g.value(outputs[0]).type;
@@ -194,9 +193,15 @@ std::vector<OpDesc> runtime_descs(const ir::Graph& g, const std::vector<RuntimeF
   std::vector<bool> constant = constant_values(g);
   std::vector<uint32_t> uses = g.use_counts();
   std::vector<ir::Op> producer = producer_ops(g);
-  for (const RuntimeFusion& f : fused)
-    descs[f.nodes.back()] =
-        describe(g, f.op, f.attrs, f.inputs, g.nodes()[f.nodes.back()].outputs, constant, uses, producer);
+  for (const RuntimeFusion& f : fused) {
+    OpDesc& d = descs[f.nodes.back()];
+    d = describe(g, f.op, f.attrs, f.inputs, g.nodes()[f.nodes.back()].outputs, constant, uses, producer);
+    // X's producer when the group's reads are all its uses (the fused op then its one).
+    const ir::ValueId x = f.inputs[0];
+    std::size_t reads = 0;
+    for (std::size_t n : f.nodes) reads += static_cast<std::size_t>(std::ranges::count(g.nodes()[n].inputs, x));
+    if (uses[ir::index(x)] == reads) d.input_producer[0] = producer[ir::index(x)];
+  }
   return descs;
 }
 
