@@ -459,6 +459,9 @@ int run_cost(const CostArgs& a) {
     nodes.push_back({{"name", g->node_label(ir::NodeId(static_cast<uint32_t>(i)))},
                      {"op", std::string(ir::op_name(g->nodes()[i].op))},
                      {"ms", costs[i] * 1e3}});
+  // The last node of a group the runtime fuses carries the fused op's price.
+  for (const targets::RuntimeFusion& f : targets::fused_by_runtime(*g))
+    nodes[f.nodes.back()]["fused_as"] = std::string(ir::op_name(f.op));
   if (!a.json.empty()) {
     const std::string file = target->learned_model_file.string();
     nlohmann::json j{{"model", a.model},
@@ -475,7 +478,8 @@ int run_cost(const CostArgs& a) {
              target->learned_model_file.empty() ? "" : " " + target->learned_model_file.string(), costs.size(),
              overhead * 1e3);
   for (const auto& n : nodes)
-    fmt::print("  {:>10.4f} ms  {:<20} {}\n", n["ms"].get<double>(), n["op"].get<std::string>(),
+    fmt::print("  {:>10.4f} ms  {:<20} {}\n", n["ms"].get<double>(),
+               n["op"].get<std::string>() + (n.contains("fused_as") ? " -> " + n["fused_as"].get<std::string>() : ""),
                n["name"].get<std::string>());
   return 0;
 }
@@ -523,7 +527,7 @@ Command add_cost(CLI::App& app) {
   sub->add_option("model", a->model, "Model file (.onnx, .ir, .nir)")->required();
   sub->add_option("--target", a->target, kTargetHelp)->capture_default_str();
   sub->add_option("--cost-model", a->cost_model, kCostModelHelp);
-  sub->add_option("--json", a->json, "Write {total_ms, run_overhead_ms, nodes: [{name, op, ms}]} here; - for stdout");
+  sub->add_option("--json", a->json, "Write {total_ms, run_overhead_ms, nodes: [{name, op, ms, fused_as}]} here; - for stdout");
   sub->footer(
       "Example:\n  refinery cost build/zoo/resnet18.onnx --target cpu --json -\n"
       "Exit: 0, 2 bad input.");
