@@ -527,7 +527,8 @@ Command add_cost(CLI::App& app) {
   sub->add_option("model", a->model, "Model file (.onnx, .ir, .nir)")->required();
   sub->add_option("--target", a->target, kTargetHelp)->capture_default_str();
   sub->add_option("--cost-model", a->cost_model, kCostModelHelp);
-  sub->add_option("--json", a->json, "Write {total_ms, run_overhead_ms, nodes: [{name, op, ms, fused_as}]} here; - for stdout");
+  sub->add_option("--json", a->json,
+                  "Write {total_ms, run_overhead_ms, nodes: [{name, op, ms, fused_as}]} here; - for stdout");
   sub->footer(
       "Example:\n  refinery cost build/zoo/resnet18.onnx --target cpu --json -\n"
       "Exit: 0, 2 bad input.");
