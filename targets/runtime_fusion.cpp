@@ -77,7 +77,8 @@ class FusionMatcher {
       if (!half || !near(scalar(other(*half, node(*mul).outputs[0])), 0.5)) return std::nullopt;
       nodes.push_back(*half);
     } else {  // (X * 0.5) * (erf + 1)
-      if (g_.value(y).kind != ir::ValueKind::NodeResult || uses_[ir::index(y)] != 1) return std::nullopt;
+      if (y == ir::kNoValue || g_.value(y).kind != ir::ValueKind::NodeResult || uses_[ir::index(y)] != 1)
+        return std::nullopt;
       const std::size_t half = ir::index(g_.value(y).producer);
       if (node(half).op != ir::Op::Mul || !near(scalar(other(half, x)), 0.5)) return std::nullopt;
       nodes.insert(nodes.begin(), half);
