@@ -276,7 +276,9 @@ Expected<std::size_t> add_context_records(const fs::path& dataset, const std::st
       fmt::print(stderr, "measure: {}: left out of the in-context data: {}\n", name, times.error().str());
       continue;
     }
-    std::vector<targets::OpDesc> descs = targets::node_descs(*g);
+    // A group ONNX Runtime fuses is described as its fused op (its time is the kernel's).
+    const std::vector<targets::RuntimeFusion> fused = targets::fused_by_runtime(*g);
+    std::vector<targets::OpDesc> descs = targets::runtime_descs(*g, fused);
     for (std::size_t i = 0; i < descs.size(); ++i) {
       if (times->ms[i] < 0) continue;
       nlohmann::json j{{"id", fmt::format("context:{}:{}", name, i)},
@@ -284,7 +286,7 @@ Expected<std::size_t> add_context_records(const fs::path& dataset, const std::st
                        {"file", m.at("file")},
                        {"models", m.at("models")},
                        {"of", m.at("id")},
-                       {"op", std::string(ir::op_name(g->nodes()[i].op))},
+                       {"op", std::string(ir::op_name(descs[i].op))},
                        {"features", context_features(descs[i], *baseline)},
                        {"ms", times->ms[i]}};
       text += j.dump() + "\n";
@@ -457,6 +459,9 @@ int run_cost(const CostArgs& a) {
     nodes.push_back({{"name", g->node_label(ir::NodeId(static_cast<uint32_t>(i)))},
                      {"op", std::string(ir::op_name(g->nodes()[i].op))},
                      {"ms", costs[i] * 1e3}});
+  // The last node of a group the runtime fuses carries the fused op's price.
+  for (const targets::RuntimeFusion& f : targets::fused_by_runtime(*g))
+    nodes[f.nodes.back()]["fused_as"] = std::string(ir::op_name(f.op));
   if (!a.json.empty()) {
     const std::string file = target->learned_model_file.string();
     nlohmann::json j{{"model", a.model},
@@ -473,7 +478,8 @@ int run_cost(const CostArgs& a) {
              target->learned_model_file.empty() ? "" : " " + target->learned_model_file.string(), costs.size(),
              overhead * 1e3);
   for (const auto& n : nodes)
-    fmt::print("  {:>10.4f} ms  {:<20} {}\n", n["ms"].get<double>(), n["op"].get<std::string>(),
+    fmt::print("  {:>10.4f} ms  {:<20} {}\n", n["ms"].get<double>(),
+               n["op"].get<std::string>() + (n.contains("fused_as") ? " -> " + n["fused_as"].get<std::string>() : ""),
                n["name"].get<std::string>());
   return 0;
 }
@@ -521,7 +527,8 @@ Command add_cost(CLI::App& app) {
   sub->add_option("model", a->model, "Model file (.onnx, .ir, .nir)")->required();
   sub->add_option("--target", a->target, kTargetHelp)->capture_default_str();
   sub->add_option("--cost-model", a->cost_model, kCostModelHelp);
-  sub->add_option("--json", a->json, "Write {total_ms, run_overhead_ms, nodes: [{name, op, ms}]} here; - for stdout");
+  sub->add_option("--json", a->json,
+                  "Write {total_ms, run_overhead_ms, nodes: [{name, op, ms, fused_as}]} here; - for stdout");
   sub->footer(
       "Example:\n  refinery cost build/zoo/resnet18.onnx --target cpu --json -\n"
       "Exit: 0, 2 bad input.");

@@ -130,10 +130,6 @@ std::vector<bool> removed_by_runtime(const ir::Graph& g) {
   return removed;
 }
 
-namespace {
-
-// Values that are constants or computed only from constants (an op but
-// Opaque with no inputs counts as one).
 std::vector<bool> constant_values(const ir::Graph& g) {
   std::vector<bool> constant(g.num_values(), false);
   for (ir::ValueId v : g.constants()) constant[ir::index(v)] = true;
@@ -146,6 +142,36 @@ std::vector<bool> constant_values(const ir::Graph& g) {
   return constant;
 }
 
+namespace {
+
+// One op over `inputs` computing `outputs` as a cost model sees it: an
+// input's producer counted when this op is its one use.
+OpDesc describe(const ir::Graph& g, ir::Op op, const ir::Attributes& attrs, const std::vector<ir::ValueId>& inputs,
+                const std::vector<ir::ValueId>& outputs, const std::vector<bool>& constant,
+                const std::vector<uint32_t>& uses, const std::vector<ir::Op>& producer) {
+  OpDesc d;
+  d.op = op;
+  d.attrs = &attrs;
+  for (ir::ValueId v : inputs) {
+    d.inputs.push_back(v == ir::kNoValue ? nullptr : &g.value(v).type);
+    d.input_constant.push_back(v != ir::kNoValue && constant[ir::index(v)]);
+    d.input_producer.push_back(v != ir::kNoValue && uses[ir::index(v)] == 1 ? producer[ir::index(v)]
+                                                                            : ir::Op::Opaque);
+  }
+  d.num_outputs = static_cast<int>(outputs.size());
+  d.output = outputs.empty() ? nullptr : &g.value(outputs[0]).type;
+  d.graph_output = !outputs.empty() && std::ranges::find(g.outputs(), outputs[0]) != g.outputs().end();
+  return d;
+}
+
+// Each value's producing op (Opaque for graph inputs and constants).
+std::vector<ir::Op> producer_ops(const ir::Graph& g) {
+  std::vector<ir::Op> producer(g.num_values(), ir::Op::Opaque);
+  for (const ir::Node& n : g.nodes())
+    for (ir::ValueId o : n.outputs) producer[ir::index(o)] = n.op;
+  return producer;
+}
+
 }  // namespace
 
 std::vector<OpDesc> node_descs(const ir::Graph& g) {
@@ -153,31 +179,44 @@ std::vector<OpDesc> node_descs(const ir::Graph& g) {
   // Each value's producing op when it has exactly one use (a graph output
   // counts as a use): only then can a runtime fuse its consumer into it.
   std::vector<uint32_t> uses = g.use_counts();
-  std::vector<ir::Op> producer(g.num_values(), ir::Op::Opaque);
-  for (const ir::Node& n : g.nodes())
-    for (ir::ValueId o : n.outputs) producer[ir::index(o)] = n.op;
+  std::vector<ir::Op> producer = producer_ops(g);
   std::vector<OpDesc> out;
   out.reserve(g.num_nodes());
-  for (const ir::Node& n : g.nodes()) {
-    OpDesc& d = out.emplace_back();
-    d.op = n.op;
-    d.attrs = &n.attrs;
-    for (ir::ValueId v : n.inputs) {
-      d.inputs.push_back(v == ir::kNoValue ? nullptr : &g.value(v).type);
-      d.input_constant.push_back(v != ir::kNoValue && constant[ir::index(v)]);
-      d.input_producer.push_back(v != ir::kNoValue && uses[ir::index(v)] == 1 ? producer[ir::index(v)]
-                                                                              : ir::Op::Opaque);
-    }
-    d.num_outputs = static_cast<int>(n.outputs.size());
-    d.output = n.outputs.empty() ? nullptr : &g.value(n.outputs[0]).type;
-    d.graph_output = !n.outputs.empty() && std::ranges::find(g.outputs(), n.outputs[0]) != g.outputs().end();
-  }
+  for (const ir::Node& n : g.nodes())
+    out.push_back(describe(g, n.op, n.attrs, n.inputs, n.outputs, constant, uses, producer));
   return out;
 }
 
-std::vector<double> node_costs(const CostModel& model, const ir::Graph& g) {
-  std::vector<bool> removed = removed_by_runtime(g);
+std::vector<OpDesc> runtime_descs(const ir::Graph& g, const std::vector<RuntimeFusion>& fused) {
   std::vector<OpDesc> descs = node_descs(g);
+  if (fused.empty()) return descs;
+  std::vector<bool> constant = constant_values(g);
+  std::vector<uint32_t> uses = g.use_counts();
+  std::vector<ir::Op> producer = producer_ops(g);
+  for (const RuntimeFusion& f : fused) {
+    OpDesc& d = descs[f.nodes.back()];
+    d = describe(g, f.op, f.attrs, f.inputs, g.nodes()[f.nodes.back()].outputs, constant, uses, producer);
+    // X's producer when the group's reads are all its uses (the fused op then its one).
+    const ir::ValueId x = f.inputs[0];
+    std::size_t reads = 0;
+    for (std::size_t n : f.nodes) reads += static_cast<std::size_t>(std::ranges::count(g.nodes()[n].inputs, x));
+    if (uses[ir::index(x)] == reads) d.input_producer[0] = producer[ir::index(x)];
+  }
+  return descs;
+}
+
+std::vector<bool> removed_or_fused_away(const ir::Graph& g, const std::vector<RuntimeFusion>& fused) {
+  std::vector<bool> removed = removed_by_runtime(g);
+  for (const RuntimeFusion& f : fused)
+    for (std::size_t n : f.nodes)
+      if (n != f.nodes.back()) removed[n] = true;
+  return removed;
+}
+
+std::vector<double> node_costs(const CostModel& model, const ir::Graph& g) {
+  const std::vector<RuntimeFusion> fused = fused_by_runtime(g);
+  std::vector<bool> removed = removed_or_fused_away(g, fused);
+  std::vector<OpDesc> descs = runtime_descs(g, fused);
   std::vector<double> out;
   out.reserve(g.num_nodes());
   for (std::size_t i = 0; i < g.num_nodes(); ++i) {

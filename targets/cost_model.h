@@ -93,8 +93,36 @@ std::filesystem::path learned_model_file(const HardwareSpec& spec);
 // pieces are used where the Split's results were). By node index.
 std::vector<bool> removed_by_runtime(const ir::Graph& graph);
 
+// Per value: a constant or computed only from constants (an op but Opaque
+// with no inputs counts as one), which export or the runtime folds.
+std::vector<bool> constant_values(const ir::Graph& graph);
+
+// A group of nodes the runtime replaces by one op when it loads the graph
+// (ONNX Runtime's LayerNormFusion and GeluFusion, graph optimization 'all'),
+// matched structurally with its constants checked: LayerNormalization from
+// ReduceMean, Sub, Pow (by 2), ReduceMean, Add (a constant scalar epsilon),
+// Sqrt, Div, Mul (a 1-D scale), Add (a 1-D bias), both means over the last
+// axis alone; Gelu from x / sqrt(2), Erf, + 1, then x * that * 0.5 in either
+// order. Every value inside the group is read by the group alone and is no
+// graph output, as ONNX Runtime requires. The form frontends/onnx_lower.cpp
+// writes when the model's opset lacks the op, and torch's opset-13 exports.
+struct RuntimeFusion {
+  std::vector<std::size_t> nodes;   // node indices in graph order; the last computes the fused op's result
+  ir::Op op = ir::Op::Opaque;       // LayerNormalization or Gelu
+  std::vector<ir::ValueId> inputs;  // the fused op's inputs (X, scale, bias; X)
+  ir::Attributes attrs;             // its attributes (LayerNormalization's axis and epsilon)
+};
+std::vector<RuntimeFusion> fused_by_runtime(const ir::Graph& graph);
+
+// node_descs as the runtime runs the graph: each group of `fused` described
+// at its last node as the fused op (its attributes point into `fused`).
+std::vector<OpDesc> runtime_descs(const ir::Graph& graph, const std::vector<RuntimeFusion>& fused);
+// removed_by_runtime, and every node of a group of `fused` but its last.
+std::vector<bool> removed_or_fused_away(const ir::Graph& graph, const std::vector<RuntimeFusion>& fused);
+
 // The graph's cost: the sum over its nodes' results; nodes computing only
-// from constants, and those removed_by_runtime, are free. Symbolic dims count as `symbolic_dim` elements.
+// from constants, and those removed_by_runtime, are free; a group
+// fused_by_runtime costs its fused op. Symbolic dims count as `symbolic_dim` elements.
 double graph_cost(const CostModel& model, const ir::Graph& graph);
 
 // The work of the kernels the graph runs: ir::node_work (the one count)
@@ -108,7 +136,9 @@ ir::Work graph_work(const ir::Graph& graph);
 // pointers point into `graph`.
 std::vector<OpDesc> node_descs(const ir::Graph& graph);
 
-// Per node (in graph order) the cost of all its results: for reports.
+// Per node (in graph order) the cost of all its results: for reports. A
+// group fused_by_runtime is priced as its fused op at its last node, its
+// other nodes at 0.
 std::vector<double> node_costs(const CostModel& model, const ir::Graph& graph);
 
 }  // namespace refinery::targets

@@ -201,9 +201,11 @@ Expected<InContextTimes> in_context_times(const ir::Graph& g, const ir::Graph& o
     group_us[static_cast<std::size_t>(group_of[a])] += kernels[k].us;
     ++group_kernels[static_cast<std::size_t>(group_of[a])];
   }
-  // Priced nodes per group, weighted by the baseline's price of each alone.
-  std::vector<OpDesc> descs = node_descs(g);
-  std::vector<bool> removed = removed_by_runtime(g);
+  // Priced nodes per group, weighted by the baseline's price of each alone;
+  // a group ORT fuses into one op (fused_by_runtime) is that op, at its last node.
+  const std::vector<RuntimeFusion> fused = fused_by_runtime(g);
+  std::vector<OpDesc> descs = runtime_descs(g, fused);
+  std::vector<bool> removed = removed_or_fused_away(g, fused);
   std::vector<std::vector<std::pair<std::size_t, double>>> priced(groups.size());
   for (std::size_t c = 0; c < groups.size(); ++c)
     for (std::size_t n : groups[c]) {

@@ -70,8 +70,9 @@ struct ProfiledKernel {
 // the kernels' times are scaled (`scale`) to make up the rest; none below
 // kMinNodeMs a priced node. A kernel's time is then
 // shared among its priced nodes by `baseline`'s price of each as its own
-// kernel. Per node of `graph`: its milliseconds, or -1 where it is not
-// priced or no kernel ran it.
+// kernel; a group fused_by_runtime is one priced node, its last, as the
+// fused op (runtime_descs). Per node of `graph`: its milliseconds, or -1
+// where it is not priced or no kernel ran it.
 struct InContextTimes {
   std::vector<double> ms;
   std::size_t kernels = 0, unmatched = 0;  // profiled kernels; those with no node of `graph`

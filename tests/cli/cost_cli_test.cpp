@@ -73,6 +73,29 @@ TEST(CostCli, CostPrintsTheTotalAndEveryNode) {
   EXPECT_NE(r.err.find("--cost-model"), std::string::npos) << r.err;
 }
 
+// A Gelu at opset 13, written as its erf form: the form's last node
+// carries the Gelu's price and says so, its other four cost nothing.
+TEST(CostCli, CostSaysWhichNodeCarriesAFusedGroup) {
+  GraphBuilder b;
+  b.graph().info.opsets[""] = 13;
+  ir::Graph g = b.finish({b.op1(ir::Op::Gelu, {b.input("x", {4, 64})})});
+  const fs::path file = fresh_dir("fused") / "gelu13.onnx";
+  ASSERT_TRUE(frontends::export_onnx(g, file).has_value());
+  CliResult r = run_cli("cost " + file.string() + " --target cpu --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto nodes = nlohmann::json::parse(r.out).at("nodes");
+  ASSERT_EQ(nodes.size(), 5u);
+  for (std::size_t i = 0; i + 1 < nodes.size(); ++i) {
+    EXPECT_EQ(nodes[i].at("ms"), 0) << nodes[i];
+    EXPECT_FALSE(nodes[i].contains("fused_as")) << nodes[i];
+  }
+  EXPECT_GT(nodes.back().at("ms").get<double>(), 0);
+  EXPECT_EQ(nodes.back().at("fused_as"), "gelu");
+  r = run_cli("cost " + file.string() + " --target cpu");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("mul -> gelu"), std::string::npos) << r.out;
+}
+
 ir::Attributes conv3x3() {
   ir::Attributes a;
   a.set("kernel_shape", std::vector<int64_t>{3, 3});

@@ -127,11 +127,12 @@ TEST(Pipeline, TheRefinedGraphKeepsEveryOutputsName) {
   EXPECT_TRUE(r.graph.verify().has_value());
 }
 
-// LayerNorm as torch exports it at opset 13 becomes one layer_norm with the
-// library's rule (rules/lib/norm.rules, layer-norm-decomposed): its epsilon
-// read from the constant into the attribute. Nine kernels cost more than one
-// on every target; the original's ONNX Runtime fuses them (docs/onnx.md).
-TEST(Pipeline, DecomposedLayerNormBecomesOneLayerNorm) {
+// LayerNorm as torch exports it at opset 13 meets the library's rule
+// (rules/lib/norm.rules, layer-norm-decomposed), but the nine ops are priced
+// as the one LayerNormalization ONNX Runtime fuses them into when it loads
+// the model (targets::fused_by_runtime), on every target: the layer_norm the
+// rule makes is no cheaper, and the original is kept.
+TEST(Pipeline, DecomposedLayerNormIsPricedAsTheLayerNormItIs) {
   auto g = ir::parse_graph(R"(graph @main(%x: tensor<2x5x8xf32>) attributes {ir_version = 8, opsets = {"" = 13}} {
   %g = const dense<[0.75, 0.875, 1.0, 1.125, 1.25, 1.375, 1.5, 1.625]> : tensor<8xf32>
   %b = const dense<[-0.25, -0.1875, -0.125, -0.0625, 0.0, 0.0625, 0.125, 0.1875]> : tensor<8xf32>
@@ -153,13 +154,10 @@ TEST(Pipeline, DecomposedLayerNormBecomesOneLayerNorm) {
   ASSERT_TRUE(text.has_value()) << text.error().str();
   for (const char* t : {"cpu", "gpu"}) {
     OptimizeResult r = run(*g, text->c_str(), t);
-    ASSERT_TRUE(r.changed() && r.valid()) << t << ": " << r.report.reason;
-    EXPECT_EQ(r.report.extraction.rules_used.count("layer-norm-decomposed"), 1u) << t;
-    EXPECT_EQ(r.report.ops_after.at("LayerNormalization"), 1) << t;
-    EXPECT_EQ(r.report.ops_after.count("ReduceMean"), 0u) << t;
-    ASSERT_EQ(r.graph.num_nodes(), 1u) << t;
-    EXPECT_FLOAT_EQ(ir::OpAttrs(ir::Op::LayerNormalization, r.graph.nodes()[0].attrs, 3).get_float("epsilon"), 1e-12f);
-    EXPECT_EQ(r.graph.value(r.graph.outputs()[0]).name, "y");
+    EXPECT_EQ(r.report.outcome, Outcome::KeptOriginal) << t << ": " << r.report.reason;
+    EXPECT_GT(r.report.saturation.rules_fired.at("layer-norm-decomposed"), 0u) << t;
+    EXPECT_GT(r.report.cost_before, 0) << t;
+    EXPECT_EQ(r.report.cost_after, r.report.cost_before) << t;
   }
 }
 
@@ -181,9 +179,11 @@ TEST(Pipeline, EveryOpTheLibraryMakesCanBeWrittenAtOpset13) {
   EXPECT_TRUE(frontends::onnx_can_write(ir::Op::Trilu, 14));
 }
 
-// GELU as torch exports it (nn.GELU below opset 20) becomes one gelu with
-// the library's rule (rules/lib/activations.rules, gelu-erf).
-TEST(Pipeline, TorchGeluBecomesOneGelu) {
+// GELU as torch exports it (nn.GELU below opset 20) meets the library's
+// rule (rules/lib/activations.rules, gelu-erf), and is priced as the one
+// Gelu ONNX Runtime fuses it into (targets::fused_by_runtime): the gelu the
+// rule makes is no cheaper, and the original is kept.
+TEST(Pipeline, TorchGeluIsPricedAsTheGeluItIs) {
   auto g = ir::parse_graph(R"(graph @main(%x: tensor<4x32xf32>) attributes {ir_version = 8, opsets = {"" = 17}} {
   %s = const dense<[1.4142135381698608]> : tensor<f32>
   %one = const dense<[1.0]> : tensor<f32>
@@ -199,12 +199,10 @@ TEST(Pipeline, TorchGeluBecomesOneGelu) {
   auto text = ir::read_file(std::string(REFINERY_SOURCE_DIR) + "/rules/lib/activations.rules");
   ASSERT_TRUE(text.has_value()) << text.error().str();
   OptimizeResult r = run(*g, text->c_str());
-  ASSERT_TRUE(r.changed() && r.valid()) << r.report.reason;
-  EXPECT_EQ(r.report.extraction.rules_used.count("gelu-erf"), 1u);
-  ASSERT_EQ(r.graph.num_nodes(), 1u);
-  EXPECT_EQ(r.graph.nodes()[0].op, ir::Op::Gelu);
-  ASSERT_TRUE(r.report.validation.has_value());
-  EXPECT_LT(r.report.validation->max_abs_error, 1e-6);
+  EXPECT_EQ(r.report.outcome, Outcome::KeptOriginal) << r.report.reason;
+  EXPECT_GT(r.report.saturation.rules_fired.at("gelu-erf"), 0u);
+  EXPECT_GT(r.report.cost_before, 0);
+  EXPECT_EQ(r.report.cost_after, r.report.cost_before);
 }
 
 // On a chip target, an extraction that gives back the original graph keeps
