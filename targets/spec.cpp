@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <sstream>
 
 #include "ir/data_dir.h"
+#include "targets/workload.h"
 
 namespace refinery::targets {
 
@@ -113,6 +115,17 @@ Expected<HardwareSpec> parse_spec(std::string_view text, const std::string& file
     if (!(s.memory_bandwidth > 0)) throw std::runtime_error("field 'memory_bandwidth' must be positive");
     s.memory_bytes = j.value("memory_bytes", 0.0);
     s.kernel_launch_s = j.value("kernel_launch_s", 0.0);
+    s.graph_launch_s = j.value("graph_launch_s", 0.0);
+    if (!(s.graph_launch_s >= 0)) throw std::runtime_error("field 'graph_launch_s' must be 0 or more");
+    const nlohmann::json latencies = j.value("kernel_latency_s", nlohmann::json::object());
+    for (auto& [k, v] : latencies.items()) {
+      if (std::ranges::find(kKernelFamilies, k) == kKernelFamilies.end())
+        throw std::runtime_error(fmt::format("field 'kernel_latency_s.{}': unknown kernel family (known: {})", k,
+                                             fmt::join(kKernelFamilies, ", ")));
+      double t = v.get<double>();
+      if (!(t >= 0)) throw std::runtime_error(fmt::format("field 'kernel_latency_s.{}' must be 0 or more", k));
+      s.kernel_latency_s[k] = t;
+    }
     s.op_overhead_s = j.value("op_overhead_s", 0.0);
     s.vector_flops = j.value("vector_flops", 0.0);
     s.cache_bandwidth = j.value("cache_bandwidth", 0.0);
