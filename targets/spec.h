@@ -48,6 +48,8 @@ struct HardwareSpec {
   // gpu: a kernel's time beyond its roofline and launch, by kernel_family
   // ("conv", "matmul", "reduction", "movement"; a family not named: 0).
   std::map<std::string, double, std::less<>> kernel_latency_s;
+  // gpu: the share of the peak a family's kernels reach (a family not named: 1).
+  std::map<std::string, double, std::less<>> kernel_efficiency;
   double op_overhead_s = 0;    // cpu: per-op dispatch; tpu: per fused op
   double vector_flops = 0;     // tpu: VPU rate for elementwise work
   double cache_bandwidth = 0;  // cpu: last-level cache

@@ -127,6 +127,16 @@ TEST(GpuCost, KernelsPayTheirFamilysLatencyAndTheGraphItsLaunchOnce) {
     for (int i = 0; i < n; ++i) y = b.op1(ir::Op::MatMul, {y, b.weight("w" + std::to_string(i), {8, 8})});
     EXPECT_NEAR(graph_cost(*m, b.finish({y})), n * (1e-6 + 2e-6), 1e-12) << n;
   }
+  // A family's efficiency divides its peak: the conv's compute at a quarter
+  // of the peak takes 4x as long, the fixed costs the same.
+  const std::string rated = R"({"name": "r", "kind": "gpu", "peak_flops": {"f32": 1e9, "tf32": 1e9},
+      "memory_bandwidth": 1e30, "kernel_launch_s": 1e-6, "kernel_latency_s": {"conv": 1e-5})";
+  auto full = parse_spec(rated + "}");
+  auto quarter = parse_spec(rated + R"(, "kernel_efficiency": {"conv": 0.25}})");
+  ASSERT_TRUE(full.has_value() && quarter.has_value());
+  const double compute = graph_cost(*make_cost_model(*full), conv) - 1.1e-5;
+  EXPECT_GT(compute, 1e-6);
+  EXPECT_NEAR(graph_cost(*make_cost_model(*quarter), conv) - 1.1e-5, 4 * compute, 1e-12);
   // A family the spec does not name (movement here) pays the launch alone.
   GraphBuilder t;
   ir::Attributes perm;
