@@ -52,10 +52,6 @@ std::string error_text() {  // the first line: the rest is XGBoost's stack trace
   return e.substr(0, e.find('\n'));
 }
 
-std::optional<std::vector<int64_t>> static_sizes(const ir::TensorType* t) {
-  if (!t || !t->shape.ranked() || !t->shape.is_static()) return std::nullopt;
-  return t->shape.sizes();
-}
 
 int64_t product(const std::vector<int64_t>& v, std::size_t from = 0) {
   int64_t p = 1;
@@ -86,18 +82,6 @@ struct Canonical {
   std::vector<ir::TensorType> types;  // sized before any pointer into it is taken
 };
 
-bool conv_1x1(const OpDesc& op) {
-  if (op.op != ir::Op::Conv || op.inputs.size() < 2 || !input_constant(op, 1)) return false;
-  auto x = static_sizes(op.inputs[0]), w = static_sizes(op.inputs[1]);
-  if (!x || !w || x->size() < 3 || w->size() != x->size() || product(*w, 2) != 1) return false;
-  ir::OpAttrs a(op.op, op.attributes(), static_cast<int64_t>(x->size()));
-  auto all = [](const std::vector<int64_t>& v, int64_t k) {
-    return std::all_of(v.begin(), v.end(), [&](int64_t e) { return e == k; });
-  };
-  return a.get_int("group") == 1 && all(a.get_ints("strides"), 1) && all(a.get_ints("dilations"), 1) &&
-         all(a.get_ints("pads"), 0) && a.get_string("auto_pad") == "NOTSET";
-}
-
 // Fills `c` (its pointers point into it: it must not move) and returns
 // whether the description differs from `op`.
 bool canonical_form(const OpDesc& op, Canonical& c) {
@@ -124,13 +108,9 @@ bool canonical_form(const OpDesc& op, Canonical& c) {
     auto x = *static_sizes(op.inputs[0]), w = *static_sizes(op.inputs[1]);
     return gemm_as_conv(x[0], x[1], product(x, 2), w[0], 0);
   }
-  if (op.op == Op::MatMul && op.inputs.size() == 2 && input_constant(op, 0) && !input_constant(op, 1) && out) {
-    auto w = static_sizes(op.inputs[0]), x = static_sizes(op.inputs[1]);
-    if (w && x && w->size() == 2 && (x->size() == 2 || x->size() == 3)) {
-      int64_t n = x->size() == 3 ? (*x)[0] : 1;
-      int64_t ch = (*x)[x->size() - 2], s = (*x)[x->size() - 1];
-      if ((*w)[1] == ch) return gemm_as_conv(n, ch, s, (*w)[0], 1);
-    }
+  if (matmul_is_conv_1x1(op) && out) {
+    auto w = *static_sizes(op.inputs[0]), x = *static_sizes(op.inputs[1]);
+    return gemm_as_conv(x.size() == 3 ? x[0] : 1, x[x.size() - 2], x[x.size() - 1], w[0], 1);
   }
   if ((op.op == Op::Conv || (op.op == Op::Gemm && input_constant(op, 2))) && op.inputs.size() > 2) {
     c.op.inputs.resize(2);

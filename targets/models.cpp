@@ -41,31 +41,47 @@ double extra_input_bytes(const OpDesc& op, const std::function<double(const ir::
   return b;
 }
 
-// GPU: a roofline per kernel plus the launch. Elementwise ops, splits and
-// slices are fused into their producer (no launch, no round trip through
-// memory of the intermediate); views are free.
+// GPU: a roofline per kernel plus its launch and its family's latency (the
+// time a kernel of that family takes beyond its roofline: a cudnn
+// convolution at batch 1 runs 10-20 us whatever its FLOPs), at the share of
+// the peak its family reaches (cudnn's f32 convolutions: a sixth), the graph's own
+// launch once (run_overhead). Elementwise ops, splits and slices are fused
+// into their producer (no launch, no round trip through memory of the
+// intermediate); views are free. docs/targets.md, "Cost models".
 class GpuModel final : public CostModel {
  public:
   using CostModel::CostModel;
+  double run_overhead() const override { return spec_.graph_launch_s; }
 
  protected:
+  // The launch and the latency of a kernel of `op`'s family.
+  double kernel_fixed(const OpDesc& op) const {
+    auto latency = spec_.kernel_latency_s.find(kernel_family(op));
+    return spec_.kernel_launch_s + (latency == spec_.kernel_latency_s.end() ? 0 : latency->second);
+  }
+  // The peak a kernel of `op`'s family reaches: the spec's, times the family's efficiency.
+  double peak(const OpDesc& op, bool matmul) const {
+    auto efficiency = spec_.kernel_efficiency.find(kernel_family(op));
+    return spec_.peak(dtype_of(op), matmul) * (efficiency == spec_.kernel_efficiency.end() ? 1 : efficiency->second);
+  }
+
   double op_cost(const OpDesc& op) const override {
-    const double bw = spec_.memory_bandwidth, launch = spec_.kernel_launch_s;
+    const double bw = spec_.memory_bandwidth;
     switch (classify(op.op)) {
       case OpClass::Free: return 0;
       case OpClass::Matrix: {
-        double compute = flops(op) / spec_.peak(dtype_of(op), true);
+        double compute = flops(op) / peak(op, true);
         double memory = (input_bytes(op) + out_bytes(op) * op.num_outputs) / bw;
-        return share(op) * (std::max(compute, memory) + launch);
+        return share(op) * (std::max(compute, memory) + kernel_fixed(op));
       }
       case OpClass::Elementwise: return flops(op) / spec_.peak(dtype_of(op), false) + extra_input_bytes(op, bytes) / bw;
       case OpClass::Split: return out_bytes(op) / bw;
-      case OpClass::Movement: return share(op) * launch + (share(op) * input_bytes(op) + out_bytes(op)) / bw;
+      case OpClass::Movement: return share(op) * kernel_fixed(op) + (share(op) * input_bytes(op) + out_bytes(op)) / bw;
       case OpClass::Reduction:
       case OpClass::Opaque: {
-        double compute = flops(op) / spec_.peak(dtype_of(op), false);
+        double compute = flops(op) / peak(op, false);
         double memory = (input_bytes(op) + out_bytes(op) * op.num_outputs) / bw;
-        return share(op) * (std::max(compute, memory) + launch);
+        return share(op) * (std::max(compute, memory) + kernel_fixed(op));
       }
     }
     return 0;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <sstream>
 
 #include "ir/data_dir.h"
+#include "targets/workload.h"
 
 namespace refinery::targets {
 
@@ -113,6 +115,24 @@ Expected<HardwareSpec> parse_spec(std::string_view text, const std::string& file
     if (!(s.memory_bandwidth > 0)) throw std::runtime_error("field 'memory_bandwidth' must be positive");
     s.memory_bytes = j.value("memory_bytes", 0.0);
     s.kernel_launch_s = j.value("kernel_launch_s", 0.0);
+    s.graph_launch_s = j.value("graph_launch_s", 0.0);
+    if (!(s.graph_launch_s >= 0)) throw std::runtime_error("field 'graph_launch_s' must be 0 or more");
+    // By kernel family: {family: value}, each value one that `valid` takes (`what` says which).
+    auto by_family = [&](const char* name, bool (*valid)(double), const char* what,
+                         std::map<std::string, double, std::less<>>& out) {
+      const nlohmann::json fields = j.value(name, nlohmann::json::object());
+      for (auto& [k, v] : fields.items()) {
+        if (std::ranges::find(kKernelFamilies, k) == kKernelFamilies.end())
+          throw std::runtime_error(fmt::format("field '{}.{}': unknown kernel family (known: {})", name, k,
+                                               fmt::join(kKernelFamilies, ", ")));
+        double x = v.get<double>();
+        if (!valid(x)) throw std::runtime_error(fmt::format("field '{}.{}' must be {}", name, k, what));
+        out[k] = x;
+      }
+    };
+    by_family("kernel_latency_s", [](double x) { return x >= 0; }, "0 or more", s.kernel_latency_s);
+    by_family("kernel_efficiency", [](double x) { return x > 0 && x <= 1; }, "above 0 and at most 1",
+              s.kernel_efficiency);
     s.op_overhead_s = j.value("op_overhead_s", 0.0);
     s.vector_flops = j.value("vector_flops", 0.0);
     s.cache_bandwidth = j.value("cache_bandwidth", 0.0);

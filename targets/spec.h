@@ -43,7 +43,13 @@ struct HardwareSpec {
   std::string f32_matmul_uses;               // gpu: matmuls in f32 run on this unit ("tf32")
   double memory_bandwidth = 0;               // bytes/s
   double memory_bytes = 0;
-  double kernel_launch_s = 0;  // gpu: per kernel
+  double kernel_launch_s = 0;  // gpu: per kernel (within a CUDA graph: from the end of one to the next's start)
+  double graph_launch_s = 0;   // gpu: once per graph run (the graph's launch), the model's run_overhead
+  // gpu: a kernel's time beyond its roofline and launch, by kernel_family
+  // ("conv", "matmul", "reduction", "movement"; a family not named: 0).
+  std::map<std::string, double, std::less<>> kernel_latency_s;
+  // gpu: the share of the peak a family's kernels reach (a family not named: 1).
+  std::map<std::string, double, std::less<>> kernel_efficiency;
   double op_overhead_s = 0;    // cpu: per-op dispatch; tpu: per fused op
   double vector_flops = 0;     // tpu: VPU rate for elementwise work
   double cache_bandwidth = 0;  // cpu: last-level cache

@@ -75,6 +75,44 @@ OpClass classify(ir::Op op) {
   return OpClass::Movement;
 }
 
+std::optional<std::vector<int64_t>> static_sizes(const ir::TensorType* t) {
+  if (!t || !t->shape.ranked() || !t->shape.is_static()) return std::nullopt;
+  return t->shape.sizes();
+}
+
+namespace {
+bool constant_input(const OpDesc& op, std::size_t i) { return i < op.input_constant.size() && op.input_constant[i]; }
+}  // namespace
+
+bool conv_1x1(const OpDesc& op) {
+  if (op.op != ir::Op::Conv || op.inputs.size() < 2 || !constant_input(op, 1)) return false;
+  auto x = static_sizes(op.inputs[0]), w = static_sizes(op.inputs[1]);
+  if (!x || !w || x->size() < 3 || w->size() != x->size()) return false;
+  if (std::any_of(w->begin() + 2, w->end(), [](int64_t d) { return d != 1; })) return false;
+  ir::OpAttrs a(op.op, op.attributes(), static_cast<int64_t>(x->size()));
+  auto all = [](const std::vector<int64_t>& v, int64_t k) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t e) { return e == k; });
+  };
+  return a.get_int("group") == 1 && all(a.get_ints("strides"), 1) && all(a.get_ints("dilations"), 1) &&
+         all(a.get_ints("pads"), 0) && a.get_string("auto_pad") == "NOTSET";
+}
+
+bool matmul_is_conv_1x1(const OpDesc& op) {
+  if (op.op != ir::Op::MatMul || op.inputs.size() != 2 || !constant_input(op, 0) || constant_input(op, 1)) return false;
+  auto w = static_sizes(op.inputs[0]), x = static_sizes(op.inputs[1]);
+  return w && x && w->size() == 2 && (x->size() == 2 || x->size() == 3) && (*w)[1] == (*x)[x->size() - 2];
+}
+
+std::string_view kernel_family(const OpDesc& op) {
+  if (op.op == ir::Op::Conv || op.op == ir::Op::ConvTranspose || matmul_is_conv_1x1(op)) return "conv";
+  switch (classify(op.op)) {
+    case OpClass::Matrix: return "matmul";
+    case OpClass::Reduction: return "reduction";
+    case OpClass::Movement: return "movement";
+    default: return "";
+  }
+}
+
 double numel(const ir::TensorType& t) { return ir::counted_elements(t); }
 double bytes(const ir::TensorType& t) { return ir::counted_bytes(t); }
 

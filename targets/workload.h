@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "ir/work.h"
 #include "targets/cost_model.h"
@@ -25,6 +27,25 @@ enum class OpClass {
 };
 
 OpClass classify(ir::Op op);
+
+// A type's sizes when its shape is static.
+std::optional<std::vector<int64_t>> static_sizes(const ir::TensorType* t);
+
+// A 1x1 Conv (group 1, unit strides and dilations, no padding) by a
+// constant weight: a GEMM of K x C weights over N * spatial columns.
+bool conv_1x1(const OpDesc& op);
+// The same GEMM as the rule conv-1x1-as-matmul writes it: a MatMul W x with
+// only W constant, W [K, C] and x [N, C, S] or [C, S].
+bool matmul_is_conv_1x1(const OpDesc& op);
+
+// The family of kernel a GPU runs for a kernel op, as the gpu spec's
+// kernel_latency_s names them: "conv" (Conv, ConvTranspose, and a MatMul
+// that is a 1x1 Conv's GEMM, so that the two forms cost the same: the cost
+// laws), "matmul" (MatMul, Gemm, Einsum), "reduction" (OpClass::Reduction),
+// "movement" (OpClass::Movement); empty for the rest (views, fused ops,
+// opaque ops).
+std::string_view kernel_family(const OpDesc& op);
+inline constexpr std::array<std::string_view, 4> kKernelFamilies{"conv", "matmul", "reduction", "movement"};
 
 // ir::counted_elements and ir::counted_bytes (symbolic dims count as 1).
 double numel(const ir::TensorType& t);

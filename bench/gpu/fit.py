@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Fits the gpu roofline's constants to micro-model timings on a GPU and
-says how well the datasheet's and the fitted constants rank and price the
-kernels (docs/targets.md, "Measured on a GPU").
+"""Fits the gpu model's constants to micro-model timings on a GPU and says
+how well the spec's and the fitted constants rank and price the kernels
+(docs/targets.md, "Measured on a GPU").
 
     python3 bench/gpu/fit.py join TIMINGS.jsonl TERMS.jsonl DATA.jsonl [--repeat TIMINGS2.jsonl] [--variant V]
                                   [--append]
@@ -12,12 +12,15 @@ kernels (docs/targets.md, "Measured on a GPU").
 terms by id into the dataset (one line a micro-model: id, ops, models,
 variant, flops, bytes, datasheet_us, nodes, the timings), after the timing
 run's meta record (id "meta:VARIANT"); --append adds another set of
-micro-models (another --variants of refinery measure) to it.
+micro-models (another --variants of refinery measure) to it. A dataset given
+as TIMINGS is priced again with new terms (its rows keep their variant and
+timings): what a change of the gpu model or the spec needs.
 
 `fit` prices each micro-model as the gpu model does, from its nodes' terms
-(fm, fv: FLOPs at the tf32 and the f32 peak; bytes; launches): a node that
-launches costs `max(fm / Pt + fv / Pf, bytes / bw) + launch * launches`, a
-fused one `fv / Pf + bytes / bw`. The fit: least squares on the log of the
+(fm, fv: FLOPs at the tf32 and the f32 peak; bytes; launches; family): a
+node that launches costs `max(fm / Pt + fv / Pf, bytes / bw) + (launch +
+latency[family]) * launches`, a fused one `fv / Pf + bytes / bw`, and the
+micro-model its graph's launch once. The fit: least squares on the log of the
 time (each kernel weighs the same, whatever its length) over the micro-models
 whose every node launches (the model fuses elementwise ops into their
 producer; eager PyTorch and its CUDA graphs run them as kernels of their own,
@@ -25,8 +28,9 @@ so a micro-model holding one is reported, not fitted), by a pattern search
 on the constants' logarithms from the datasheet's, steps halving from a
 factor 10 to 1.001: deterministic, numpy alone. Reported per kernel class
 (from the terms: matrix, movement, reduction, fused), per variant and per op
-family (the first op, 20 kernels or more): MAPE and Kendall's
-tau-b of the datasheet's constants and of the fitted ones, and of constants
+family (the first op, 20 kernels or more): MAPE and Kendall's tau-b of the
+spec's constants (`spec`: what refinery prices), of the latency-free roofline
+with its four constants fitted (`fitted`), and of constants
 fitted on the micro-models of half the zoo's models on those of the other
 half (`heldout`: models never seen; a micro-model goes with the first of
 the models it comes from, halves by a CRC-32 of its name). The
@@ -34,7 +38,11 @@ same for the saturating roofline (`saturating`, `saturating_heldout`): the
 roofline with two more constants, a kernel of F FLOPs running at
 `peak * F / (F + flops_half)` and one of B bytes at `bw * B / (B +
 bytes_half)` (the cpu model's GEMM efficiency, in the gpu model's terms): what
-the timings say a size-dependent efficiency would bring.
+the timings say a size-dependent efficiency would bring. And for the gpu
+model's own form (`latency`, `latency_heldout`): the datasheet's rates kept,
+the in-graph launch, the graph's launch and the conv, matmul and reduction
+families' latencies fitted (movement's left at 0: see LATENCY_PARAMS), the
+constants `h200.json` holds.
 
 First, the terms priced with --spec's constants (default h200.json) must
 give each micro-model's datasheet_us (refinery cost's price) to 1e-6: else
@@ -62,6 +70,20 @@ PARAMS = ("tf32_flops", "f32_flops", "bandwidth", "launch_s")
 HALVES = ("flops_half", "bytes_half")
 HALF_START = {"flops_half": 1e6, "bytes_half": 1e5}
 HALF_BOUNDS = (0.0, 12.0)  # log10 of a half size, absolute
+# The latency roofline, the gpu model's (targets/models.cpp): a kernel pays its launch and its family's latency
+# (kernel_latency_s; terms.py names each kernel's family), the graph its own launch once (graph_launch_s). Fitted
+# with the datasheet's rates from LATENCY_START; the latencies and the graph launch within TIME_BOUNDS. Every
+# kernel has a family, so the launch and the four latencies are one constant too many: movement's is left at 0
+# (a copy's kernel is its launch and its bytes), and the launch is what it pays.
+FAMILIES = ("conv", "matmul", "reduction", "movement")  # targets/workload.h, kKernelFamilies
+LATENCIES = ("graph_launch_s",) + tuple(f"latency_{f}" for f in FAMILIES if f != "movement")
+# A family's share of the peak its kernels reach (kernel_efficiency; 1 where the spec names none): the convolutions'
+# (cudnn, NCHW f32 with tf32) fitted, the only family whose FLOPs the timings see at a rate of their own.
+EFFICIENCIES = ("efficiency_conv",)
+EFFICIENCY_BOUNDS = (-3.0, 0.0)  # log10 of a share of the peak
+LATENCY_PARAMS = ("launch_s",) + LATENCIES + EFFICIENCIES
+LATENCY_START = dict({k: 1e-6 for k in LATENCY_PARAMS if k not in EFFICIENCIES}, **{k: 1.0 for k in EFFICIENCIES})
+TIME_BOUNDS = (-9.0, -3.0)  # log10 seconds, absolute
 
 
 def read_jsonl(path):
@@ -77,13 +99,14 @@ def join(a):
     present = {r["id"] for r in read_jsonl(a.data)} if a.append and os.path.exists(a.data) else set()
     with open(a.data, "a" if a.append else "w") as out:
         for row in timings:
-            if row.get("id") == "meta":
-                out.write(json.dumps(dict(row, id=f"meta:{a.variant}", variant=a.variant)) + "\n")
+            if row.get("id", "").startswith("meta"):  # a timing run's, or a dataset's (re-priced: its own variant)
+                variant = row.get("variant", a.variant)
+                out.write(json.dumps(dict(row, id=f"meta:{variant}", variant=variant)) + "\n")
                 continue
             t = terms.get(row["id"])
             if t is None or row["id"] in present:
                 continue
-            merged = dict(row, variant=a.variant)
+            merged = dict(row, variant=row.get("variant", a.variant))
             merged["flops"] = sum(x["fm"] + x["fv"] for x in t["nodes"])
             merged["bytes"] = sum(x["bytes"] for x in t["nodes"])
             merged["datasheet_us"] = t["datasheet_us"]
@@ -115,23 +138,30 @@ class Rows:
         self.rows = [r for r in rows if r.get(key) and r.get("nodes") and r[key] > 0]
         self.measured = np.array([r[key] * 1e-6 for r in self.rows])
         self.classes = [kernel_class(r["nodes"]) for r in self.rows]
-        owner, cols = [], {k: [] for k in ("fm", "fv", "bytes", "launches")}
+        owner, cols, family = [], {k: [] for k in ("fm", "fv", "bytes", "launches")}, []
         for i, r in enumerate(self.rows):
             for x in r["nodes"]:
                 owner.append(i)
+                family.append(x.get("family", ""))
                 for k in cols:
                     cols[k].append(x[k])
         self.owner = np.array(owner, dtype=np.int64)
         self.cols = {k: np.array(v, dtype=np.float64) for k, v in cols.items()}
+        self.family = np.array(family, dtype=object)
 
     def predict(self, c):
         t = self.cols
         launched = t["launches"] > 0  # a fused op streams through its producer: no size of its own
         hf, hb = (c.get(k, 0.0) * launched for k in HALVES)
+        share = np.ones(len(t["fm"]))
+        for f in FAMILIES:
+            share = np.where(self.family == f, c.get(f"efficiency_{f}", 1.0), share)
         flops = (t["fm"] + hf * (t["fm"] > 0)) / c["tf32_flops"] + (t["fv"] + hf * (t["fv"] > 0)) / c["f32_flops"]
+        flops = flops / share
         memory = (t["bytes"] + hb * (t["bytes"] > 0)) / c["bandwidth"]
-        node = np.where(t["launches"] > 0, np.maximum(flops, memory) + c["launch_s"] * t["launches"], flops + memory)
-        return np.bincount(self.owner, weights=node, minlength=len(self.rows))
+        fixed = c["launch_s"] + sum(c.get(f"latency_{f}", 0.0) * (self.family == f) for f in FAMILIES)
+        node = np.where(t["launches"] > 0, np.maximum(flops, memory) + fixed * t["launches"], flops + memory)
+        return np.bincount(self.owner, weights=node, minlength=len(self.rows)) + c.get("graph_launch_s", 0.0)
 
     def subset(self, keep):
         out = Rows.__new__(Rows)
@@ -144,6 +174,7 @@ class Rows:
         nodes = remap[self.owner] >= 0
         out.owner = remap[self.owner][nodes]
         out.cols = {k: v[nodes] for k, v in self.cols.items()}
+        out.family = self.family[nodes]
         return out
 
 
@@ -160,10 +191,12 @@ def fit_constants(rows, start, params=PARAMS):
     halves the step when none helps. A constant stays within BOUNDS of its
     start: one the timings do not determine (a term that never binds) ends
     at a bound, and `at_bound` names it."""
-    bounds = {k: HALF_BOUNDS if k in HALVES else tuple(math.log10(start[k]) + b for b in BOUNDS) for k in params}
+    absolute = {**{k: HALF_BOUNDS for k in HALVES}, **{k: TIME_BOUNDS for k in LATENCIES},
+                **{k: EFFICIENCY_BOUNDS for k in EFFICIENCIES}}
+    bounds = {k: absolute.get(k) or tuple(math.log10(start[k]) + b for b in BOUNDS) for k in params}
     lo, hi = {k: b[0] for k, b in bounds.items()}, {k: b[1] for k, b in bounds.items()}
     logc = {k: math.log10(start[k]) for k in params}
-    as_c = lambda lc: {k: 10 ** v for k, v in lc.items()}  # noqa: E731
+    as_c = lambda lc: dict(start, **{k: 10 ** v for k, v in lc.items()})  # noqa: E731  (the rest of start: fixed)
     best = log_loss(rows, as_c(logc))
     step = 1.0
     while step > math.log10(1.001):
@@ -207,10 +240,14 @@ def sig(x, digits=6):
     return x
 
 
-def datasheet(spec):
-    """The roofline's constants as the spec gives them."""
+def spec_constants(spec):
+    """The gpu model's constants as the spec gives them: the roofline's and the latencies."""
+    latency, efficiency = spec.get("kernel_latency_s", {}), spec.get("kernel_efficiency", {})
     return {"tf32_flops": spec["peak_flops"]["tf32"], "f32_flops": spec["peak_flops"]["f32"],
-            "bandwidth": spec["memory_bandwidth"], "launch_s": spec["kernel_launch_s"]}
+            "bandwidth": spec["memory_bandwidth"], "launch_s": spec["kernel_launch_s"],
+            "graph_launch_s": spec.get("graph_launch_s", 0.0),
+            **{f"latency_{f}": latency.get(f, 0.0) for f in FAMILIES},
+            **{f"efficiency_{f}": efficiency.get(f, 1.0) for f in FAMILIES}}
 
 
 def price_drift(rows_all, spec):
@@ -219,33 +256,46 @@ def price_drift(rows_all, spec):
     the data was made): above 1e-6, the spec or the gpu model changed."""
     rows = Rows(rows_all, "graph")
     priced = np.array([r["datasheet_us"] * 1e-6 for r in rows.rows])
-    return float(np.max(np.abs(rows.predict(datasheet(spec)) - priced) / np.maximum(priced, 1e-12)))
+    return float(np.max(np.abs(rows.predict(spec_constants(spec)) - priced) / np.maximum(priced, 1e-12)))
+
+
+def fit_latency(rows, sheet):
+    """The latency roofline's constants fitted, the datasheet's rates kept."""
+    return fit_constants(rows, dict(roofline(sheet), **LATENCY_START), LATENCY_PARAMS)
+
+
+def roofline(sheet):
+    """The datasheet's rates alone (a fitted latency roofline keeps them)."""
+    return {k: v for k, v in sheet.items() if k in PARAMS}
 
 
 def two_fold(rows, half, sheet):
-    """Held-out predictions: the plain and the saturating roofline fitted
-    (from the datasheet's constants) on the rows of one half (`half`: 0 or 1
-    per row), each half's constants pricing the other half's rows."""
+    """Held-out predictions: the plain, the saturating and the latency
+    roofline fitted (from the datasheet's constants) on the rows of one half
+    (`half`: 0 or 1 per row), each half's constants pricing the other half's
+    rows."""
     half = np.array(half)
-    plain, sat = np.zeros(len(rows.rows)), np.zeros(len(rows.rows))
+    plain, sat, lat = (np.zeros(len(rows.rows)) for _ in range(3))
     for fold in (0, 1):
         train, mask = rows.subset(half != fold), half == fold
-        plain[mask] = rows.predict(fit_constants(train, sheet))[mask]
-        sat[mask] = rows.predict(fit_constants(train, dict(sheet, **HALF_START), PARAMS + HALVES))[mask]
-    return plain, sat
+        plain[mask] = rows.predict(fit_constants(train, roofline(sheet)))[mask]
+        sat[mask] = rows.predict(fit_constants(train, dict(roofline(sheet), **HALF_START), PARAMS + HALVES))[mask]
+        lat[mask] = rows.predict(fit_latency(train, sheet))[mask]
+    return plain, sat, lat
 
 
 def figures(rows_all, meta, timing, spec):
-    sheet = datasheet(spec)
+    sheet = spec_constants(spec)
     rows = Rows(rows_all, timing)
     fit_set = rows.subset([c != "fused" and c != "kernel+fused" for c in rows.classes])
-    sat_start = dict(sheet, **HALF_START)
-    fitted = fit_constants(fit_set, sheet)
+    sat_start = dict(roofline(sheet), **HALF_START)
+    fitted = fit_constants(fit_set, roofline(sheet))
     saturating = fit_constants(fit_set, sat_start, PARAMS + HALVES)
+    latency = fit_latency(fit_set, sheet)
     # Two halves of the zoo's models (a micro-model goes with the first model it comes from): each half's
     # constants price the other half's micro-models, models they never saw.
     half = [zlib.crc32(min(r.get("models") or [r["id"]]).encode()) % 2 for r in fit_set.rows]
-    heldout, sat_heldout = two_fold(fit_set, half, sheet)
+    heldout, sat_heldout, lat_heldout = two_fold(fit_set, half, sheet)
     fused = ("fused", "kernel+fused")
     launching = np.array([c not in fused for c in rows.classes])
     groups = [(c, np.array([x == c for x in rows.classes])) for c in sorted(set(rows.classes))]
@@ -258,24 +308,32 @@ def figures(rows_all, meta, timing, spec):
         if m.sum() >= 20:
             groups.append((f"kernels, op {op}", m))
     sheet_pred, fit_pred, sat_pred = rows.predict(sheet), rows.predict(fitted), rows.predict(saturating)
+    lat_pred = rows.predict(latency)
     rep = np.array([r.get(f"{timing}_repeat_us", 0) * 1e-6 for r in rows.rows])
     in_fit = np.flatnonzero(launching)  # row index of each fit_set row
     by_group = {}
     for name, m in groups:
         if not m.any():
             continue
-        entry = {"n": int(m.sum()), "datasheet": scores(sheet_pred[m], rows.measured[m]),
-                 "fitted": scores(fit_pred[m], rows.measured[m])}
+        entry = {"n": int(m.sum()), "spec": scores(sheet_pred[m], rows.measured[m]),
+                 "fitted": scores(fit_pred[m], rows.measured[m]), "latency": scores(lat_pred[m], rows.measured[m])}
         if not (m & ~launching).any():
             entry["heldout"] = scores(heldout[m[in_fit]], fit_set.measured[m[in_fit]])
             entry["saturating"] = scores(sat_pred[m], rows.measured[m])
             entry["saturating_heldout"] = scores(sat_heldout[m[in_fit]], fit_set.measured[m[in_fit]])
+            entry["latency_heldout"] = scores(lat_heldout[m[in_fit]], fit_set.measured[m[in_fit]])
         if (rep[m] > 0).all():
             entry["repeat"] = scores(rep[m], rows.measured[m])  # the second run against the first: the noise
         by_group[name] = entry
+    # Each half of the zoo's models scored on its own (fitted on the other half), over the kernels fitted.
+    h = np.array(half)
+    by_group["kernels"]["heldout_by_half"] = {
+        f"half {fold}": {k: scores(p[h == fold], fit_set.measured[h == fold])
+                         for k, p in (("heldout", heldout), ("saturating_heldout", sat_heldout),
+                                      ("latency_heldout", lat_heldout))} for fold in (0, 1)}
     return sig({"timing": timing, "gpu": meta.get("gpu"), "torch": meta.get("torch"), "date": meta.get("date"),
                 "micro_models": len(rows_all), "timed": len(rows.rows), "fitted_on": len(fit_set.rows),
-                "datasheet": sheet, "fitted": fitted, "saturating": saturating, "by_group": by_group})
+                "spec": sheet, "fitted": fitted, "saturating": saturating, "latency": latency, "by_group": by_group})
 
 
 def differs(a, b, path=""):

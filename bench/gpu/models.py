@@ -13,14 +13,16 @@ symbolic dims bound to D); `model:NAME.T[@D]` is what `refinery optimize
 --target T` wrote for it, a pair with the first.
 
 Prints, per timing (graph replay, eager), the whole models' MAPE and Kendall
-tau-b against four prices: the datasheet constants and h200_fit.json's
-fitted and saturating ones, each as the gpu model prices a graph (an
+tau-b against four prices: the spec's constants and h200_fit.json's
+fitted, saturating and latency ones, each as the gpu model prices a graph (an
 elementwise op fused into its producer is no launch of its own) and
 "unfused" (every node a kernel, as eager PyTorch and its CUDA graphs run
 them); the repeat against the first run is the timings' own noise. Then each
-pair: the measured speedup, the modelled one (datasheet), and whether they
+pair: the measured speedup, the modelled one (the spec's), and whether they
 agree in direction where the runtime tells them apart (both runs by more
-than --threshold, the same way). As fit.py: the datasheet price of every row must still be
+than --threshold, the same way). Held out: each refit on the models of one
+half of the zoo scores the other half's, both halves apart and together. As
+fit.py: the spec's price of every row must still be
 `refinery cost`'s (exit 2), --check compares with stored figures (exit 1).
 """
 import argparse
@@ -31,7 +33,7 @@ import sys
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fit import Rows, datasheet, price_drift, read_jsonl, scores, sig, store_or_check, two_fold  # noqa: E402
+from fit import Rows, price_drift, read_jsonl, scores, sig, spec_constants, store_or_check, two_fold  # noqa: E402
 
 import numpy as np  # noqa: E402  (fit.py says how to install it)
 
@@ -42,8 +44,8 @@ PAIR = re.compile(r"^model:(?P<name>[^@]+?)\.(?P<target>cpu|gpu|tpu)(?P<dims>@\d
 
 def constants(spec, fitted, timing):
     f = fitted.get(timing, {})
-    out = {"datasheet": datasheet(spec)}
-    for k in ("fitted", "saturating"):
+    out = {"spec": spec_constants(spec)}
+    for k in ("fitted", "saturating", "latency"):
         if k in f:
             out[k] = {p: v for p, v in f[k].items() if p != "at_bound"}
     return out
@@ -83,9 +85,13 @@ def heldout(rows, sheet):
     CRC-32 of the model's name; its optimized forms and bound dims go with
     it), each half's pricing the other's: plain and saturating rooflines."""
     base = [PAIR.sub(r"model:\g<name>", r["id"]).split("@")[0] for r in rows.rows]
-    plain, sat = two_fold(rows, [zlib.crc32(b.encode()) % 2 for b in base], sheet)
-    return {"refitted, held out": scores(plain, rows.measured),
-            "refitted saturating, held out": scores(sat, rows.measured)}
+    half = np.array([zlib.crc32(b.encode()) % 2 for b in base])
+    got = {}
+    for name, pred in zip(("refitted", "refitted saturating", "refitted latency"), two_fold(rows, half, sheet)):
+        got[f"{name}, held out"] = scores(pred, rows.measured)
+        for fold in (0, 1):  # each half scored on its own: fitted on the other
+            got[f"{name}, held out, half {fold}"] = scores(pred[half == fold], rows.measured[half == fold])
+    return got
 
 
 def figures(rows, spec, fitted, threshold):
@@ -97,7 +103,7 @@ def figures(rows, spec, fitted, threshold):
         for name, c in constants(spec, fitted, timing).items():
             prices[name] = scores(whole.predict(c), whole.measured)
             prices[f"{name}, unfused"] = scores(apart.predict(c), apart.measured)
-        prices.update(heldout(whole, constants(spec, fitted, timing)["datasheet"]))
+        prices.update(heldout(whole, constants(spec, fitted, timing)["spec"]))
         rep = np.array([r.get(f"{timing}_repeat_us", 0) * 1e-6 for r in whole.rows])
         if (rep > 0).all():
             prices["repeat"] = scores(rep, whole.measured)

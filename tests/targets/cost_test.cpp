@@ -7,6 +7,8 @@
 // learned model's are learned_test.cpp's.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "targets/cost_model.h"
 #include "tests/targets/graph_builder.h"
 
@@ -100,6 +102,60 @@ TEST(GpuCost, ElementwiseOpsFuseIntoTheirProducer) {
   perm.set("perm", std::vector<int64_t>{1, 0});
   ir::Graph tg = t.finish({t.op1(ir::Op::Transpose, {tx}, perm)});
   EXPECT_GT(graph_cost(*m, tg), m->spec().kernel_launch_s);  // a transpose is its own kernel
+}
+
+// The gpu model's fixed costs (docs/targets.md, "Cost models"): each
+// kernel pays the in-graph launch and its family's latency, the graph its own
+// launch once (run_overhead, not a node's). On a spec whose rates are so
+// high that the roofline is nothing, a graph costs exactly those.
+TEST(GpuCost, KernelsPayTheirFamilysLatencyAndTheGraphItsLaunchOnce) {
+  auto spec = parse_spec(R"({"name": "g", "kind": "gpu", "peak_flops": {"f32": 1e30, "tf32": 1e30},
+      "memory_bandwidth": 1e30, "kernel_launch_s": 1e-6, "graph_launch_s": 5e-6,
+      "kernel_latency_s": {"conv": 1e-5, "matmul": 2e-6}})");
+  ASSERT_TRUE(spec.has_value()) << spec.error().str();
+  auto m = make_cost_model(*spec);
+  GraphBuilder c;
+  auto x = c.input("x", {1, 3, 8, 8});
+  ir::Graph conv = c.finish({c.op1(ir::Op::Conv, {x, c.weight("w", {4, 3, 3, 3})})});
+  EXPECT_NEAR(graph_cost(*m, conv), 1e-6 + 1e-5, 1e-12);  // a tiny conv costs its family's floor, whatever its FLOPs
+  EXPECT_EQ(m->run_overhead(), 5e-6);
+  // N small MatMuls in a chain: N in-graph launches and N matmul latencies,
+  // and one graph launch, not N.
+  for (int n : {1, 4, 16}) {
+    GraphBuilder b;
+    auto y = b.input("x", {8, 8});
+    for (int i = 0; i < n; ++i) y = b.op1(ir::Op::MatMul, {y, b.weight("w" + std::to_string(i), {8, 8})});
+    EXPECT_NEAR(graph_cost(*m, b.finish({y})), n * (1e-6 + 2e-6), 1e-12) << n;
+  }
+  // A family's efficiency divides its peak: the conv's compute at a quarter
+  // of the peak takes 4x as long, the fixed costs the same.
+  const std::string rated = R"({"name": "r", "kind": "gpu", "peak_flops": {"f32": 1e9, "tf32": 1e9},
+      "memory_bandwidth": 1e30, "kernel_launch_s": 1e-6, "kernel_latency_s": {"conv": 1e-5})";
+  auto full = parse_spec(rated + "}");
+  auto quarter = parse_spec(rated + R"(, "kernel_efficiency": {"conv": 0.25}})");
+  ASSERT_TRUE(full.has_value() && quarter.has_value());
+  const double compute = graph_cost(*make_cost_model(*full), conv) - 1.1e-5;
+  EXPECT_GT(compute, 1e-6);
+  EXPECT_NEAR(graph_cost(*make_cost_model(*quarter), conv) - 1.1e-5, 4 * compute, 1e-12);
+  // A family the spec does not name (movement here) pays the launch alone.
+  GraphBuilder t;
+  ir::Attributes perm;
+  perm.set("perm", std::vector<int64_t>{1, 0});
+  ir::Graph tg = t.finish({t.op1(ir::Op::Transpose, {t.input("x", {8, 8})}, perm)});
+  EXPECT_NEAR(graph_cost(*m, tg), 1e-6, 1e-12);
+}
+
+// On the shipped H200 spec (fitted, bench/gpu/fit.py) a convolution at
+// batch 1 costs at least the conv family's latency, more than a MatMul of
+// the same FLOPs: cudnn ran the zoo's batch-1 convolutions for 10-20 us.
+TEST(GpuCost, ATinyConvCostsAtLeastTheConvFloorOnTheH200) {
+  auto m = model("h200");
+  const HardwareSpec& s = m->spec();
+  ASSERT_TRUE(s.kernel_latency_s.contains("conv"));
+  GraphBuilder c;
+  ir::Graph conv = c.finish({c.op1(ir::Op::Conv, {c.input("x", {1, 3, 8, 8}), c.weight("w", {4, 3, 3, 3})})});
+  EXPECT_GE(graph_cost(*m, conv), s.kernel_launch_s + s.kernel_latency_s.at("conv"));
+  EXPECT_GT(graph_cost(*m, conv), graph_cost(*m, one_matmul(36, 27, 4)));  // the conv's GEMM: [36 x 27] x [27 x 4]
 }
 
 // An inference BatchNormalization is a per-channel affine map, as its form

@@ -57,6 +57,12 @@ TEST(Spec, BadSpecsNameTheField) {
       parse_spec(R"({"name": "x", "kind": "gpu", "peak_flops": {"f32": 1e12}, "memory_bandwidth": 1})", "x.json");
   ASSERT_FALSE(launch.has_value());
   EXPECT_NE(launch.error().str().find("kernel_launch_s"), std::string::npos);
+  auto family = parse_spec(R"({"name": "x", "kind": "gpu", "peak_flops": {"f32": 1e12}, "memory_bandwidth": 1,
+      "kernel_launch_s": 1e-6, "kernel_latency_s": {"attention": 1e-6}})",
+                           "x.json");
+  ASSERT_FALSE(family.has_value());
+  EXPECT_EQ(family.error().str(), "x.json: field 'kernel_latency_s.attention': unknown kernel family (known: conv, "
+                                  "matmul, reduction, movement)");
   auto json = parse_spec("{", "x.json");
   ASSERT_FALSE(json.has_value());
   EXPECT_NE(json.error().str().find("not valid JSON"), std::string::npos);
