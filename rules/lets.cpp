@@ -205,6 +205,12 @@ std::optional<DepthwiseSplit> depthwise_split(std::span<const ArgVal> a) {
   return out;
 }
 
+// One of the three lists of depthwise_split, as a let's value.
+std::optional<Literal> depthwise_part(std::span<const ArgVal> a, std::vector<int64_t> DepthwiseSplit::*part) {
+  auto s = depthwise_split(a);
+  return s ? ints(std::move((*s).*part)) : std::nullopt;
+}
+
 const LetDef kLets[] = {
     {"compose-perm", "VV",
      [](std::span<const ArgVal> a) -> std::optional<Literal> {
@@ -399,23 +405,14 @@ const LetDef kLets[] = {
     {"constant-channels", "T", [](std::span<const ArgVal> a) { return channel_indices(*a[0].tensor, true); },
      "the indices of the constant channels (axis 1) that live-channels leaves (in verification: the odd ones)"},
     {"depthwise-zero-part", "TTT",
-     [](std::span<const ArgVal> a) -> std::optional<Literal> {
-       auto s = depthwise_split(a);
-       return s ? ints(std::move(s->zero)) : std::nullopt;
-     },
+     [](std::span<const ArgVal> a) { return depthwise_part(a, &DepthwiseSplit::zero); },
      "of a depthwise convolution's selected channels (x, w, the indices), those whose filter is all 0; declines unless "
      "every other one is a constant channel of x and both kinds occur (in verification: the even positions)"},
     {"depthwise-input-part", "TTT",
-     [](std::span<const ArgVal> a) -> std::optional<Literal> {
-       auto s = depthwise_split(a);
-       return s ? ints(std::move(s->input)) : std::nullopt;
-     },
+     [](std::span<const ArgVal> a) { return depthwise_part(a, &DepthwiseSplit::input); },
      "the selected channels depthwise-zero-part leaves: constant channels of x (in verification: the odd positions)"},
     {"depthwise-split-order", "TTT",
-     [](std::span<const ArgVal> a) -> std::optional<Literal> {
-       auto s = depthwise_split(a);
-       return s ? ints(std::move(s->order)) : std::nullopt;
-     },
+     [](std::span<const ArgVal> a) { return depthwise_part(a, &DepthwiseSplit::order); },
      "the indices into depthwise-zero-part's channels followed by depthwise-input-part's that give the selection's "
      "order"},
     {"scalar-value", "T",

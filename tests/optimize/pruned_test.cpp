@@ -52,6 +52,29 @@ TEST(Pruned, APrunedConvChainComputesOnlyItsLiveChannels) {
   }
 }
 
+// mobilenet_v2's inverted residual on x [1, c_in, s, s]: a 1x1 expansion
+// to `hidden` channels (its filters f with f % e_every == 1 zero, none when
+// 0), ReLU6, a 3x3 depthwise convolution (filters f % d_every == d_at zero),
+// ReLU6, a 1x1 projection to `out` channels.
+ir::Graph inverted_residual(int64_t c_in, int64_t s, int64_t hidden, int64_t out, int64_t e_every, int64_t d_every,
+                            int64_t d_at) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, c_in, s, s});
+  auto w1 = pruned::filled(b, "w1", {hidden, c_in, 1, 1}, 1, e_every);
+  auto b1 = pruned::filled(b, "b1", {hidden}, 2);
+  auto wd = pruned::filled(b, "wd", {hidden, 1, 3, 3}, 3, d_every, d_at);
+  auto bd = pruned::filled(b, "bd", {hidden}, 4);
+  auto w2 = pruned::filled(b, "w2", {out, hidden, 1, 1}, 5);
+  auto b2 = pruned::filled(b, "b2", {out}, 6);
+  auto lo = b.graph().add_constant("lo", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(0.f)));
+  auto hi = b.graph().add_constant("hi", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(6.f)));
+  ir::Attributes dw = pruned::pads1();
+  dw.set("group", hidden);
+  auto e = b.op1(ir::Op::Clip, {b.op1(ir::Op::Conv, {x, w1, b1}), lo, hi});
+  auto d = b.op1(ir::Op::Clip, {b.op1(ir::Op::Conv, {e, wd, bd}, dw), lo, hi});
+  return b.finish({b.op1(ir::Op::Conv, {d, w2, b2})});
+}
+
 // A pruned inverted-residual branch (mobilenet_v2's): a 1x1 expansion, a
 // depthwise convolution and a 1x1 projection, the depthwise one's odd
 // filters zero. The projection reads only the live channels; its constant
@@ -60,21 +83,7 @@ TEST(Pruned, APrunedConvChainComputesOnlyItsLiveChannels) {
 // add-expand, conv-bias-add-fold) instead of an Add of a folded
 // 1 x 16 x 12 x 12 tensor, which ONNX Runtime runs as a kernel of its own.
 TEST(Pruned, APrunedDepthwiseBranchFoldsItsConstantPartIntoTheBias) {
-  GraphBuilder b;
-  auto x = b.input("x", {1, 8, 12, 12});
-  auto w1 = pruned::filled(b, "w1", {32, 8, 1, 1}, 1);
-  auto b1 = pruned::filled(b, "b1", {32}, 2);
-  auto wd = pruned::filled(b, "wd", {32, 1, 3, 3}, 3, 2);
-  auto bd = pruned::filled(b, "bd", {32}, 4);
-  auto w2 = pruned::filled(b, "w2", {16, 32, 1, 1}, 5);
-  auto b2 = pruned::filled(b, "b2", {16}, 6);
-  auto lo = b.graph().add_constant("lo", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(0.f)));
-  auto hi = b.graph().add_constant("hi", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(6.f)));
-  ir::Attributes dw = pruned::pads1();
-  dw.set("group", int64_t{32});
-  auto e = b.op1(ir::Op::Clip, {b.op1(ir::Op::Conv, {x, w1, b1}), lo, hi});
-  auto d = b.op1(ir::Op::Clip, {b.op1(ir::Op::Conv, {e, wd, bd}, dw), lo, hi});
-  ir::Graph g = b.finish({b.op1(ir::Op::Conv, {d, w2, b2})});
+  ir::Graph g = inverted_residual(8, 12, 32, 16, 0, 2, 1);
   std::optional<OptimizeResult> r;
   ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r));
   EXPECT_EQ(r->report.ops_after.count("Add"), 0u) << ir::print_graph(r->graph);
@@ -121,21 +130,7 @@ TEST(Pruned, APrunedResidualBlockComputesOnlyItsLiveFilters) {
 // convolution and the projection's input then keep the 16 live channels,
 // and the constant part is one folded tensor added to the projection.
 TEST(Pruned, ADepthwiseConvolutionAfterAPrunedExpansionComputesOnlyChannelsLiveInBoth) {
-  GraphBuilder b;
-  auto x = b.input("x", {1, 16, 24, 24});
-  auto w1 = pruned::filled(b, "w1", {64, 16, 1, 1}, 1, 2);
-  auto b1 = pruned::filled(b, "b1", {64}, 2);
-  auto wd = pruned::filled(b, "wd", {64, 1, 3, 3}, 3, 4, 2);
-  auto bd = pruned::filled(b, "bd", {64}, 4);
-  auto w2 = pruned::filled(b, "w2", {32, 64, 1, 1}, 5);
-  auto b2 = pruned::filled(b, "b2", {32}, 6);
-  auto lo = b.graph().add_constant("lo", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(0.f)));
-  auto hi = b.graph().add_constant("hi", std::make_shared<const ir::Tensor>(ir::Tensor::scalar_f32(6.f)));
-  ir::Attributes dw = pruned::pads1();
-  dw.set("group", int64_t{64});
-  auto e = b.op1(ir::Op::Clip, {b.op1(ir::Op::Conv, {x, w1, b1}), lo, hi});
-  auto d = b.op1(ir::Op::Clip, {b.op1(ir::Op::Conv, {e, wd, bd}, dw), lo, hi});
-  ir::Graph g = b.finish({b.op1(ir::Op::Conv, {d, w2, b2})});
+  ir::Graph g = inverted_residual(16, 24, 64, 32, 2, 4, 2);
   std::optional<OptimizeResult> r;
   ASSERT_NO_FATAL_FAILURE(pruned::optimize_validated(g, r));
   using Dims = std::vector<std::vector<int64_t>>;
