@@ -52,14 +52,11 @@ std::string error_text() {  // the first line: the rest is XGBoost's stack trace
   return e.substr(0, e.find('\n'));
 }
 
-
 int64_t product(const std::vector<int64_t>& v, std::size_t from = 0) {
   int64_t p = 1;
   for (std::size_t i = from; i < v.size(); ++i) p *= v[i];
   return p;
 }
-
-bool input_constant(const OpDesc& op, std::size_t i) { return i < op.input_constant.size() && op.input_constant[i]; }
 
 // The kernel as the learned model describes it: forms that relabel the same
 // work are described alike, so that they are priced alike (the cost laws,

@@ -80,12 +80,10 @@ std::optional<std::vector<int64_t>> static_sizes(const ir::TensorType* t) {
   return t->shape.sizes();
 }
 
-namespace {
-bool constant_input(const OpDesc& op, std::size_t i) { return i < op.input_constant.size() && op.input_constant[i]; }
-}  // namespace
+bool input_constant(const OpDesc& op, std::size_t i) { return i < op.input_constant.size() && op.input_constant[i]; }
 
 bool conv_1x1(const OpDesc& op) {
-  if (op.op != ir::Op::Conv || op.inputs.size() < 2 || !constant_input(op, 1)) return false;
+  if (op.op != ir::Op::Conv || op.inputs.size() < 2 || !input_constant(op, 1)) return false;
   auto x = static_sizes(op.inputs[0]), w = static_sizes(op.inputs[1]);
   if (!x || !w || x->size() < 3 || w->size() != x->size()) return false;
   if (std::any_of(w->begin() + 2, w->end(), [](int64_t d) { return d != 1; })) return false;
@@ -98,7 +96,7 @@ bool conv_1x1(const OpDesc& op) {
 }
 
 bool matmul_is_conv_1x1(const OpDesc& op) {
-  if (op.op != ir::Op::MatMul || op.inputs.size() != 2 || !constant_input(op, 0) || constant_input(op, 1)) return false;
+  if (op.op != ir::Op::MatMul || op.inputs.size() != 2 || !input_constant(op, 0) || input_constant(op, 1)) return false;
   auto w = static_sizes(op.inputs[0]), x = static_sizes(op.inputs[1]);
   return w && x && w->size() == 2 && (x->size() == 2 || x->size() == 3) && (*w)[1] == (*x)[x->size() - 2];
 }

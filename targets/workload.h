@@ -28,6 +28,9 @@ enum class OpClass {
 
 OpClass classify(ir::Op op);
 
+// Whether input `i` of `op` is a constant (or computed only from constants).
+bool input_constant(const OpDesc& op, std::size_t i);
+
 // A type's sizes when its shape is static.
 std::optional<std::vector<int64_t>> static_sizes(const ir::TensorType* t);
 

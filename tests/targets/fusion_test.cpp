@@ -73,6 +73,22 @@ void expect_priced_as_fused(const Written& w) {
   }
 }
 
+// `w.written` holds `op` as its decomposition (one `marker` op among its
+// nodes, no `op`), which fused_by_runtime finds as one group of `nodes`
+// nodes and every target prices as the fused op. Returns the groups found.
+std::vector<RuntimeFusion> expect_one_fusion(const Written& w, ir::Op op, ir::Op marker, std::size_t nodes) {
+  EXPECT_EQ(count(w.written, op), 0u);
+  EXPECT_EQ(count(w.written, marker), 1u);
+  std::vector<RuntimeFusion> f = fused_by_runtime(w.written);
+  EXPECT_EQ(f.size(), 1u);
+  if (f.size() == 1) {
+    EXPECT_EQ(f[0].op, op);
+    EXPECT_EQ(f[0].nodes.size(), nodes);
+  }
+  expect_priced_as_fused(w);
+  return f;
+}
+
 // Priced as its parts: clear of the fused op (1%) on the learned cpu model.
 void expect_priced_as_parts(const ir::Graph& g, const ir::Graph& fused) {
   EXPECT_TRUE(fused_by_runtime(g).empty());
@@ -85,25 +101,13 @@ TEST(RuntimeFusion, LayerNormAsExportWritesItIsPricedAsOne) {
   ir::Attributes a;
   a.set("epsilon", 1e-5f);
   Written w = write_at_opset13(ir::Op::LayerNormalization, a);
-  ASSERT_EQ(count(w.written, ir::Op::LayerNormalization), 0u);
-  ASSERT_EQ(count(w.written, ir::Op::Pow), 1u);
-  std::vector<RuntimeFusion> f = fused_by_runtime(w.written);
+  std::vector<RuntimeFusion> f = expect_one_fusion(w, ir::Op::LayerNormalization, ir::Op::Pow, 9);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].op, ir::Op::LayerNormalization);
-  EXPECT_EQ(f[0].nodes.size(), 9u);
   EXPECT_FLOAT_EQ(ir::OpAttrs(f[0].op, f[0].attrs).get_float("epsilon"), 1e-5f);
-  expect_priced_as_fused(w);
 }
 
 TEST(RuntimeFusion, GeluAsExportWritesItIsPricedAsOne) {
-  Written w = write_at_opset13(ir::Op::Gelu, {});
-  ASSERT_EQ(count(w.written, ir::Op::Gelu), 0u);
-  ASSERT_EQ(count(w.written, ir::Op::Erf), 1u);
-  std::vector<RuntimeFusion> f = fused_by_runtime(w.written);
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].op, ir::Op::Gelu);
-  EXPECT_EQ(f[0].nodes.size(), 5u);
-  expect_priced_as_fused(w);
+  expect_one_fusion(write_at_opset13(ir::Op::Gelu, {}), ir::Op::Gelu, ir::Op::Erf, 5);
 }
 
 // torch's other order, x * 0.5 first (ONNX Runtime 1.30 fuses it too:
