@@ -158,6 +158,10 @@ TEST(CostCli, MeasureCalibrateAndPredictOnOneModel) {
     }
     if (e.at("kind") == "model") {
       EXPECT_FALSE(e.at("profile").empty()) << e.dump();
+      // Timed in a process of its own, in blocks over at least 0.4 s: the
+      // smallest block median (session 27, the VM's slow spells).
+      EXPECT_GE(e.at("blocks").get<int>(), 3) << e.dump();
+      EXPECT_GE(e.at("slowest_block_ms").get<double>(), e.at("median_ms").get<double>()) << e.dump();
       model_run_ms = e.at("median_ms").get<double>() - e.at("overhead_ms").get<double>();
     }
   }
