@@ -4,6 +4,7 @@
 //
 //   node tools/ort/measure.mjs MANIFEST.jsonl DATASET.jsonl [--warmup 2] [--runs 15] [--min-ms 30] [--max-runs 200]
 //        [--profile-runs 10] [--gc-every 0] [--blocks 3] [--window-ms 400] [--jit-warmup-ms 300]
+//        [--passes 2]
 //
 // MANIFEST has one JSON object a line with at least {id, file}; each is timed
 // in onnxruntime-node (CPU, intraOpNumThreads 1, interOpNumThreads 1,
@@ -17,12 +18,11 @@
 // median of the runs' minor page faults, load the 1-min load average. CPU
 // time, because a shared machine's wall time counts the time other
 // processes held the core (docs/targets.md).
-// Entries already in DATASET (by id) are skipped: resumable. The run
-// overhead (a session run of a one-element Add, `overhead` entry of the
-// manifest, kind 'overhead') is re-timed every 25 entries, overhead_ms the
-// latest; a whole model's is timed beside it in a process of its own (below). The 'dispatch' entry (a chain of
-// one-element Adds: the cost of one kernel inside a run) is timed in rounds
-// alternating with the overhead, and overhead_ms is theirs. A whole model is timed with at
+// Entries already in DATASET (by id) are skipped: resumable. Micro-models are timed 25 at a time, the 25
+// --passes (2) times over with the run overhead (a session run of a one-element Add, `overhead` entry of the
+// manifest, kind 'overhead') timed at each pass's start: a record is its fastest pass, overhead_ms the
+// smallest overhead (timeChunk). The 'dispatch' entry (a chain of one-element Adds: the cost of one kernel
+// inside a run) and an overhead beside it are timed as a whole model is. A whole model is timed with at
 // least 15 runs and 30 ms, in a process of its own (this script again, with --one FILE): there, the
 // JavaScript of session.run is compiled for this model's feeds alone, as in an application that runs one
 // model, after a warm-up of at least --jit-warmup-ms (300) or 2,000 runs; in the measuring process, after
@@ -55,7 +55,7 @@ import vm from 'node:vm';
 import { createSession, feedsOf, generateInputs, loadOrt, median, modelIO, num, parseArgs } from './ortlib.mjs';
 
 const USAGE = 'usage: measure.mjs MANIFEST.jsonl DATASET.jsonl [--warmup W] [--runs N] [--min-ms T] [--max-runs M] ' +
-  '[--profile-runs P] [--gc-every N] [--blocks B] [--window-ms T] [--jit-warmup-ms T]';
+  '[--profile-runs P] [--gc-every N] [--blocks B] [--window-ms T] [--jit-warmup-ms T] [--passes P]';
 const SELF = fileURLToPath(import.meta.url);
 const PROFILE = path.join(path.dirname(SELF), 'profile.mjs');
 
@@ -145,6 +145,28 @@ function timeApart(file, opts) {
   return JSON.parse(execFileSync(process.execPath, args.map(String), { encoding: 'utf8' }));
 }
 
+// Micro-models a chunk at a time, the chunk timed --passes times over (2), the overhead at the start of
+// each pass: a micro-model's record is its fastest pass, less the smallest overhead. A pass of 25 takes about
+// 0.5 s, longer than the VM's slow spells (0.1-0.2 s at 1.3-1.7x), so one pass in a spell is not the record.
+async function timeChunk(chunk, overheadFile, opts) {
+  const best = chunk.map(() => null), overheads = [];
+  for (let p = 0; p < opts.passes; p++) {
+    overheads.push((await time(overheadFile, { ...opts, minMs: 10 })).median_ms);
+    for (let k = 0; k < chunk.length; k++) {
+      if (best[k]?.error) continue;
+      try {
+        const t = await time(chunk[k].file, opts);
+        if (!best[k] || t.median_ms < best[k].median_ms) best[k] = t;
+      } catch (err) {
+        best[k] = { error: err.message.split('\n')[0] };
+      }
+    }
+  }
+  const overhead = Math.min(...overheads);
+  return chunk.map((e, k) => (best[k].error ? { ...e, ...best[k] }
+    : { ...e, ...best[k], overhead_ms: overhead, passes: opts.passes, load: os.loadavg()[0] }));
+}
+
 async function main(argv) {
   const args = parseArgs(argv, { flags: ['help'] });
   if (args.help) { console.log(USAGE); return 0; }
@@ -153,9 +175,9 @@ async function main(argv) {
     minMs: num(args['min-ms'] ?? 30, 'min-ms'), maxRuns: num(args['max-runs'] ?? 200, 'max-runs'),
     profileRuns: num(args['profile-runs'] ?? 10, 'profile-runs'), gcEvery: num(args['gc-every'] ?? 0, 'gc-every'),
     blocks: num(args.blocks ?? 3, 'blocks'), windowMs: num(args['window-ms'] ?? 400, 'window-ms'),
-    jitWarmupMs: num(args['jit-warmup-ms'] ?? 300, 'jit-warmup-ms'),
+    jitWarmupMs: num(args['jit-warmup-ms'] ?? 300, 'jit-warmup-ms'), passes: num(args.passes ?? 2, 'passes'),
   };
-  if (opts.blocks < 1) throw new Error('--blocks must be at least 1');
+  if (opts.blocks < 1 || opts.passes < 1) throw new Error('--blocks and --passes must be at least 1');
   if (opts.gcEvery > 0) {
     v8.setFlagsFromString('--expose-gc');
     opts.collect = vm.runInNewContext('gc');
@@ -175,55 +197,56 @@ async function main(argv) {
   const done = new Set(readJsonl(datasetFile).map((e) => e.id));
   const todo = manifest.filter((e) => e.kind !== 'overhead' && !done.has(e.id));
   const out = fs.openSync(datasetFile, 'a');
-  let overhead = null;
   const t0 = Date.now();
-  let lastLine = -Infinity;
-  for (let i = 0; i < todo.length; i++) {
-    const e = todo[i];
-    // A whole model's run less the overhead is what its nodes' in-context
-    // times share (refinery measure): both are timed at the same moment,
-    // each in a process of its own (timeApart), the model with at least the
-    // defaults' runs, since on a loaded machine a median of a few runs of a
-    // 0.1 ms model, less an overhead timed minutes earlier, can be near 0
-    // (seen: 0.02 to 0.08 ms for one model).
-    const whole = e.kind === 'model';
-    if (overhead === null || i % 25 === 0) {
-      overhead = (await time(overheadEntry.file, { ...here, minMs: 10 })).median_ms;
+  let lastLine = -Infinity, written = 0;
+  const write = (rec) => {
+    fs.writeSync(out, JSON.stringify(rec) + '\n');
+    written++;
+    const s = (Date.now() - t0) / 1000;
+    const eta = (s / written) * (todo.length - written);
+    if (!process.stderr.isTTY && s - lastLine < 10 && written < todo.length) return;
+    lastLine = s;
+    process.stderr.write(`measure: ${done.size + written}/${manifest.length} timed, ${s.toFixed(0)} s, ` +
+      `about ${eta.toFixed(0)} s left${process.stderr.isTTY ? '\r' : '\n'}`);
+  };
+  for (let i = 0; i < todo.length;) {
+    if (todo[i].kind === 'kernel') {
+      const chunk = [];
+      while (i < todo.length && todo[i].kind === 'kernel' && chunk.length < 25) chunk.push(todo[i++]);
+      for (const rec of await timeChunk(chunk, overheadEntry.file, here)) write(rec);
+      continue;
     }
+    const e = todo[i++];
     let rec;
     try {
-      const o = whole ? { ...opts, runs: Math.max(opts.runs, 15), minMs: Math.max(opts.minMs, 30) } : here;
       if (e.kind === 'dispatch') {
-        // A difference of two short runs (kDispatchChain Adds less one): the
-        // two timed alternately, 7 rounds, each the median of its rounds.
-        const chain = [], alone = [];
-        for (let r = 0; r < 7; r++) {
-          alone.push((await time(overheadEntry.file, { ...here, minMs: 10 })).median_ms);
-          chain.push((await time(e.file, { ...here, minMs: 10 })).median_ms);
-        }
-        const m = median(chain);
-        rec = { ...e, median_ms: m, mad_ms: median(chain.map((t) => Math.abs(t - m))), overhead_ms: median(alone),
+        // A difference of two short runs (kDispatchChain Adds less one), each
+        // timed as a whole model is, in a process of its own: in this process
+        // (7 rounds alternating, each the median of its rounds) one dataset's
+        // rounds all fell in a slow spell, 0.72 us a kernel against 0.19-0.28
+        // in seven others (session 27).
+        const chain = timeApart(e.file, { ...opts, minMs: 10 });
+        rec = { ...e, ...chain, overhead_ms: timeApart(overheadEntry.file, { ...opts, minMs: 10 }).median_ms,
           load: os.loadavg()[0] };
       } else {
-        const t = whole ? timeApart(e.file, o) : await time(e.file, o);
-        // A whole model's overhead: the one-element Add the same way, in a process of its own.
-        const ov = whole ? timeApart(overheadEntry.file, { ...opts, minMs: 10 }).median_ms : overhead;
+        // A whole model's run less the overhead is what its nodes' in-context
+        // times share (refinery measure): both are timed at the same moment,
+        // each in a process of its own (timeApart), the model with at least the
+        // defaults' runs, since on a loaded machine a median of a few runs of a
+        // 0.1 ms model, less an overhead timed minutes earlier, can be near 0
+        // (seen: 0.02 to 0.08 ms for one model).
+        const t = timeApart(e.file, { ...opts, runs: Math.max(opts.runs, 15), minMs: Math.max(opts.minMs, 30) });
+        const ov = timeApart(overheadEntry.file, { ...opts, minMs: 10 }).median_ms;
         rec = { ...e, ...t, overhead_ms: ov, load: os.loadavg()[0] };
-      }
-      if (e.kind === 'model' && opts.profileRuns > 0) {
-        const name = e.id.replace(/[^A-Za-z0-9_.-]/g, '_');
-        Object.assign(rec, profile(e.file, opts.profileRuns, path.join(optimizedDir, `${name}.onnx`)));
+        if (opts.profileRuns > 0) {
+          const name = e.id.replace(/[^A-Za-z0-9_.-]/g, '_');
+          Object.assign(rec, profile(e.file, opts.profileRuns, path.join(optimizedDir, `${name}.onnx`)));
+        }
       }
     } catch (err) {
       rec = { ...e, error: err.message.split('\n')[0] };
     }
-    fs.writeSync(out, JSON.stringify(rec) + '\n');
-    const s = (Date.now() - t0) / 1000;
-    const eta = (s / (i + 1)) * (todo.length - i - 1);
-    if (!process.stderr.isTTY && s - lastLine < 10 && i + 1 < todo.length) continue;
-    lastLine = s;
-    process.stderr.write(`measure: ${done.size + i + 1}/${manifest.length} timed, ${s.toFixed(0)} s, ` +
-      `about ${eta.toFixed(0)} s left${process.stderr.isTTY ? '\r' : '\n'}`);
+    write(rec);
   }
   fs.closeSync(out);
   if (process.stderr.isTTY && todo.length) process.stderr.write('\n');
