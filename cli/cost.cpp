@@ -40,6 +40,7 @@ struct MeasureArgs {
   int runs = 9, warmup = 2;
   double min_ms = 20;
   bool no_time = false;
+  bool gemm_sweep = true;  // also the MatMuls of gemm_sweep_graph (targets::kSweepModel)
 };
 
 std::string shell_quote(const std::string& s) {
@@ -99,6 +100,33 @@ std::pair<nlohmann::json, nlohmann::json> micro_model_features(const ir::Graph& 
   return {feats, ops};
 }
 
+// MatMuls of a transformer's shapes beyond the zoo's: [1, M, K] x [K, N] for M in {16, 64, 256}, K and N in
+// {64, 256, 1024}, weights constant. Held out, a family's GEMMs larger than any other family's were
+// priced from the trees' edge: bert_encoder's 64x256x1024 at -18 points of its -20% (session 27). One
+// input and one chain per M, through every (K, N) once (an Euler circuit of the widths), so that its run is
+// its kernels, not 27 inputs' feeds (those were shared among the kernels in context, +20 us each).
+ir::Graph gemm_sweep_graph() {
+  ir::Graph g;
+  std::vector<ir::ValueId> outs;
+  const std::vector<int64_t> widths{64, 64, 256, 256, 1024, 1024, 64, 1024, 256, 64};
+  for (int64_t m : {16, 64, 256}) {
+    ir::ValueId x = g.add_input(fmt::format("x{}", m), {ir::DType::f32, ir::Shape({1, m, widths[0]})});
+    for (std::size_t i = 0; i + 1 < widths.size(); ++i) {
+      const int64_t k = widths[i], n = widths[i + 1];
+      const std::string at = fmt::format("{}x{}x{}", m, k, n);
+      auto w = std::make_shared<const ir::Tensor>(
+          ir::Tensor::from_values<float>(ir::DType::f32, {k, n}, std::vector<float>(k * n, 0.01f)));
+      ir::Node mm;
+      mm.op = ir::Op::MatMul;
+      mm.inputs = {x, g.add_constant("w" + at, w)};
+      x = g.node(g.add_node(mm, {"y" + at}, {{ir::DType::f32, ir::Shape({1, m, n})}})).outputs[0];
+    }
+    outs.push_back(x);
+  }
+  g.set_outputs(outs);
+  return g;
+}
+
 // Writes DIR/kernels/*.onnx, DIR/overhead.onnx and DIR/manifest.jsonl.
 Expected<std::size_t> write_manifest(const MeasureArgs& a) {
   auto variants = parse_variants(a.variants);
@@ -134,21 +162,19 @@ Expected<std::size_t> write_manifest(const MeasureArgs& a) {
     return id;
   };
   std::size_t skipped = 0;
-  std::vector<nlohmann::json> whole;
-  for (const std::string& m : a.models) {
-    auto g = load_model(m);
-    if (!g) return std::unexpected(g.error());
-    std::string name = fs::path(m).stem().string();
-    for (const targets::Kernel& k : targets::ort_cpu_kernels(*g))
+  // Every kernel ORT would run of g, in each shape variant (and a fused
+  // kernel's head alone), as a micro-model of `name`.
+  auto add_kernels = [&](const ir::Graph& g, const std::string& name) -> Expected<void> {
+    for (const targets::Kernel& k : targets::ort_cpu_kernels(g))
       for (const targets::Variation& v : *variants) {
-        auto micro = targets::kernel_graph(*g, k, v);
+        auto micro = targets::kernel_graph(g, k, v);
         if (!micro) {
           ++skipped;
           continue;
         }
         std::string head;
         if (k.nodes.size() > 1) {
-          auto alone = targets::kernel_graph(*g, targets::Kernel{{k.nodes[0]}}, v);
+          auto alone = targets::kernel_graph(g, targets::Kernel{{k.nodes[0]}}, v);
           if (!alone) {
             ++skipped;
             continue;
@@ -159,6 +185,14 @@ Expected<std::size_t> write_manifest(const MeasureArgs& a) {
         }
         if (auto id = add(*micro, name, head); !id) return std::unexpected(id.error());
       }
+    return {};
+  };
+  std::vector<nlohmann::json> whole;
+  for (const std::string& m : a.models) {
+    auto g = load_model(m);
+    if (!g) return std::unexpected(g.error());
+    std::string name = fs::path(m).stem().string();
+    if (auto ok = add_kernels(*g, name); !ok) return std::unexpected(ok.error());
     whole.push_back(
         {{"id", "model:" + name}, {"kind", "model"}, {"file", fs::absolute(m).string()}, {"models", {name}}});
     // Shape-varied copies: the symbolic dims of its inputs bound to each of
@@ -183,6 +217,16 @@ Expected<std::size_t> write_manifest(const MeasureArgs& a) {
                        {"file", fs::absolute(file).string()},
                        {"models", {name}}});
     }
+  }
+  if (a.gemm_sweep) {  // its kernels alone and as a whole model, in context
+    const std::string name(targets::kSweepModel);
+    const ir::Graph sweep = gemm_sweep_graph();
+    if (auto ok = add_kernels(sweep, name); !ok) return std::unexpected(ok.error());
+    fs::path file = dir / "models" / (name + ".onnx");
+    fs::create_directories(file.parent_path(), ec);
+    if (auto ok = frontends::export_onnx(sweep, file); !ok) return std::unexpected(ok.error());
+    whole.push_back(
+        {{"id", "model:" + name}, {"kind", "model"}, {"file", fs::absolute(file).string()}, {"models", {name}}});
   }
   // The run overhead: one session run of a one-element Add; and the
   // dispatch of a kernel inside a run: a chain of kDispatchChain such Adds
@@ -338,6 +382,7 @@ void add_measure_flags(CLI::App* sub, MeasureArgs& a) {
                   "Whole models are also timed with their symbolic input dims bound to each of these")
       ->capture_default_str();
   sub->add_option("--ort-script", a.script, "tools/ort/measure.mjs")->capture_default_str();
+  sub->add_flag("!--no-gemm-sweep", a.gemm_sweep, "Leave out the MatMul shape sweep (docs/targets.md)");
 }
 
 struct CalibrateArgs {

@@ -85,6 +85,10 @@ struct Record {
 };
 inline constexpr double kMinKernelMs = 1e-4;
 inline constexpr int kDispatchChain = 33;
+// `refinery measure`'s MatMul shape sweep (cli/cost.cpp, gemm_sweep_graph):
+// the model name of its micro-models and of its whole model, whose nodes in
+// context train like any model's; no family held out to score.
+inline constexpr std::string_view kSweepModel = "sweep";
 
 struct Dataset {
   std::vector<Record> records;  // the timed ones (errors are left out)

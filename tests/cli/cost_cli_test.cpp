@@ -129,11 +129,31 @@ std::string write_conv_model(const fs::path& dir) {
   return file.string();
 }
 
+// By default the manifest also lists the MatMul sweep (cli/cost.cpp, gemm_sweep_graph): its 27 MatMuls as
+// micro-models, in each variant, and as one whole model, all of the model "sweep".
+TEST(CostCli, MeasureListsTheMatMulSweep) {
+  fs::path d = fresh_dir("sweep");
+  const std::string model = write_conv_model(d);
+  for (bool sweep : {true, false}) {
+    const fs::path out = d / (sweep ? "on" : "off");
+    CliResult r = run_cli("measure " + model + " -o " + out.string() + " --variants 1x1,2x1 --no-time" +
+                          (sweep ? "" : " --no-gemm-sweep"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    std::size_t kernels = 0, models = 0;
+    for (const auto& e : lines(out / "manifest.jsonl"))
+      if (e.contains("models") && e.at("models") == nlohmann::json::array({"sweep"}))
+        ++(e.at("kind") == "model" ? models : kernels);
+    EXPECT_EQ(kernels, sweep ? 54u : 0u);
+    EXPECT_EQ(models, sweep ? 1u : 0u);
+  }
+}
+
 TEST(CostCli, MeasureCalibrateAndPredictOnOneModel) {
   fs::path d = fresh_dir("calibrate");
   const std::string model = write_conv_model(d);
+  // The MatMul sweep left out: this model alone (the sweep's manifest is MeasureListsTheMatMulSweep's).
   CliResult r = run_cli("measure " + model + " -o " + (d / "data").string() +
-                        " --variants 1x1,2x1 --runs 3 --warmup 1 --min-ms 1");
+                        " --variants 1x1,2x1 --runs 3 --warmup 1 --min-ms 1 --no-gemm-sweep");
   ASSERT_EQ(r.code, 0) << r.err;
   auto manifest = lines(d / "data" / "manifest.jsonl");
   auto dataset = lines(d / "data" / "dataset.jsonl");
@@ -170,7 +190,7 @@ TEST(CostCli, MeasureCalibrateAndPredictOnOneModel) {
   EXPECT_NEAR(context_ms, model_run_ms, 1e-6 + 1e-3 * model_run_ms);
   // Resumed: nothing is timed again.
   r = run_cli("measure " + model + " -o " + (d / "data").string() +
-              " --variants 1x1,2x1 --runs 3 --warmup 1 --min-ms 1");
+              " --variants 1x1,2x1 --runs 3 --warmup 1 --min-ms 1 --no-gemm-sweep");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(lines(d / "data" / "dataset.jsonl").size(), dataset.size());
 
