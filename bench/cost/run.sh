@@ -60,7 +60,11 @@ PY
 declare -A seen=() distinct=()
 while read -r m v f; do
   sum=""
-  for t in cpu-analytic gpu tpu; do sum+=$("$exe" cost "$f" --target $t --json - | grep -m1 total_ms); done
+  # (the whole JSON first: grep -m1 on the pipe ended it early, and pipefail stopped the script on that SIGPIPE)
+  for t in cpu-analytic gpu tpu; do
+    json=$("$exe" cost "$f" --target $t --json -)
+    sum+=$(grep -m1 total_ms <<< "$json")
+  done
   [[ -n "${seen[$m$sum]:-}" ]] && continue
   seen[$m$sum]=1
   distinct[$m]+="$(realpath "$f") "
