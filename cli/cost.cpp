@@ -187,14 +187,25 @@ Expected<std::size_t> write_manifest(const MeasureArgs& a) {
       }
     return {};
   };
+  // Whole models: the given ones as they are, and the graphs written to DIR/models/STEM.onnx (kept when there).
   std::vector<nlohmann::json> whole;
+  auto add_whole = [&](const std::string& id, const fs::path& file, const std::string& name) {
+    whole.push_back(
+        {{"id", "model:" + id}, {"kind", "model"}, {"file", fs::absolute(file).string()}, {"models", {name}}});
+  };
+  auto write_model = [&](const ir::Graph& graph, const std::string& stem) -> Expected<fs::path> {
+    fs::path file = dir / "models" / (stem + ".onnx");
+    fs::create_directories(file.parent_path(), ec);
+    if (!fs::exists(file, ec))
+      if (auto ok = frontends::export_onnx(graph, file); !ok) return std::unexpected(ok.error());
+    return file;
+  };
   for (const std::string& m : a.models) {
     auto g = load_model(m);
     if (!g) return std::unexpected(g.error());
     std::string name = fs::path(m).stem().string();
     if (auto ok = add_kernels(*g, name); !ok) return std::unexpected(ok.error());
-    whole.push_back(
-        {{"id", "model:" + name}, {"kind", "model"}, {"file", fs::absolute(m).string()}, {"models", {name}}});
+    add_whole(name, m, name);
     // Shape-varied copies: the symbolic dims of its inputs bound to each of
     // --model-dims, where every type is then static (an opaque op's may not be).
     for (int64_t size : a.model_dims) {
@@ -208,25 +219,19 @@ Expected<std::size_t> write_manifest(const MeasureArgs& a) {
       bool all_static = true;
       for (uint32_t v = 0; v < copy.num_values(); ++v) all_static &= copy.value(ir::ValueId(v)).type.shape.is_static();
       if (!all_static) break;
-      fs::path file = dir / "models" / fmt::format("{}@{}.onnx", name, size);
-      fs::create_directories(file.parent_path(), ec);
-      if (!fs::exists(file, ec))
-        if (auto ok = frontends::export_onnx(copy, file); !ok) return std::unexpected(ok.error());
-      whole.push_back({{"id", fmt::format("model:{}@{}", name, size)},
-                       {"kind", "model"},
-                       {"file", fs::absolute(file).string()},
-                       {"models", {name}}});
+      const std::string stem = fmt::format("{}@{}", name, size);
+      auto file = write_model(copy, stem);
+      if (!file) return std::unexpected(file.error());
+      add_whole(stem, *file, name);
     }
   }
   if (a.gemm_sweep) {  // its kernels alone and as a whole model, in context
     const std::string name(targets::kSweepModel);
     const ir::Graph sweep = gemm_sweep_graph();
     if (auto ok = add_kernels(sweep, name); !ok) return std::unexpected(ok.error());
-    fs::path file = dir / "models" / (name + ".onnx");
-    fs::create_directories(file.parent_path(), ec);
-    if (auto ok = frontends::export_onnx(sweep, file); !ok) return std::unexpected(ok.error());
-    whole.push_back(
-        {{"id", "model:" + name}, {"kind", "model"}, {"file", fs::absolute(file).string()}, {"models", {name}}});
+    auto file = write_model(sweep, name);
+    if (!file) return std::unexpected(file.error());
+    add_whole(name, *file, name);
   }
   // The run overhead: one session run of a one-element Add; and the
   // dispatch of a kernel inside a run: a chain of kDispatchChain such Adds
