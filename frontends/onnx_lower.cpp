@@ -5,8 +5,8 @@
 // torch's erf form); export keeps the model's opset and writes such an op as
 // the older ops that compute it, in the form ONNX Runtime fuses back into
 // one kernel. And the contrib Attention, whose output ONNX Runtime would
-// type more precisely than the exporter's graph it replaces (docs/onnx.md,
-// "Export").
+// type more precisely than the exporter's graph it replaces, and a Sub of a
+// constant, which its fusions match only as an Add (docs/onnx.md, "Export").
 #include <fmt/format.h>
 
 #include <cmath>
@@ -175,11 +175,37 @@ ir::ValueId attention_lower(Writer& w) {
   return w.op(ir::Op::Reshape, {y, shape}, "reshape", t, {}, true);
 }
 
+// x - c, c a floating-point constant, written x + (-c): the same values bit
+// for bit (negation flips each element's sign bit; IEEE subtraction is the
+// addition of the negation, signed zeros included). ONNX Runtime's fusions
+// match a bias Add (BiasGelu, MatMul + Add), not a Sub; the learned cpu model
+// prices a Sub below the Add of the same operands, so extraction may write a
+// bias as the Sub of its negation (docs/measurements.md, session 28).
+bool sub_constant_applies(const ir::Graph& g, const ir::Node& node) {
+  const ir::Tensor* c = g.constant_tensor(node.inputs[1]);
+  return c && ir::is_float(c->dtype()) && g.value(node.inputs[0]).type.dtype == c->dtype();
+}
+
+std::optional<std::string> sub_constant_check(const ir::Graph&, const ir::Node&, const std::vector<uint32_t>&) {
+  return std::nullopt;
+}
+
+ir::ValueId sub_constant_lower(Writer& w) {
+  const ir::Tensor& c = *w.g.constant_tensor(w.node.inputs[1]);
+  std::vector<std::byte> bytes(c.bytes().begin(), c.bytes().end());
+  const size_t size = ir::dtype_size(c.dtype());
+  for (size_t i = size - 1; i < bytes.size(); i += size) bytes[i] ^= std::byte{0x80};  // little-endian: the top byte
+  ir::ValueId negated = w.out.add_constant(w.base() + "/negated",
+                                           std::make_shared<const ir::Tensor>(c.dtype(), c.dims(), std::move(bytes)));
+  return w.op(ir::Op::Add, {w.in(0), negated}, "", w.result().type, {}, true);
+}
+
 struct Lowering {
   ir::Op op;
   int64_t since;  // the default-domain opset that defines the op (kAlways: written so at every opset)
   Check check;
   Lower lower;
+  bool (*applies)(const ir::Graph&, const ir::Node&) = nullptr;  // which nodes of the op (nullptr: every one)
 };
 
 constexpr int64_t kAlways = std::numeric_limits<int64_t>::max();
@@ -189,11 +215,12 @@ constexpr Lowering kLowerings[] = {
     {ir::Op::LayerNormalization, 17, layer_norm_check, layer_norm_lower},
     {ir::Op::Gelu, 20, gelu_check, gelu_lower},
     {ir::Op::MsAttention, kAlways, attention_check, attention_lower},
+    {ir::Op::Sub, kAlways, sub_constant_check, sub_constant_lower, sub_constant_applies},
 };
 
-const Lowering* lowering_for(const ir::Node& node, int64_t opset) {
+const Lowering* lowering_for(const ir::Graph& g, const ir::Node& node, int64_t opset) {
   for (const Lowering& l : kLowerings)
-    if (l.op == node.op && opset < l.since) return &l;
+    if (l.op == node.op && opset < l.since && (!l.applies || l.applies(g, node))) return &l;
   return nullptr;
 }
 
@@ -221,7 +248,7 @@ Expected<std::optional<ir::Graph>> lower_for_opset(const ir::Graph& g, const std
   bool any = false;
   for (size_t n = 0; n < g.num_nodes(); ++n) {
     const ir::Node& node = g.nodes()[n];
-    const Lowering* l = lowering_for(node, opset);
+    const Lowering* l = lowering_for(g, node, opset);
     if (!l) continue;
     any = true;
     if (auto why = l->check(g, node, uses))
@@ -237,7 +264,7 @@ Expected<std::optional<ir::Graph>> lower_for_opset(const ir::Graph& g, const std
   for (ir::ValueId v : g.inputs()) map[ir::index(v)] = out.add_input(g.value(v).name, g.value(v).type);
   for (ir::ValueId v : g.constants()) map[ir::index(v)] = out.add_constant(g.value(v).name, g.value(v).constant);
   for (const ir::Node& node : g.nodes()) {
-    if (const Lowering* l = lowering_for(node, opset)) {
+    if (const Lowering* l = lowering_for(g, node, opset)) {
       Writer w{g, node, out, map};
       map[ir::index(node.outputs[0])] = l->lower(w);
       continue;

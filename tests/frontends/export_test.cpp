@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <map>
 
 #include "frontends/onnx.h"
 #include "ir/text.h"
@@ -230,6 +231,67 @@ TEST_F(Export, AttentionOutputKeepsTheBatchUnknownToOrt) {
   EXPECT_EQ(written, (std::vector<std::string>{"Attention", "Reshape", "Add", "LayerNormalization"})) << why;
   auto same = testing::ort_compare_exact(dir / "in.onnx", dir / "out.onnx", "basic");
   EXPECT_EQ(same.status, 0) << same.output;
+}
+
+// A Sub of a floating-point constant is written as the Add of its negation:
+// bit for bit the same values, and ONNX Runtime's BiasGelu fusion (it
+// matches a bias Add before the erf GELU) then fuses the bias. A Sub of a
+// value that is not a constant, and an integer Sub, stay Subs; the result
+// keeps its name.
+TEST_F(Export, SubOfAConstantIsWrittenAsTheAddOfItsNegation) {
+  ModelBuilder b(17);
+  b.input("x", TP::FLOAT, {std::string("batch"), int64_t{4}, int64_t{8}});
+  b.input("n", TP::INT64, {int64_t{3}});
+  b.output("y", TP::FLOAT, {std::string("batch"), int64_t{4}, int64_t{16}});
+  b.output("z", TP::FLOAT, {std::string("batch"), int64_t{4}, int64_t{8}});
+  b.output("k", TP::INT64, {int64_t{3}});
+  std::vector<float> w(8 * 16), c(16);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.01f * static_cast<float>(i % 13) - 0.06f;
+  for (size_t i = 0; i < c.size(); ++i) c[i] = 0.05f * static_cast<float>(i) - 0.4f;
+  c[3] = 0.0f;
+  c[5] = -0.0f;
+  b.initializer_f32("w", {8, 16}, w);
+  b.initializer_f32("c", {16}, c);
+  b.initializer_f32("sqrt2", {}, {1.4142135f});
+  b.initializer_f32("one", {}, {1.0f});
+  b.initializer_f32("half", {}, {0.5f});
+  onnx::TensorProto& two = *b.model().mutable_graph()->add_initializer();
+  two.set_name("two");
+  two.set_data_type(TP::INT64);
+  two.add_dims(3);
+  for (int64_t v : {2, 2, 2}) two.add_int64_data(v);
+  b.node("MatMul", {"x", "w"}, {"m"}, "proj");
+  b.node("Sub", {"m", "c"}, {"s"}, "bias");
+  b.node("Div", {"s", "sqrt2"}, {"d"}, "scaled");
+  b.node("Erf", {"d"}, {"e"}, "erf");
+  b.node("Add", {"e", "one"}, {"p"}, "one_plus");
+  b.node("Mul", {"s", "p"}, {"q"}, "product");
+  b.node("Mul", {"q", "half"}, {"y"}, "gelu");
+  b.node("Sub", {"x", "x"}, {"z"}, "variable");
+  b.node("Sub", {"n", "two"}, {"k"}, "integer");
+  auto g = import_onnx(b.write(dir, "in.onnx"));
+  ASSERT_TRUE(g) << g.error().str();
+  ASSERT_TRUE(export_onnx(*g, dir / "out.onnx"));
+  onnx::ModelProto m = testing::read_model_proto(dir / "out.onnx");
+  std::map<std::string, std::string> op_of;
+  for (const auto& n : m.graph().node()) op_of[n.name()] = n.op_type();
+  EXPECT_EQ(op_of["bias"], "Add");
+  EXPECT_EQ(op_of["variable"], "Sub");
+  EXPECT_EQ(op_of["integer"], "Sub");
+  for (const auto& n : m.graph().node()) {
+    if (n.name() == "bias") {
+      EXPECT_EQ(n.output(0), "s");
+    }
+  }
+  std::string why;
+  auto source = testing::ort_optimized_ops(dir / "in.onnx", dir / "in.ort.onnx", &why);
+  EXPECT_EQ(source, (std::vector<std::string>{"MatMul", "Sub", "Gelu", "Sub", "Sub"})) << why;
+  auto written = testing::ort_optimized_ops(dir / "out.onnx", dir / "out.ort.onnx", &why);
+  EXPECT_EQ(written, (std::vector<std::string>{"MatMul", "BiasGelu", "Sub", "Sub"})) << why;
+  for (const char* opt : {"disable", "all"}) {
+    auto same = testing::ort_compare_exact(dir / "in.onnx", dir / "out.onnx", opt);
+    EXPECT_EQ(same.status, 0) << opt << ": " << same.output;
+  }
 }
 
 // A LayerNormalization in a graph whose model is below opset 17 (the
