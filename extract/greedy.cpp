@@ -123,43 +123,85 @@ Solution dag_fixpoint(const Problem& p, const std::vector<std::vector<std::uint3
 // cheapest such candidate at once, and keep the move when the exact DAG cost
 // of the pruned answer drops and it stays acyclic. This is the move a merge
 // needs: y1 and y2 both switching to split(merged) pays the merged MatMul
-// once, while either alone pays it whole and loses. Repeated while it
-// improves (a 3-way merge builds on a 2-way one), at most `rounds` times.
+// once, while either alone pays it whole and loses. Where that move is not
+// kept, a second one also switches the users of the classes the first
+// switched or that use P (each to its cheapest candidate using one of them):
+// a LayerNorm's output x' = x + b (residual-bias-into-norm) is read by the
+// residual and by a product matmul(x', W), whose user x' W + (c - b W) must
+// switch too before x is no longer needed. Repeated
+// while it improves (a 3-way merge builds on a 2-way one), at most `rounds`
+// times.
 Solution group_moves(const Problem& p, const std::vector<std::vector<std::uint32_t>>& parents, Solution full,
                      std::size_t rounds) {
   Solution best = prune_unreachable(p, full);
   if (!check_solution(p, best).empty()) return full;
   double best_cost = dag_cost(p, best);
+  // Every class among the users of `from` (not in `skip`) with a candidate using one of them, switched in `trial`
+  // to its cheapest such candidate whose kids all have a choice; returns the classes whose choice uses one now.
+  std::vector<std::uint8_t> in_from(p.classes.size(), 0), seen(p.classes.size(), 0);
+  auto switch_users = [&](const std::vector<std::uint32_t>& from, const std::vector<std::uint8_t>& skip,
+                          Solution& trial, std::size_t& switched) {
+    for (std::uint32_t c : from) in_from[c] = 1;
+    std::vector<std::uint32_t> users;
+    for (std::uint32_t c : from)
+      for (std::uint32_t q : parents[c]) {
+        if (skip[q] || in_from[q] || seen[q]) continue;
+        seen[q] = 1;
+        std::int32_t pick = kUnchosen;
+        for (std::size_t i = 0; i < p.classes[q].size(); ++i) {
+          const Candidate& cand = p.classes[q][i];
+          if (std::none_of(cand.kids.begin(), cand.kids.end(), [&](std::uint32_t k) { return in_from[k] != 0; }))
+            continue;
+          bool ready = std::all_of(cand.kids.begin(), cand.kids.end(),
+                                   [&](std::uint32_t k) { return trial.choice[k] != kUnchosen; });
+          if (ready && (pick == kUnchosen || cand.cost < p.classes[q][static_cast<std::size_t>(pick)].cost))
+            pick = static_cast<std::int32_t>(i);
+        }
+        if (pick == kUnchosen) continue;
+        users.push_back(q);
+        if (pick != trial.choice[q]) {
+          trial.choice[q] = pick;
+          ++switched;
+        }
+      }
+    for (std::uint32_t c : from)
+      for (std::uint32_t q : parents[c]) seen[q] = 0;
+    for (std::uint32_t c : from) in_from[c] = 0;
+    return users;
+  };
+  // The move's answer when it is cheaper than the best so far.
+  auto try_move = [&](Solution& trial) {
+    Solution pruned = prune_unreachable(p, trial);
+    if (!check_solution(p, pruned).empty()) return false;
+    double cost = dag_cost(p, pruned);
+    if (cost >= best_cost - 1e-12 * std::max(1.0, best_cost)) return false;
+    full = std::move(trial);
+    best = std::move(pruned);
+    best_cost = cost;
+    return true;
+  };
+  std::vector<std::uint8_t> skip(p.classes.size(), 0);
   for (std::size_t round = 0; round < rounds; ++round) {
     bool improved = false;
     for (std::uint32_t shared = 0; shared < p.classes.size(); ++shared) {
       if (parents[shared].size() < 2 || full.choice[shared] == kUnchosen) continue;
-      std::vector<std::pair<std::uint32_t, std::int32_t>> moves;  // class, its new candidate
-      for (std::uint32_t q : parents[shared]) {
-        if (q == shared) continue;
-        std::int32_t pick = kUnchosen;
-        for (std::size_t i = 0; i < p.classes[q].size(); ++i) {
-          const Candidate& cand = p.classes[q][i];
-          if (std::find(cand.kids.begin(), cand.kids.end(), shared) == cand.kids.end()) continue;
-          bool ready = std::all_of(cand.kids.begin(), cand.kids.end(),
-                                   [&](std::uint32_t k) { return full.choice[k] != kUnchosen; });
-          if (ready && (pick == kUnchosen || cand.cost < p.classes[q][static_cast<std::size_t>(pick)].cost))
-            pick = static_cast<std::int32_t>(i);
-        }
-        if (pick != kUnchosen && pick != full.choice[q]) moves.emplace_back(q, pick);
-      }
-      if (moves.size() < 2) continue;  // a single switch is what the fixpoint already weighed
       Solution trial = full;
-      for (auto [q, pick] : moves) trial.choice[q] = pick;
-      Solution pruned = prune_unreachable(p, trial);
-      if (!check_solution(p, pruned).empty()) continue;
-      double cost = dag_cost(p, pruned);
-      if (cost < best_cost - 1e-12 * std::max(1.0, best_cost)) {
-        full = std::move(trial);
-        best = std::move(pruned);
-        best_cost = cost;
-        improved = true;
+      std::size_t switched = 0;
+      skip[shared] = 1;
+      std::vector<std::uint32_t> first = switch_users({shared}, skip, trial, switched);
+      // A single switch is what the fixpoint already weighed.
+      bool kept = switched >= 2 && try_move(trial);
+      if (!kept && switched >= 1) {
+        trial = full;
+        switched = 0;
+        first = switch_users({shared}, skip, trial, switched);
+        for (std::uint32_t c : first) skip[c] = 1;
+        switch_users(first, skip, trial, switched);
+        for (std::uint32_t c : first) skip[c] = 0;
+        kept = switched >= 2 && try_move(trial);
       }
+      skip[shared] = 0;
+      improved = improved || kept;
     }
     if (!improved) break;
   }

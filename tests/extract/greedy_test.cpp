@@ -55,6 +55,34 @@ TEST(GreedyDag, ASingleMoveFindsWhatTheFixpointAndTheDiscountMiss) {
   EXPECT_EQ(check_solution(p, moved), "");
 }
 
+// A value read twice, whose readers can both read another value instead:
+// x = LN(y) (3) and x' = LN(y) + b (3; residual-bias-into-norm), the
+// residual R = (F + b) + x or F + x', the product F = f(x) (2) or f2(G) (1)
+// with G = g(x') (1). Both forms of F cost the same with what they need
+// (5), so the fixpoint keeps f(x), and R then keeps (F + b) + x (7: R 1,
+// F 2, x 3, b 1); two other users of x keep the discount from preferring
+// x'. R alone switching to F + x' pays x and x' (9), and it is the only
+// user of x' that switches (G already reads it). The answer 6 (R 1, f2 1,
+// G 1, x' 3) also switches the user of G, a class that uses x': the second
+// level of the group move.
+TEST(GreedyDag, AGroupMoveSwitchesTheUsersOfTheClassesItSwitched) {
+  // classes: 0 R, 1 F, 2 x, 3 x', 4 G, 5 b, 6 and 7 two other users of x
+  Problem p{{{{1, {1, 2, 5}}, {1, {1, 3}}},
+             {{2, {2}}, {1, {4}}},
+             {{3, {}}},
+             {{3, {}}},
+             {{1, {3}}},
+             {{1, {}}},
+             {{1, {2}}},
+             {{1, {2}}}},
+            {0}};
+  EXPECT_EQ(dag_cost(p, extract_greedy_dag(p, {.group_move_rounds = 0}).solution), 7);
+  Solution moved = extract_greedy_dag(p).solution;
+  EXPECT_EQ(moved.choice, (std::vector<std::int32_t>{1, 1, kUnchosen, 0, 0, kUnchosen, kUnchosen, kUnchosen}));
+  EXPECT_EQ(dag_cost(p, moved), 6);
+  EXPECT_EQ(check_solution(p, moved), "");
+}
+
 TEST(Greedy, NeverChoosesAFreeCycle) {
   Problem p = free_cycle();
   for (const Solution& s : {extract_greedy_tree(p), extract_greedy_dag(p).solution}) {
