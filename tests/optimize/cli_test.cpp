@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
 
 #include "frontends/onnx.h"
 #include "tests/cli/cli_runner.h"
@@ -217,6 +218,39 @@ TEST(OptimizeCli, FusedAttentionOnlyWhereTheTargetRunsIt) {
       EXPECT_EQ(std::system(cmd.c_str()), 0) << slurp(scratch("attn_fused.ort"));
     }
   }
+}
+
+// bert_encoder's post-norm blocks (4 layers, x = LN(y), LN(x + (f(x) + b))
+// twice a layer): each sublayer's output bias goes into the LayerNorm before
+// it, and each product that reads x takes - b W into its own bias
+// (residual-bias-into-norm; the Attention's packed bias); greedy extraction
+// reaches it only by switching the residual and the product's user together
+// (extract/greedy.cpp, group moves). The written model has
+// one Add a residual and the embedding's (9), no bias Add beside them but
+// the 4 the erf GELUs read, and no Sub (export writes a Sub of a constant as
+// an Add); it validates and agrees in ONNX Runtime.
+TEST(OptimizeCli, PostNormBiasesGoIntoTheLayerNorms) {
+  fs::path model = fs::path(REFINERY_BINARY_DIR) / "zoo" / "bert_encoder.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << model << " missing (build the zoo_small target)";
+  fs::path out = scratch("bert_ln.onnx"), rep = scratch("bert_ln.json");
+  CliResult r = run_cli("optimize " + model.string() + " -o " + out.string() + " --target cpu --report " +
+                        rep.string());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  nlohmann::json j = read_json(rep);
+  EXPECT_TRUE(j["validation"]["passed"].get<bool>());
+  EXPECT_TRUE(j["rules_used"].contains("residual-bias-into-norm")) << j["rules_used"].dump();
+  auto g = frontends::import_onnx(out);
+  ASSERT_TRUE(g.has_value()) << g.error().str();
+  std::map<ir::Op, int> ops;
+  for (const auto& node : g->nodes()) ++ops[node.op];
+  EXPECT_EQ(ops[ir::Op::MsAttention], 4);
+  EXPECT_EQ(ops[ir::Op::LayerNormalization], 9);
+  EXPECT_EQ(ops[ir::Op::Sub], 0);
+  // The residuals and the embedding's, the GELU biases, the GELUs' + 1; unfolded, 8 output biases more.
+  EXPECT_EQ(ops[ir::Op::Add], 9 + 4 + 4);
+  std::string cmd = "node " + source_path("tools/ort/compare.mjs") + " " + model.string() + " " + out.string() +
+                    " --rtol 1e-3 --atol 1e-4 --dim batch=2 > " + scratch("bert_ln.ort").string() + " 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << slurp(scratch("bert_ln.ort"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SmallZoo,
