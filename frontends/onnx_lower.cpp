@@ -258,25 +258,41 @@ Expected<std::optional<ir::Graph>> lower_for_opset(const ir::Graph& g, const std
   }
   if (!any) return std::optional<ir::Graph>{};
 
-  ir::Graph out;
-  out.info = g.info;
-  std::vector<ir::ValueId> map(g.num_values(), ir::kNoValue);
-  for (ir::ValueId v : g.inputs()) map[ir::index(v)] = out.add_input(g.value(v).name, g.value(v).type);
-  for (ir::ValueId v : g.constants()) map[ir::index(v)] = out.add_constant(g.value(v).name, g.value(v).constant);
-  for (const ir::Node& node : g.nodes()) {
-    if (const Lowering* l = lowering_for(g, node, opset)) {
-      Writer w{g, node, out, map};
-      map[ir::index(node.outputs[0])] = l->lower(w);
-      continue;
+  // A constant only a lowered node read (a Sub's constant, written negated) is left out: built again without it.
+  std::vector<uint8_t> drop(g.num_values(), 0);
+  std::vector<ir::ValueId> map;
+  auto build = [&] {
+    ir::Graph out;
+    out.info = g.info;
+    map.assign(g.num_values(), ir::kNoValue);
+    for (ir::ValueId v : g.inputs()) map[ir::index(v)] = out.add_input(g.value(v).name, g.value(v).type);
+    for (ir::ValueId v : g.constants())
+      if (!drop[ir::index(v)]) map[ir::index(v)] = out.add_constant(g.value(v).name, g.value(v).constant);
+    for (const ir::Node& node : g.nodes()) {
+      if (const Lowering* l = lowering_for(g, node, opset)) {
+        Writer w{g, node, out, map};
+        map[ir::index(node.outputs[0])] = l->lower(w);
+        continue;
+      }
+      std::vector<ir::ValueId> inputs = node.inputs;
+      for (auto& v : inputs) v = v == ir::kNoValue ? v : map[ir::index(v)];
+      std::vector<ir::ValueId> results = out.add_copy(g, node, std::move(inputs));
+      for (size_t i = 0; i < node.outputs.size(); ++i) map[ir::index(node.outputs[i])] = results[i];
     }
-    std::vector<ir::ValueId> inputs = node.inputs;
-    for (auto& v : inputs) v = v == ir::kNoValue ? v : map[ir::index(v)];
-    std::vector<ir::ValueId> results = out.add_copy(g, node, std::move(inputs));
-    for (size_t i = 0; i < node.outputs.size(); ++i) map[ir::index(node.outputs[i])] = results[i];
-  }
-  std::vector<ir::ValueId> outputs;
-  for (ir::ValueId v : g.outputs()) outputs.push_back(map[ir::index(v)]);
-  out.set_outputs(std::move(outputs));
+    std::vector<ir::ValueId> outputs;
+    for (ir::ValueId v : g.outputs()) outputs.push_back(map[ir::index(v)]);
+    out.set_outputs(std::move(outputs));
+    return out;
+  };
+  ir::Graph out = build();
+  const auto written_uses = out.use_counts();
+  bool unread = false;
+  for (ir::ValueId v : g.constants())
+    if (uses[ir::index(v)] > 0 && written_uses[ir::index(map[ir::index(v)])] == 0) {
+      drop[ir::index(v)] = 1;
+      unread = true;
+    }
+  if (unread) out = build();
   return std::optional<ir::Graph>{std::move(out)};
 }
 

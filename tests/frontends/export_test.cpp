@@ -237,7 +237,7 @@ TEST_F(Export, AttentionOutputKeepsTheBatchUnknownToOrt) {
 // bit for bit the same values, and ONNX Runtime's BiasGelu fusion (it
 // matches a bias Add before the erf GELU) then fuses the bias. A Sub of a
 // value that is not a constant, and an integer Sub, stay Subs; the result
-// keeps its name.
+// keeps its name, and the constant no other node reads is not written.
 TEST_F(Export, SubOfAConstantIsWrittenAsTheAddOfItsNegation) {
   ModelBuilder b(17);
   b.input("x", TP::FLOAT, {std::string("batch"), int64_t{4}, int64_t{8}});
@@ -283,6 +283,9 @@ TEST_F(Export, SubOfAConstantIsWrittenAsTheAddOfItsNegation) {
       EXPECT_EQ(n.output(0), "s");
     }
   }
+  std::vector<std::string> initializers;  // c, read by the Sub alone, is left out
+  for (const auto& t : m.graph().initializer()) initializers.push_back(t.name());
+  EXPECT_EQ(initializers, (std::vector<std::string>{"w", "sqrt2", "one", "half", "two", "s/negated"}));
   std::string why;
   auto source = testing::ort_optimized_ops(dir / "in.onnx", dir / "in.ort.onnx", &why);
   EXPECT_EQ(source, (std::vector<std::string>{"MatMul", "Sub", "Gelu", "Sub", "Sub"})) << why;
