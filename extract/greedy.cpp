@@ -128,9 +128,8 @@ Solution dag_fixpoint(const Problem& p, const std::vector<std::vector<std::uint3
 // switched or that use P (each to its cheapest candidate using one of them):
 // a LayerNorm's output x' = x + b (residual-bias-into-norm) is read by the
 // residual and by a product matmul(x', W), whose user x' W + (c - b W) must
-// switch too before x is no longer needed. Repeated
-// while it improves (a 3-way merge builds on a 2-way one), at most `rounds`
-// times.
+// switch too before x is no longer needed. Repeated while it improves (a
+// 3-way merge builds on a 2-way one), at most `rounds` times.
 Solution group_moves(const Problem& p, const std::vector<std::vector<std::uint32_t>>& parents, Solution full,
                      std::size_t rounds) {
   Solution best = prune_unreachable(p, full);
@@ -169,7 +168,7 @@ Solution group_moves(const Problem& p, const std::vector<std::vector<std::uint32
     for (std::uint32_t c : from) in_from[c] = 0;
     return users;
   };
-  // The move's answer when it is cheaper than the best so far.
+  // Takes the move (and its trial) when its answer is cheaper than the best so far.
   auto try_move = [&](Solution& trial) {
     Solution pruned = prune_unreachable(p, trial);
     if (!check_solution(p, pruned).empty()) return false;
@@ -191,14 +190,12 @@ Solution group_moves(const Problem& p, const std::vector<std::vector<std::uint32
       std::vector<std::uint32_t> first = switch_users({shared}, skip, trial, switched);
       // A single switch is what the fixpoint already weighed.
       bool kept = switched >= 2 && try_move(trial);
-      if (!kept && switched >= 1) {
-        trial = full;
-        switched = 0;
-        first = switch_users({shared}, skip, trial, switched);
+      if (!kept && switched >= 1) {  // try_move left the trial as it was
+        const std::size_t at_first = switched;
         for (std::uint32_t c : first) skip[c] = 1;
         switch_users(first, skip, trial, switched);
         for (std::uint32_t c : first) skip[c] = 0;
-        kept = switched >= 2 && try_move(trial);
+        kept = switched > at_first && switched >= 2 && try_move(trial);
       }
       skip[shared] = 0;
       improved = improved || kept;
