@@ -199,6 +199,7 @@ struct Lowering {
   Check check;
   Lower lower;
   bool (*applies)(const ir::Graph&, const ir::Node&) = nullptr;  // which nodes of the op (nullptr: every one)
+  int constant_input = -1;  // an input the lowering reads as a constant tensor, not through Writer::in (-1: none)
 };
 
 constexpr int64_t kAlways = std::numeric_limits<int64_t>::max();
@@ -208,7 +209,7 @@ constexpr Lowering kLowerings[] = {
     {ir::Op::LayerNormalization, 17, layer_norm_check, layer_norm_lower},
     {ir::Op::Gelu, 20, gelu_check, gelu_lower},
     {ir::Op::MsAttention, kAlways, no_limitation, attention_lower},
-    {ir::Op::Sub, kAlways, no_limitation, sub_constant_lower, sub_constant_applies},
+    {ir::Op::Sub, kAlways, no_limitation, sub_constant_lower, sub_constant_applies, 1},
 };
 
 const Lowering* lowering_for(const ir::Graph& g, const ir::Node& node, int64_t opset) {
@@ -238,12 +239,14 @@ namespace refinery::frontends::detail {
 Expected<std::optional<ir::Graph>> lower_for_opset(const ir::Graph& g, const std::string& file) {
   const int64_t opset = default_opset(g.info);
   const auto uses = g.use_counts();
+  std::vector<uint32_t> read_as_constant(g.num_values(), 0);  // uses at a lowering's constant_input
   bool any = false;
   for (size_t n = 0; n < g.num_nodes(); ++n) {
     const ir::Node& node = g.nodes()[n];
     const Lowering* l = lowering_for(g, node, opset);
     if (!l) continue;
     any = true;
+    if (l->constant_input >= 0) ++read_as_constant[ir::index(node.inputs[static_cast<size_t>(l->constant_input)])];
     if (auto why = l->check(g, node, uses))
       return std::unexpected(Diag{file, fmt::format("node '{}'", g.node_label(ir::NodeId{static_cast<uint32_t>(n)})),
                                   fmt::format("{} at opset {}: {}", ir::op_info(node.op).onnx_name, opset, *why),
@@ -251,41 +254,28 @@ Expected<std::optional<ir::Graph>> lower_for_opset(const ir::Graph& g, const std
   }
   if (!any) return std::optional<ir::Graph>{};
 
-  // A constant only a lowered node read (a Sub's constant, written negated) is left out: built again without it.
-  std::vector<uint8_t> drop(g.num_values(), 0);
-  std::vector<ir::ValueId> map;
-  auto build = [&] {
-    ir::Graph out;
-    out.info = g.info;
-    map.assign(g.num_values(), ir::kNoValue);
-    for (ir::ValueId v : g.inputs()) map[ir::index(v)] = out.add_input(g.value(v).name, g.value(v).type);
-    for (ir::ValueId v : g.constants())
-      if (!drop[ir::index(v)]) map[ir::index(v)] = out.add_constant(g.value(v).name, g.value(v).constant);
-    for (const ir::Node& node : g.nodes()) {
-      if (const Lowering* l = lowering_for(g, node, opset)) {
-        Writer w{g, node, out, map};
-        map[ir::index(node.outputs[0])] = l->lower(w);
-        continue;
-      }
-      std::vector<ir::ValueId> inputs = node.inputs;
-      for (auto& v : inputs) v = v == ir::kNoValue ? v : map[ir::index(v)];
-      std::vector<ir::ValueId> results = out.add_copy(g, node, std::move(inputs));
-      for (size_t i = 0; i < node.outputs.size(); ++i) map[ir::index(node.outputs[i])] = results[i];
-    }
-    std::vector<ir::ValueId> outputs;
-    for (ir::ValueId v : g.outputs()) outputs.push_back(map[ir::index(v)]);
-    out.set_outputs(std::move(outputs));
-    return out;
-  };
-  ir::Graph out = build();
-  const auto written_uses = out.use_counts();
-  bool unread = false;
+  ir::Graph out;
+  out.info = g.info;
+  std::vector<ir::ValueId> map(g.num_values(), ir::kNoValue);
+  for (ir::ValueId v : g.inputs()) map[ir::index(v)] = out.add_input(g.value(v).name, g.value(v).type);
+  // A constant that only lowerings read as a tensor (a Sub's, written negated) is not written itself.
   for (ir::ValueId v : g.constants())
-    if (uses[ir::index(v)] > 0 && written_uses[ir::index(map[ir::index(v)])] == 0) {
-      drop[ir::index(v)] = 1;
-      unread = true;
+    if (read_as_constant[ir::index(v)] == 0 || read_as_constant[ir::index(v)] < uses[ir::index(v)])
+      map[ir::index(v)] = out.add_constant(g.value(v).name, g.value(v).constant);
+  for (const ir::Node& node : g.nodes()) {
+    if (const Lowering* l = lowering_for(g, node, opset)) {
+      Writer w{g, node, out, map};
+      map[ir::index(node.outputs[0])] = l->lower(w);
+      continue;
     }
-  if (unread) out = build();
+    std::vector<ir::ValueId> inputs = node.inputs;
+    for (auto& v : inputs) v = v == ir::kNoValue ? v : map[ir::index(v)];
+    std::vector<ir::ValueId> results = out.add_copy(g, node, std::move(inputs));
+    for (size_t i = 0; i < node.outputs.size(); ++i) map[ir::index(node.outputs[i])] = results[i];
+  }
+  std::vector<ir::ValueId> outputs;
+  for (ir::ValueId v : g.outputs()) outputs.push_back(map[ir::index(v)]);
+  out.set_outputs(std::move(outputs));
   return std::optional<ir::Graph>{std::move(out)};
 }
 
