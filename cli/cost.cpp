@@ -100,6 +100,15 @@ std::pair<nlohmann::json, nlohmann::json> micro_model_features(const ir::Graph& 
   return {feats, ops};
 }
 
+// One node of `op` appended to g: its result, named `name`, of type `type`.
+ir::ValueId append(ir::Graph& g, ir::Op op, std::vector<ir::ValueId> inputs, const std::string& name,
+                   const ir::TensorType& type) {
+  ir::Node n;
+  n.op = op;
+  n.inputs = std::move(inputs);
+  return g.node(g.add_node(std::move(n), {name}, {type})).outputs[0];
+}
+
 // MatMuls of a transformer's shapes beyond the zoo's: [1, M, K] x [K, N] for M in {16, 64, 256}, K and N in
 // {64, 256, 1024}, weights constant. Held out, a family's GEMMs larger than any other family's were
 // priced from the trees' edge: bert_encoder's 64x256x1024 at -18 points of its -20% (session 27). One
@@ -116,10 +125,7 @@ ir::Graph gemm_sweep_graph() {
       const std::string at = fmt::format("{}x{}x{}", m, k, n);
       auto w = std::make_shared<const ir::Tensor>(
           ir::Tensor::from_values<float>(ir::DType::f32, {k, n}, std::vector<float>(k * n, 0.01f)));
-      ir::Node mm;
-      mm.op = ir::Op::MatMul;
-      mm.inputs = {x, g.add_constant("w" + at, w)};
-      x = g.node(g.add_node(mm, {"y" + at}, {{ir::DType::f32, ir::Shape({1, m, n})}})).outputs[0];
+      x = append(g, ir::Op::MatMul, {x, g.add_constant("w" + at, w)}, "y" + at, {ir::DType::f32, ir::Shape({1, m, n})});
     }
     outs.push_back(x);
   }
@@ -241,12 +247,7 @@ Expected<std::size_t> write_manifest(const MeasureArgs& a) {
     ir::Graph tiny;
     ir::TensorType one{ir::DType::f32, ir::Shape({ir::Dim(1)})};
     ir::ValueId v = tiny.add_input("x", one), y = tiny.add_input("y", one);
-    for (int i = 0; i < adds; ++i) {
-      ir::Node add_node;
-      add_node.op = ir::Op::Add;
-      add_node.inputs = {v, y};
-      v = tiny.node(tiny.add_node(add_node, {fmt::format("z{}", i)}, {one})).outputs[0];
-    }
+    for (int i = 0; i < adds; ++i) v = append(tiny, ir::Op::Add, {v, y}, fmt::format("z{}", i), one);
     tiny.set_outputs({v});
     const std::string kind = adds == 1 ? "overhead" : "dispatch";
     const fs::path file = dir / (kind + ".onnx");
