@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 
@@ -216,6 +218,14 @@ using detail::region_bound;
 // their classes are asked; the work is counted, and past `budget` or once
 // `out_of_time` says so the demands stop (the paths go on).
 //
+// The same holds for any set U of classes that is convex (no class outside
+// U both below a class of U and above one: then an entering candidate's
+// kids do not reach U, and the parts stay disjoint). Where components are
+// each other's alternatives, or a class above S can be computed without it,
+// S alone asks nothing, and U is S grown by them (below). A candidate asks
+// U once the kids of U's entering candidates are settled (U's exit is
+// known then).
+//
 // The classes between a candidate's kids and S, at most this many per class
 // of S: on the bert e-graphs the gains came from 42-65 classes over an S of
 // 18, and the regions of 118-536 on the gpu gained nothing in 67M steps of
@@ -241,10 +251,13 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
   auto enters = [&](std::uint32_t c, const Candidate& cand) {
     return std::none_of(cand.kids.begin(), cand.kids.end(), [&](std::uint32_t k) { return comp[k] == comp[c]; });
   };
-  // A component asked about: its entering candidates (cheapest first), the
-  // classes that reach it, and those derivable without it.
+  // A set U of classes asked about (a component, or several that are each
+  // other's alternatives, below): its entering candidates (no kid in U,
+  // cheapest first), the classes that reach it, and those derivable without it.
   struct Asked {
-    std::uint32_t s;
+    std::vector<std::uint32_t> members;
+    std::vector<std::uint8_t> in;  // per class: a member
+    std::uint32_t ready = 0;       // the last component (class_components' order) its entering candidates' kids lie in
     std::vector<std::pair<double, std::pair<std::uint32_t, std::uint32_t>>> entering;  // (cost, (class, candidate))
     std::vector<std::uint8_t> reaches, free;
     double exit = kInfiniteCost;  // the least, over the entering candidates, of their heaviest kid's bound
@@ -252,7 +265,16 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
   std::vector<Asked> asked;
   const std::vector<std::size_t>& first_of = links.first;
   std::vector<std::int32_t> entry_at(first_of[n], -1);  // an entering candidate's place in its entering
-  // Horn: may each class of `region` (S's classes and classes reaching S)
+  // Marks a's entering candidates for derive (one set of U may hold
+  // another's entering candidates).
+  auto install = [&](const Asked& a) {
+    for (std::uint32_t c : a.members) std::fill_n(entry_at.begin() + first_of[c], classes[c].size(), -1);
+    for (std::size_t e = 0; e < a.entering.size(); ++e) {
+      auto [c, i] = a.entering[e].second;
+      entry_at[first_of[c] + i] = static_cast<std::int32_t>(e);
+    }
+  };
+  // Horn: may each class of `region` (U's classes and classes reaching U)
   // be derived when only the entering candidates `on` are allowed? The
   // classes outside region are free.
   std::vector<std::uint8_t> in_region(n, 0), have(n, 0);
@@ -260,7 +282,7 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
   auto derive = [&](const Asked& a, const std::vector<std::uint32_t>& region, const std::vector<std::uint8_t>& on) {
     auto allowed = [&](std::uint32_t x, std::size_t i) {
       std::int32_t e = entry_at[first_of[x] + i];
-      return comp[x] != a.s || e < 0 || on[static_cast<std::size_t>(e)];
+      return !a.in[x] || e < 0 || on[static_cast<std::size_t>(e)];
     };
     for (std::uint32_t x : region) have[x] = 0;
     ready.clear();
@@ -289,33 +311,38 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
       }
     }
   };
-  for (std::uint32_t s = 0; s < num; ++s) {
-    if (members[s].size() < 2) continue;
-    Asked a{s, {}, {}, {}};
-    for (std::uint32_t c : members[s])
-      for (std::uint32_t i = 0; i < classes[c].size(); ++i)
-        if (enters(c, classes[c][i])) a.entering.push_back({classes[c][i].cost, {c, i}});
-    if (a.entering.empty()) continue;
+  // U's entering candidates; where one alone derives all of U, U is not
+  // asked (nullopt); else the classes that reach U, and which of them U's
+  // classes need not compute.
+  auto ask = [&](std::vector<std::uint32_t> members) -> std::optional<Asked> {
+    Asked a;
+    a.in.assign(n, 0);
+    for (std::uint32_t c : members) a.in[c] = 1;
+    for (std::uint32_t c : members)
+      for (std::uint32_t i = 0; i < classes[c].size(); ++i) {
+        const auto& kids = classes[c][i].kids;
+        if (std::any_of(kids.begin(), kids.end(), [&](std::uint32_t k) { return a.in[k]; })) continue;
+        a.entering.push_back({classes[c][i].cost, {c, i}});
+        for (std::uint32_t k : kids) a.ready = std::max(a.ready, comp[k]);
+      }
+    a.members = std::move(members);
+    if (a.entering.empty()) return std::nullopt;
     std::sort(a.entering.begin(), a.entering.end());
-    for (std::size_t e = 0; e < a.entering.size(); ++e) {
-      auto [c, i] = a.entering[e].second;
-      entry_at[first_of[c] + i] = static_cast<std::int32_t>(e);
-    }
+    install(a);
     std::vector<std::uint8_t> on(a.entering.size(), 0);
     on[0] = 1;
-    for (std::uint32_t c : members[s]) in_region[c] = 1;
-    derive(a, members[s], on);
-    bool one_enough = std::all_of(members[s].begin(), members[s].end(), [&](std::uint32_t c) { return have[c]; });
+    for (std::uint32_t c : a.members) in_region[c] = 1;
+    derive(a, a.members, on);
+    bool one_enough = std::all_of(a.members.begin(), a.members.end(), [&](std::uint32_t c) { return have[c]; });
     if (one_enough) {
-      for (std::uint32_t c : members[s]) in_region[c] = 0;
-      continue;
+      for (std::uint32_t c : a.members) in_region[c] = 0;
+      return std::nullopt;
     }
-    // The classes that reach S, and which of them S's classes need not compute.
     a.reaches.assign(n, 0);
-    std::vector<std::uint32_t> up = members[s];
+    std::vector<std::uint32_t> up = a.members;
     for (std::size_t j = 0; j < up.size(); ++j)
       for (auto [p, i] : links.users[up[j]])
-        if (comp[p] != s && !a.reaches[p]) {
+        if (!a.in[p] && !a.reaches[p]) {
           a.reaches[p] = 1;
           in_region[p] = 1;
           up.push_back(p);
@@ -325,18 +352,138 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
     derive(a, up, on);
     a.free.assign(n, 0);
     for (std::uint32_t c : up) {
-      if (comp[c] != s) a.free[c] = have[c];
+      if (!a.in[c]) a.free[c] = have[c];
       in_region[c] = 0;
     }
-    asked.push_back(std::move(a));
+    return a;
+  };
+  std::vector<std::uint8_t> asked_comp(num, 0);
+  for (std::uint32_t s = 0; s < num; ++s)
+    if (members[s].size() >= 2)
+      if (std::optional<Asked> a = ask(members[s])) {
+        asked_comp[s] = 1;
+        asked.push_back(std::move(*a));
+      }
+  // Components that are each other's alternatives: a class (a bridge) with
+  // candidates that enter different asked components (bert_encoder's Q
+  // from the products of the LayerNorm's output x, or of x' = x + b, after
+  // `residual-bias-into-norm`; or from x times the negated weight, a class
+  // of its own). Neither is needed alone, so neither asks anything of the
+  // attention that uses Q, K and V. Their union U is asked as well, with
+  // the bridges and the classes between the bridges and the components
+  // (the negated product, an entering candidate of U then), where no class
+  // outside U lies between two of its classes (then an entering
+  // candidate's kids do not reach U, and the parts stay disjoint).
+  std::vector<std::uint32_t> joined(num);
+  std::iota(joined.begin(), joined.end(), 0);
+  auto root = [&](std::uint32_t s) {
+    while (joined[s] != s) s = joined[s] = joined[joined[s]];
+    return s;
+  };
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> bridges;  // (class, one of the components it enters)
+  for (std::uint32_t c = 0; c < n; ++c) {
+    std::uint32_t seen = UINT32_MAX;
+    bool bridge = false;
+    for (const Candidate& cand : classes[c])
+      for (std::uint32_t k : cand.kids) {
+        if (!asked_comp[comp[k]] || comp[k] == comp[c]) continue;
+        if (seen == UINT32_MAX) seen = comp[k];
+        if (comp[k] == seen) continue;
+        bridge = true;
+        if (root(seen) != root(comp[k])) joined[root(comp[k])] = root(seen);
+      }
+    if (bridge) bridges.push_back({c, seen});
   }
+  {
+    // Per union: its components' classes, and its bridges.
+    std::map<std::uint32_t, std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>> unions;
+    for (std::uint32_t s = 0; s < num; ++s)
+      if (asked_comp[s]) {
+        auto& u = unions[root(s)].first;
+        u.insert(u.end(), members[s].begin(), members[s].end());
+      }
+    for (auto [c, s] : bridges) unions[root(s)].second.push_back(c);
+    std::vector<std::uint8_t> mark(n, 0), up_of(n, 0);
+    // Adds to u the classes reaching its first `group` classes (the
+    // components) that lie below u's other classes.
+    auto between = [&](std::vector<std::uint32_t>& u, std::size_t group) {
+      std::vector<std::uint32_t> up(u.begin(), u.begin() + static_cast<std::ptrdiff_t>(group));
+      for (std::uint32_t c : up) up_of[c] = 1;
+      for (std::size_t j = 0; j < up.size(); ++j)
+        for (auto [p, i] : links.users[up[j]])
+          if (!up_of[p]) {
+            up_of[p] = 1;
+            up.push_back(p);
+          }
+      for (std::uint32_t c : u) mark[c] = 1;
+      for (std::size_t j = group; j < u.size(); ++j)
+        for (const Candidate& cand : classes[u[j]])
+          for (std::uint32_t k : cand.kids)
+            if (up_of[k] && !mark[k]) {
+              mark[k] = 1;
+              u.push_back(k);
+            }
+      for (std::uint32_t c : u) mark[c] = 0;
+      for (std::uint32_t c : up) up_of[c] = 0;
+      work += up.size();
+    };
+    // Convex: no class outside U both below U and reaching U (a.reaches).
+    auto convex = [&](const Asked& a) {
+      std::vector<std::uint32_t> down = a.members;
+      for (std::uint32_t c : down) mark[c] = 1;
+      bool ok = true;
+      for (std::size_t j = 0; j < down.size() && ok; ++j)
+        for (const Candidate& cand : classes[down[j]])
+          for (std::uint32_t k : cand.kids)
+            if (!mark[k]) {
+              mark[k] = 1;
+              down.push_back(k);
+              ok = ok && !a.reaches[k];
+            }
+      for (std::uint32_t c : down) mark[c] = 0;
+      work += down.size();
+      return ok;
+    };
+    for (auto& [r, parts] : unions) {
+      auto& [u, from] = parts;
+      const std::size_t group = u.size();
+      u.insert(u.end(), from.begin(), from.end());
+      between(u, group);
+      // The doors that need not pass through U (a class with a kid in U,
+      // derivable without it: x times the negated weight, or bert's
+      // x' Wv beside its form through a component) join it, with the
+      // classes between them and the components, until none is left.
+      std::optional<Asked> a;
+      for (int round = 0; round < 4; ++round) {
+        a = ask(u);
+        if (!a || !convex(*a)) {
+          a.reset();
+          break;
+        }
+        const std::size_t before = u.size();
+        for (std::uint32_t c = 0; c < n; ++c) {
+          if (!a->reaches[c] || !a->free[c]) continue;
+          bool door = false;
+          for (const Candidate& cand : classes[c])
+            door = door || std::any_of(cand.kids.begin(), cand.kids.end(), [&](std::uint32_t k) { return a->in[k]; });
+          if (door) u.push_back(c);
+        }
+        if (u.size() == before) break;
+        between(u, group);
+        a.reset();
+      }
+      if (a && u.size() > group) asked.push_back(std::move(*a));
+    }
+  }
+  std::stable_sort(asked.begin(), asked.end(), [](const Asked& x, const Asked& y) { return x.ready < y.ready; });
   // The cheapest set of entering candidates that derives `targets`, by a
   // best-first search over the sets (each popped set costs no less than the
   // ones before it, so the last popped is a bound where the search stops).
-  std::map<std::pair<std::uint32_t, std::vector<std::uint32_t>>, double> entering_of;
+  std::map<std::pair<const Asked*, std::vector<std::uint32_t>>, double> entering_of;
   auto min_entering = [&](const Asked& a, const std::vector<std::uint32_t>& targets) {
-    auto [it, added] = entering_of.try_emplace({a.s, targets}, 0.0);
+    auto [it, added] = entering_of.try_emplace({&a, targets}, 0.0);
     if (!added) return it->second;
+    install(a);
     std::vector<std::uint32_t> region;
     for (std::uint32_t t : targets)
       if (!in_region[t]) {
@@ -346,14 +493,30 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
     for (std::size_t j = 0; j < region.size(); ++j)
       for (const Candidate& cand : classes[region[j]])
         for (std::uint32_t k : cand.kids)
-          if (!in_region[k] && (comp[k] == a.s || (a.reaches[k] && !a.free[k]))) {
+          if (!in_region[k] && (a.in[k] || (a.reaches[k] && !a.free[k]))) {
             in_region[k] = 1;
             region.push_back(k);
           }
-    if (region.size() > kRegionPerClass * members[a.s].size()) {  // not asked: 0 is a bound
+    if (region.size() > kRegionPerClass * a.members.size()) {  // not asked: 0 is a bound
       for (std::uint32_t x : region) in_region[x] = 0;
       return 0.0;
     }
+    // Only the entering candidates of the region's classes can help, and of
+    // a class only its cheapest (any of them derives it: their kids are
+    // outside U); the free ones are in every set.
+    std::vector<std::uint8_t> on(a.entering.size(), 0);
+    std::vector<std::uint32_t> choices;
+    for (std::size_t e = 0; e < a.entering.size(); ++e) {
+      std::uint32_t c = a.entering[e].second.first;
+      if (in_region[c] != 1) continue;
+      in_region[c] = 2;  // its cheapest is in
+      if (a.entering[e].first > 0) {
+        choices.push_back(static_cast<std::uint32_t>(e));
+      } else {
+        on[e] = 1;
+      }
+    }
+    for (std::uint32_t x : region) in_region[x] = 1;
     struct Set {
       double cost;
       std::size_t last;
@@ -362,7 +525,6 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
     };
     std::priority_queue<Set, std::vector<Set>, std::greater<>> open;
     open.push({0, SIZE_MAX, {}});
-    std::vector<std::uint8_t> on(a.entering.size(), 0);
     double found = 0;
     while (!open.empty()) {
       Set set = open.top();
@@ -373,9 +535,13 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
       derive(a, region, on);
       for (std::uint32_t e : set.picked) on[e] = 0;
       if (std::all_of(targets.begin(), targets.end(), [&](std::uint32_t t) { return have[t]; })) break;
-      for (std::size_t e = set.last + 1; e < a.entering.size(); ++e) {  // SIZE_MAX + 1 == 0
-        Set next{set.cost + a.entering[e].first, e, set.picked};
-        next.picked.push_back(static_cast<std::uint32_t>(e));
+      // A set that derives everything with one fewer candidate is no
+      // dearer, so each candidate added must derive a class the set does
+      // not (every prefix of a minimal set, in this order, does that).
+      for (std::size_t j = set.last + 1; j < choices.size(); ++j) {  // SIZE_MAX + 1 == 0
+        if (have[a.entering[choices[j]].second.first]) continue;
+        Set next{set.cost + a.entering[choices[j]].first, j, set.picked};
+        next.picked.push_back(choices[j]);
         open.push(std::move(next));
       }
     }
@@ -391,20 +557,20 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
   };
   // The heaviest path from k outside S: S's classes at its exit, the
   // classes not reaching S at their bounds (settled), the rest searched.
-  std::map<std::pair<std::uint32_t, std::uint32_t>, double> outside_of;
+  std::map<std::pair<const Asked*, std::uint32_t>, double> outside_of;
   Fixpoint apart(n);
   std::vector<double> held(n, kInfiniteCost);
   auto outside = [&](const Asked& a, std::uint32_t k) {
-    if (comp[k] == a.s) return a.exit;
+    if (a.in[k]) return a.exit;
     if (!a.reaches[k]) return now[k];
-    auto [it, added] = outside_of.try_emplace({a.s, k}, 0.0);
+    auto [it, added] = outside_of.try_emplace({&a, k}, 0.0);
     if (!added) return it->second;
     std::vector<std::uint32_t> among{k};
     in_region[k] = 1;
     for (std::size_t j = 0; j < among.size(); ++j) {
       std::uint32_t x = among[j];
-      if (comp[x] == a.s || !a.reaches[x]) {
-        held[x] = comp[x] == a.s ? a.exit : now[x];
+      if (a.in[x] || !a.reaches[x]) {
+        held[x] = a.in[x] ? a.exit : now[x];
         continue;
       }
       for (const Candidate& cand : classes[x])
@@ -421,10 +587,10 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
     const Candidate& cand = classes[c][i];
     if (links.distinct[c][i] < 2 || !enters(c, cand)) return v;
     for (const Asked& a : asked) {
-      if (a.s >= comp[c] || stopped()) break;
+      if (a.ready >= comp[c] || stopped()) break;
       std::vector<std::uint32_t> targets;
       for (std::uint32_t k : cand.kids)
-        if ((comp[k] == a.s || (a.reaches[k] && !a.free[k])) &&
+        if ((a.in[k] || (a.reaches[k] && !a.free[k])) &&
             std::find(targets.begin(), targets.end(), k) == targets.end())
           targets.push_back(k);
       if (targets.size() < 2) continue;
@@ -458,8 +624,8 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
     for (std::uint32_t c : members[s]) now[c] = one.b[c];
     one.clear(among);
     for (std::size_t j = members[s].size(); j < among.size(); ++j) cap[among[j]] = kInfiniteCost;
-    if (next_asked < asked.size() && asked[next_asked].s == s) {
-      Asked& a = asked[next_asked++];
+    for (; next_asked < asked.size() && asked[next_asked].ready == s; ++next_asked) {
+      Asked& a = asked[next_asked];
       for (const auto& [cost, at] : a.entering) {
         double deepest = 0;  // its own cost is the entering set's part
         for (std::uint32_t k : classes[at.first][at.second].kids) deepest = std::max(deepest, now[k]);
@@ -469,7 +635,7 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
   }
   std::vector<std::uint8_t> asked_classes(n, 0);
   for (const Asked& a : asked)
-    for (std::uint32_t c : members[a.s]) asked_classes[c] = 1;
+    for (std::uint32_t c : a.members) asked_classes[c] = 1;
   return {std::move(now), std::move(asked_classes)};
 }
 
