@@ -582,10 +582,51 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
     }
     return it->second = region_bound(classes, links, among, held, work, path, apart, in_region, k);
   };
+  // Whether class k is below class from (a computation of `from` may hold
+  // it): a search down from `from` through the components after k's.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, bool> below_of;
+  std::vector<std::uint8_t> seen(n, 0);
+  auto is_below = [&](std::uint32_t k, std::uint32_t from) {
+    auto [it, added] = below_of.try_emplace({k, from}, false);
+    if (!added) return it->second;
+    std::vector<std::uint32_t> down{from};
+    seen[from] = 1;
+    for (std::size_t j = 0; j < down.size() && !it->second; ++j)
+      for (const Candidate& cand : classes[down[j]])
+        for (std::uint32_t x : cand.kids)
+          if (!seen[x] && comp[x] >= comp[k]) {
+            seen[x] = 1;
+            down.push_back(x);
+            it->second = it->second || x == k;
+          }
+    for (std::uint32_t x : down) seen[x] = 0;
+    work += down.size();
+    return it->second;
+  };
   auto value = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
     double v = std::max(floor[first_of[c] + i], path(c, i, b));
     const Candidate& cand = classes[c][i];
     if (links.distinct[c][i] < 2 || !enters(c, cand)) return v;
+    // Where this round lifted the heaviest kid above what the searches
+    // priced the candidate at, each other kid no computation of it holds
+    // still pays a candidate of its own (bert's residual (x + b) + m, with
+    // m's attention demand: the bias Add beside it).
+    if (path(c, i, b) > floor[first_of[c] + i] && !stopped()) {
+      std::uint32_t heaviest = cand.kids[0];
+      for (std::uint32_t k : cand.kids)
+        if (b[k] > b[heaviest]) heaviest = k;
+      double own = 0;
+      for (std::size_t j = 0; j < cand.kids.size(); ++j) {
+        std::uint32_t k = cand.kids[j];
+        if (k == heaviest || std::find(cand.kids.begin(), cand.kids.begin() + j, k) != cand.kids.begin() + j ||
+            is_below(k, heaviest))
+          continue;
+        double least = kInfiniteCost;
+        for (const Candidate& other : classes[k]) least = std::min(least, other.cost);
+        own += least;
+      }
+      v = std::max(v, path(c, i, b) + own);
+    }
     for (const Asked& a : asked) {
       if (a.ready >= comp[c] || stopped()) break;
       std::vector<std::uint32_t> targets;

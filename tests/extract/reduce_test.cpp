@@ -346,6 +346,12 @@ TEST(PathBounds, AlternativeComponentsNeverAboveTheBruteForceOptimum) {
       }
     }
     if (i % 4 == 1) p.classes[0].push_back(node(draw({15, 22, 30}), {9}));
+    if (i % 6 == 5) {  // a residual root R = add(B, A), B over X or over Q (then below A)
+      const auto a = static_cast<std::uint32_t>(p.classes.size());
+      p.classes.push_back(p.classes[0]);
+      p.classes[0] = {node(1, {a + 1, a})};
+      p.classes.push_back({node(draw({1, 3}), {i % 12 == 5 ? 9u : 1u})});
+    }
     if (i % 5 == 2) p.classes[5].erase(p.classes[5].begin());  // no merged form over X
     const double optimum = brute_force_optimum(p);
     if (optimum == kInfiniteCost) continue;
@@ -356,6 +362,38 @@ TEST(PathBounds, AlternativeComponentsNeverAboveTheBruteForceOptimum) {
   }
   EXPECT_EQ(solved, 300);
   EXPECT_GE(met, 140);  // 62 with components asked one at a time, 137 without the doors
+}
+
+// A kid beside one the components' round lifted: R = add(B, M) 1, B =
+// b(X) 3 (a bias Add on the residual), M = fused(X) 19 | mm(Q', K') 2, Q'
+// and K' views t(Q), t(K) 0 of projections p(X) 10 or slices of their
+// merged form M' = merged(X) 18 | concat(Q, K) 0, X leaf 1. The searches
+// price M at one projection (13) and R at 1 + 13 + B's 3 = 17; the
+// components' round lifts M to 20 (the fused op, or mm's 2 + 18 + 1) and
+// R by its path to 21; the costs split in two add nothing (inside, M is
+// the fused op at 0). B is below no computation of M, so R pays its own
+// candidate too: 24, the optimum.
+//   0 (root): add(1, 2) 1;  1: b(6) 3;  2: fused(6) 19 | mm(7, 8) 2;  3, 4: p(6) 10 | slice(5) 0;
+//   5: merged(6) 18 | concat(3, 4) 0;  6: leaf 1;  7: t(3) 0;  8: t(4) 0
+TEST(PathBounds, AKidBesideALiftedOnePaysItsOwnCandidate) {
+  Problem p;
+  p.classes = {{node(1, {1, 2})},
+               {node(3, {6})},
+               {node(19, {6}), node(2, {7, 8})},
+               {node(10, {6}), node(0, {5})},
+               {node(10, {6}), node(0, {5})},
+               {node(18, {6}), node(0, {3, 4})},
+               {leaf(1)},
+               {node(0, {3})},
+               {node(0, {4})}};
+  p.roots = {0};
+  ASSERT_DOUBLE_EQ(brute_force_optimum(p), 24);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 24);
+  // Where some computation of M holds B (fused(X, B)), B is not paid
+  // again: R's path, 1 + 21 (25 above the optimum, were it paid).
+  p.classes[2][0] = node(19, {6, 1});
+  ASSERT_DOUBLE_EQ(brute_force_optimum(p), 24);
+  EXPECT_DOUBLE_EQ(path_bounds(p.classes, p.roots, 100).of_answer(p.roots), 22);
 }
 
 // A free cycle (class 0 = {h(1) 0, x 10}, class 1 = {k(0) 0, y 4}) is no
