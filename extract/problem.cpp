@@ -248,6 +248,26 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
   for (std::uint32_t c = 0; c < n; ++c) members[comp[c]].push_back(c);
   std::size_t work = 0;
   auto stopped = [&] { return work >= budget || (out_of_time && out_of_time()); };
+  // Extends `list` with every class below its classes from `start` on
+  // (through candidates' kids; above them, through their users, where
+  // !down) that `keep` admits.
+  std::vector<std::uint8_t> listed(n, 0);
+  auto extend = [&](std::vector<std::uint32_t>& list, bool down, auto keep, std::size_t start = 0) {
+    for (std::uint32_t c : list) listed[c] = 1;
+    auto visit = [&](std::uint32_t x) {
+      if (listed[x] || !keep(x)) return;
+      listed[x] = 1;
+      list.push_back(x);
+    };
+    for (std::size_t j = start; j < list.size(); ++j)
+      if (down) {
+        for (const Candidate& cand : classes[list[j]])
+          for (std::uint32_t k : cand.kids) visit(k);
+      } else {
+        for (auto [p, i] : links.users[list[j]]) visit(p);
+      }
+    for (std::uint32_t c : list) listed[c] = 0;
+  };
   auto enters = [&](std::uint32_t c, const Candidate& cand) {
     return std::none_of(cand.kids.begin(), cand.kids.end(), [&](std::uint32_t k) { return comp[k] == comp[c]; });
   };
@@ -340,13 +360,8 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
     }
     a.reaches.assign(n, 0);
     std::vector<std::uint32_t> up = a.members;
-    for (std::size_t j = 0; j < up.size(); ++j)
-      for (auto [p, i] : links.users[up[j]])
-        if (!a.in[p] && !a.reaches[p]) {
-          a.reaches[p] = 1;
-          in_region[p] = 1;
-          up.push_back(p);
-        }
+    extend(up, false, [](std::uint32_t) { return true; });
+    for (std::size_t j = a.members.size(); j < up.size(); ++j) a.reaches[up[j]] = in_region[up[j]] = 1;
     work += up.size();
     on[0] = 0;
     derive(a, up, on);
@@ -403,46 +418,24 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
         u.insert(u.end(), members[s].begin(), members[s].end());
       }
     for (auto [c, s] : bridges) unions[root(s)].second.push_back(c);
-    std::vector<std::uint8_t> mark(n, 0), up_of(n, 0);
+    std::vector<std::uint8_t> up_of(n, 0);
     // Adds to u the classes reaching its first `group` classes (the
     // components) that lie below u's other classes.
     auto between = [&](std::vector<std::uint32_t>& u, std::size_t group) {
       std::vector<std::uint32_t> up(u.begin(), u.begin() + static_cast<std::ptrdiff_t>(group));
+      extend(up, false, [](std::uint32_t) { return true; });
       for (std::uint32_t c : up) up_of[c] = 1;
-      for (std::size_t j = 0; j < up.size(); ++j)
-        for (auto [p, i] : links.users[up[j]])
-          if (!up_of[p]) {
-            up_of[p] = 1;
-            up.push_back(p);
-          }
-      for (std::uint32_t c : u) mark[c] = 1;
-      for (std::size_t j = group; j < u.size(); ++j)
-        for (const Candidate& cand : classes[u[j]])
-          for (std::uint32_t k : cand.kids)
-            if (up_of[k] && !mark[k]) {
-              mark[k] = 1;
-              u.push_back(k);
-            }
-      for (std::uint32_t c : u) mark[c] = 0;
+      extend(u, true, [&](std::uint32_t k) { return up_of[k] != 0; }, group);
       for (std::uint32_t c : up) up_of[c] = 0;
       work += up.size();
     };
     // Convex: no class outside U both below U and reaching U (a.reaches).
     auto convex = [&](const Asked& a) {
       std::vector<std::uint32_t> down = a.members;
-      for (std::uint32_t c : down) mark[c] = 1;
-      bool ok = true;
-      for (std::size_t j = 0; j < down.size() && ok; ++j)
-        for (const Candidate& cand : classes[down[j]])
-          for (std::uint32_t k : cand.kids)
-            if (!mark[k]) {
-              mark[k] = 1;
-              down.push_back(k);
-              ok = ok && !a.reaches[k];
-            }
-      for (std::uint32_t c : down) mark[c] = 0;
+      extend(down, true, [](std::uint32_t) { return true; });
       work += down.size();
-      return ok;
+      return std::none_of(down.begin() + static_cast<std::ptrdiff_t>(a.members.size()), down.end(),
+                          [&](std::uint32_t c) { return a.reaches[c]; });
     };
     for (auto& [r, parts] : unions) {
       auto& [u, from] = parts;
@@ -585,23 +578,13 @@ ComponentsRound several_classes(const std::vector<std::vector<Candidate>>& class
   // Whether class k is below class from (a computation of `from` may hold
   // it): a search down from `from` through the components after k's.
   std::map<std::pair<std::uint32_t, std::uint32_t>, bool> below_of;
-  std::vector<std::uint8_t> seen(n, 0);
   auto is_below = [&](std::uint32_t k, std::uint32_t from) {
     auto [it, added] = below_of.try_emplace({k, from}, false);
     if (!added) return it->second;
     std::vector<std::uint32_t> down{from};
-    seen[from] = 1;
-    for (std::size_t j = 0; j < down.size() && !it->second; ++j)
-      for (const Candidate& cand : classes[down[j]])
-        for (std::uint32_t x : cand.kids)
-          if (!seen[x] && comp[x] >= comp[k]) {
-            seen[x] = 1;
-            down.push_back(x);
-            it->second = it->second || x == k;
-          }
-    for (std::uint32_t x : down) seen[x] = 0;
+    extend(down, true, [&](std::uint32_t x) { return comp[x] >= comp[k]; });
     work += down.size();
-    return it->second;
+    return it->second = std::find(down.begin() + 1, down.end(), k) != down.end();
   };
   auto value = [&](std::uint32_t c, std::uint32_t i, const std::vector<double>& b) {
     double v = std::max(floor[first_of[c] + i], path(c, i, b));
