@@ -1,7 +1,7 @@
 // The least fixpoint of a bound over the classes of an extraction problem
 // (Knuth's generalisation of Dijkstra) and what it reads: who uses each
-// class. The path bounds (extract/problem.cpp) run it on the whole problem
-// and on regions of it. Internal to extract/ (docs/optimize.md, "Path bounds").
+// class. The path bounds (extract/problem.cpp, components_round.cpp) run
+// it on the whole problem and on regions of it. Internal to extract/ (docs/optimize.md, "Path bounds").
 #pragma once
 
 #include <algorithm>
@@ -38,6 +38,42 @@ struct Links {
         edges += kids.size();
       }
   }
+};
+
+// Walks over the class graph for the searches: extend() adds to `list`
+// every class below its classes from `start` on (through candidates' kids;
+// above them, through their users, where !down) that `keep` admits, and
+// counts in `work` (where given) the classes and edges it visits.
+class Walk {
+ public:
+  Walk(const std::vector<std::vector<Candidate>>& classes, const Links& links)
+      : classes_(classes), links_(links), listed_(classes.size(), 0) {}
+  template <class Keep>
+  void extend(std::vector<std::uint32_t>& list, bool down, Keep keep, std::size_t start = 0,
+              std::size_t* work = nullptr) {
+    for (std::uint32_t c : list) listed_[c] = 1;
+    auto visit = [&](std::uint32_t x) {
+      if (work != nullptr) ++*work;
+      if (listed_[x] || !keep(x)) return;
+      listed_[x] = 1;
+      list.push_back(x);
+    };
+    for (std::size_t j = start; j < list.size(); ++j) {
+      if (work != nullptr) ++*work;
+      if (down) {
+        for (const Candidate& cand : classes_[list[j]])
+          for (std::uint32_t k : cand.kids) visit(k);
+      } else {
+        for (auto [p, i] : links_.users[list[j]]) visit(p);
+      }
+    }
+    for (std::uint32_t c : list) listed_[c] = 0;
+  }
+
+ private:
+  const std::vector<std::vector<Candidate>>& classes_;
+  const Links& links_;
+  std::vector<std::uint8_t> listed_;  // all 0 between calls
 };
 
 // The least fixpoint of b(c) = min(cap(c), min over c's candidates i of

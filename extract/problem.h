@@ -99,7 +99,7 @@ Requirements requirements(const std::vector<std::vector<Candidate>>& classes, co
 // problem's size (classes and edges visited); past it, or once
 // `out_of_time` says so (asked before each search), a search gives 0.
 // Then, each below `enough` still: several classes of one strongly
-// connected component paid together (problem.cpp, several_classes), each
+// connected component paid together (components_round.h), each
 // candidate from its own bound of the rounds before; and the costs split
 // in two, the components that round asked about and the rest: an answer
 // pays both parts, each at least its own problem's bound (the same
