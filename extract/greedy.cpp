@@ -118,6 +118,119 @@ Solution dag_fixpoint(const Problem& p, const std::vector<std::vector<std::uint3
   return Solution{std::move(choice)};  // every class that can be computed has a choice
 }
 
+// The answer of a full solution (the classes the roots reach through its
+// choices) and its DAG cost, kept by reference counts (per class, how many
+// of the answer's chosen candidates read it, with multiplicity, and the
+// roots): a move sets some classes' choices and is priced by the classes it
+// brings in and drops, not by a walk of the whole problem. Counts do not see
+// cycles, so a move that closes one is priced as if it had not: a move is
+// kept (keep) only after its whole answer is checked and priced exactly.
+class Answer {
+ public:
+  Answer(const Problem& p, Solution full) : p_(p), full_(std::move(full)), count_(p.classes.size(), 0) {
+    for (std::uint32_t r : p_.roots) add(r);
+    keep(change_);
+  }
+  const Solution& full() const { return full_; }
+  bool has(std::uint32_t c) const { return count_[c] > 0; }
+  // The cost the answer gains by the moves since the last keep() (infinite
+  // while a class it needs has no choice), and the cost at that keep().
+  double change() const { return unchosen_ > 0 ? kInfiniteCost : change_; }
+  double cost() const { return cost_; }
+  void set(std::uint32_t c, std::int32_t i) {
+    const std::int32_t before = full_.choice[c];
+    choices_.push_back({c, before});
+    full_.choice[c] = i;
+    if (count_[c] == 0) return;
+    if (i != kUnchosen) {
+      change_ += p_.classes[c][static_cast<std::size_t>(i)].cost;
+      for (std::uint32_t k : p_.classes[c][static_cast<std::size_t>(i)].kids) add(k);
+    } else {
+      ++unchosen_;
+    }
+    if (before != kUnchosen) {
+      change_ -= p_.classes[c][static_cast<std::size_t>(before)].cost;
+      for (std::uint32_t k : p_.classes[c][static_cast<std::size_t>(before)].kids) drop(k);
+    } else {
+      --unchosen_;
+    }
+  }
+  // The moves since the last keep() become the answer, whose exact cost is `cost`.
+  void keep(double cost) {
+    cost_ = cost;
+    unchosen_at_keep_ = unchosen_;
+    change_ = 0;
+    counts_.clear();
+    choices_.clear();
+  }
+  void undo() {
+    for (auto it = counts_.rbegin(); it != counts_.rend(); ++it) count_[it->first] = it->second;
+    for (auto it = choices_.rbegin(); it != choices_.rend(); ++it) full_.choice[it->first] = it->second;
+    unchosen_ = unchosen_at_keep_;
+    change_ = 0;
+    counts_.clear();
+    choices_.clear();
+  }
+
+ private:
+  void add(std::uint32_t k) {
+    stack_.assign(1, k);
+    while (!stack_.empty()) {
+      const std::uint32_t x = stack_.back();
+      stack_.pop_back();
+      counts_.push_back({x, count_[x]});
+      if (count_[x]++ > 0) continue;
+      if (full_.choice[x] == kUnchosen) {
+        ++unchosen_;
+        continue;
+      }
+      const Candidate& cand = p_.classes[x][static_cast<std::size_t>(full_.choice[x])];
+      change_ += cand.cost;
+      stack_.insert(stack_.end(), cand.kids.begin(), cand.kids.end());
+    }
+  }
+  void drop(std::uint32_t k) {
+    stack_.assign(1, k);
+    while (!stack_.empty()) {
+      const std::uint32_t x = stack_.back();
+      stack_.pop_back();
+      counts_.push_back({x, count_[x]});
+      if (--count_[x] > 0) continue;
+      if (full_.choice[x] == kUnchosen) {
+        --unchosen_;
+        continue;
+      }
+      const Candidate& cand = p_.classes[x][static_cast<std::size_t>(full_.choice[x])];
+      change_ -= cand.cost;
+      stack_.insert(stack_.end(), cand.kids.begin(), cand.kids.end());
+    }
+  }
+
+  const Problem& p_;
+  Solution full_;
+  std::vector<std::uint32_t> count_;
+  double cost_ = 0, change_ = 0;
+  std::size_t unchosen_ = 0, unchosen_at_keep_ = 0;                // classes of the answer without a choice
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> counts_;    // (class, its count before), since keep()
+  std::vector<std::pair<std::uint32_t, std::int32_t>> choices_;    // (class, its choice before), since keep()
+  std::vector<std::uint32_t> stack_;
+};
+
+// Whether the moves since the answer's last keep() give a cheaper answer,
+// checked acyclic and priced whole; if so they are kept (the caller undoes
+// them otherwise). The counts' change is the whole answer's up to rounding:
+// a move whose change is not below half the tolerance is not priced whole.
+bool kept_if_cheaper(const Problem& p, Answer& answer) {
+  const double tolerance = 1e-12 * std::max(1.0, answer.cost());
+  if (!(answer.change() < -tolerance / 2)) return false;
+  Solution pruned = prune_unreachable(p, answer.full());
+  if (!check_solution(p, pruned).empty()) return false;
+  const double cost = dag_cost(p, pruned);
+  if (cost >= answer.cost() - tolerance) return false;
+  answer.keep(cost);
+  return true;
+}
+
 // Group moves from a full (unpruned) solution: for a class P that several
 // classes could use, switch every class with a candidate that uses P to its
 // cheapest such candidate at once, and keep the move when the exact DAG cost
@@ -132,14 +245,16 @@ Solution dag_fixpoint(const Problem& p, const std::vector<std::vector<std::uint3
 // 3-way merge builds on a 2-way one), at most `rounds` times.
 Solution group_moves(const Problem& p, const std::vector<std::vector<std::uint32_t>>& parents, Solution full,
                      std::size_t rounds) {
-  Solution best = prune_unreachable(p, full);
+  const Solution best = prune_unreachable(p, full);
   if (!check_solution(p, best).empty()) return full;
-  double best_cost = dag_cost(p, best);
-  // Every class among the users of `from` (not in `skip`) with a candidate using one of them, switched in `trial`
-  // to its cheapest such candidate whose kids all have a choice; returns the classes whose choice uses one now.
+  Answer answer(p, std::move(full));
+  answer.keep(dag_cost(p, best));
+  // Every class among the users of `from` (not in `skip`) with a candidate using one of them, switched to its
+  // cheapest such candidate whose kids all have a choice; returns the classes whose choice uses one now.
   std::vector<std::uint8_t> in_from(p.classes.size(), 0), seen(p.classes.size(), 0);
   auto switch_users = [&](const std::vector<std::uint32_t>& from, const std::vector<std::uint8_t>& skip,
-                          Solution& trial, std::size_t& switched) {
+                          std::size_t& switched) {
+    const std::vector<std::int32_t>& choice = answer.full().choice;
     for (std::uint32_t c : from) in_from[c] = 1;
     std::vector<std::uint32_t> users;
     for (std::uint32_t c : from)
@@ -151,15 +266,15 @@ Solution group_moves(const Problem& p, const std::vector<std::vector<std::uint32
           const Candidate& cand = p.classes[q][i];
           if (std::none_of(cand.kids.begin(), cand.kids.end(), [&](std::uint32_t k) { return in_from[k] != 0; }))
             continue;
-          bool ready = std::all_of(cand.kids.begin(), cand.kids.end(),
-                                   [&](std::uint32_t k) { return trial.choice[k] != kUnchosen; });
+          bool ready =
+              std::all_of(cand.kids.begin(), cand.kids.end(), [&](std::uint32_t k) { return choice[k] != kUnchosen; });
           if (ready && (pick == kUnchosen || cand.cost < p.classes[q][static_cast<std::size_t>(pick)].cost))
             pick = static_cast<std::int32_t>(i);
         }
         if (pick == kUnchosen) continue;
         users.push_back(q);
-        if (pick != trial.choice[q]) {
-          trial.choice[q] = pick;
+        if (pick != choice[q]) {
+          answer.set(q, pick);
           ++switched;
         }
       }
@@ -168,41 +283,30 @@ Solution group_moves(const Problem& p, const std::vector<std::vector<std::uint32
     for (std::uint32_t c : from) in_from[c] = 0;
     return users;
   };
-  // Takes the move (and its trial) when its answer is cheaper than the best so far.
-  auto try_move = [&](Solution& trial) {
-    Solution pruned = prune_unreachable(p, trial);
-    if (!check_solution(p, pruned).empty()) return false;
-    double cost = dag_cost(p, pruned);
-    if (cost >= best_cost - 1e-12 * std::max(1.0, best_cost)) return false;
-    full = std::move(trial);
-    best = std::move(pruned);
-    best_cost = cost;
-    return true;
-  };
   std::vector<std::uint8_t> skip(p.classes.size(), 0);
   for (std::size_t round = 0; round < rounds; ++round) {
     bool improved = false;
     for (std::uint32_t shared = 0; shared < p.classes.size(); ++shared) {
-      if (parents[shared].size() < 2 || full.choice[shared] == kUnchosen) continue;
-      Solution trial = full;
+      if (parents[shared].size() < 2 || answer.full().choice[shared] == kUnchosen) continue;
       std::size_t switched = 0;
       skip[shared] = 1;
-      std::vector<std::uint32_t> first = switch_users({shared}, skip, trial, switched);
+      std::vector<std::uint32_t> first = switch_users({shared}, skip, switched);
       // A single switch is what the fixpoint already weighed.
-      bool kept = switched >= 2 && try_move(trial);
-      if (!kept && switched >= 1) {  // try_move left the trial as it was
+      bool kept = switched >= 2 && kept_if_cheaper(p, answer);
+      if (!kept && switched >= 1) {  // the first switches stay for the second
         const std::size_t at_first = switched;
         for (std::uint32_t c : first) skip[c] = 1;
-        switch_users(first, skip, trial, switched);
+        switch_users(first, skip, switched);
         for (std::uint32_t c : first) skip[c] = 0;
-        kept = switched > at_first && switched >= 2 && try_move(trial);
+        kept = switched > at_first && switched >= 2 && kept_if_cheaper(p, answer);
       }
+      if (!kept) answer.undo();
       skip[shared] = 0;
       improved = improved || kept;
     }
     if (!improved) break;
   }
-  return full;
+  return answer.full();
 }
 
 // Single moves from a full solution: each class of the answer tries each of
@@ -214,35 +318,30 @@ Solution group_moves(const Problem& p, const std::vector<std::vector<std::uint32
 // answer (a class it no longer needs, one another class already pays for)
 // shows only in the whole answer's cost.
 Solution single_moves(const Problem& p, Solution full, std::size_t rounds) {
-  Solution best = prune_unreachable(p, full);
+  const Solution best = prune_unreachable(p, full);
   if (!check_solution(p, best).empty()) return full;
-  double best_cost = dag_cost(p, best);
+  Answer answer(p, std::move(full));
+  answer.keep(dag_cost(p, best));
   for (std::size_t round = 0; round < rounds; ++round) {
     bool improved = false;
     for (std::uint32_t c = 0; c < p.classes.size(); ++c) {
-      if (best.choice[c] == kUnchosen) continue;  // not in the answer: a switch changes nothing
+      if (!answer.has(c)) continue;  // not in the answer: a switch changes nothing
       for (std::size_t i = 0; i < p.classes[c].size(); ++i) {
-        if (static_cast<std::int32_t>(i) == full.choice[c]) continue;
+        const std::vector<std::int32_t>& choice = answer.full().choice;
+        if (static_cast<std::int32_t>(i) == choice[c]) continue;
         const Candidate& cand = p.classes[c][i];
-        if (!std::all_of(cand.kids.begin(), cand.kids.end(),
-                         [&](std::uint32_t k) { return full.choice[k] != kUnchosen; }))
+        if (!std::all_of(cand.kids.begin(), cand.kids.end(), [&](std::uint32_t k) { return choice[k] != kUnchosen; }))
           continue;
-        const std::int32_t before = full.choice[c];
-        full.choice[c] = static_cast<std::int32_t>(i);
-        Solution pruned = prune_unreachable(p, full);
-        const double cost = check_solution(p, pruned).empty() ? dag_cost(p, pruned) : kInfiniteCost;
-        if (cost < best_cost - 1e-12 * std::max(1.0, best_cost)) {
-          best = std::move(pruned);
-          best_cost = cost;
+        answer.set(c, static_cast<std::int32_t>(i));
+        if (kept_if_cheaper(p, answer))
           improved = true;
-        } else {
-          full.choice[c] = before;
-        }
+        else
+          answer.undo();
       }
     }
     if (!improved) break;
   }
-  return full;
+  return answer.full();
 }
 
 }  // namespace
