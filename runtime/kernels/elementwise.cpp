@@ -1,6 +1,8 @@
 // Elementwise kernels: unary maths, activations, broadcasting binary and
 // n-ary ops, comparisons, logic, Where, Cast. f16/bf16 maths runs in f32 and
 // rounds back once, as numpy does for float16.
+#include <cmath>
+
 #include "runtime/aten.h"
 
 namespace refinery::runtime {
@@ -55,13 +57,23 @@ KernelResult hard_sigmoid(const KernelCall& c) {
 }
 
 // ONNX Gelu (opset 20): x/2 (1 + erf(x / sqrt 2)), or with `approximate`
-// "tanh", x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+// "tanh", x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), its constants the
+// f32 ones every exporter writes and the prover's definition uses
+// (prove/z3/elementwise.cpp). ATen's f32 kernel rounds them alike; in f64
+// (validation's wide run) the definition is computed as it stands, for
+// ATen's f64 kernel has the exact constants, and a graph that writes GELU
+// out (x / 1.4142135) would differ from one Gelu by their rounding.
 KernelResult gelu(const KernelCall& c) {
   at::Tensor x = upcast(c.in(0));
   std::string approximate = c.op_attrs().get_string("approximate");
   if (approximate != "none" && approximate != "tanh")
     return std::unexpected(fmt::format("gelu: approximate \"{}\" is neither \"none\" nor \"tanh\"", approximate));
-  return one(restore(at::gelu(x, approximate), c.in(0)));
+  if (x.scalar_type() != at::kDouble) return one(restore(at::gelu(x, approximate), c.in(0)));
+  auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+  at::Tensor inner = approximate == "none"
+                         ? at::erf(x / f32(std::sqrt(2.0)))
+                         : at::tanh(f32(std::sqrt(2.0 / M_PI)) * (x + f32(0.044715) * (x * x * x)));
+  return one(restore(x * 0.5 * (inner + 1.0), c.in(0)));
 }
 
 KernelResult thresholded_relu(const KernelCall& c) {

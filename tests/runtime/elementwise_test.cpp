@@ -103,6 +103,26 @@ TEST(Elementwise, Activations) {
   expect_near(run1(Op::PRelu, {f32({1, 2, 1}, {-1, -1}), f32({2, 1}, {0.5f, 2})}), {-0.5, -2});
 }
 
+// In f64 (validation's wide run) Gelu is its definition with the f32
+// constants exporters write and the prover uses (x / 1.4142135), to the
+// last bits: a graph that writes GELU out agrees with one Gelu in f64.
+TEST(Elementwise, GeluInF64HasTheF32Constants) {
+  const std::vector<double> v = {-3.5, -1, 0.25, 2, 5};
+  auto f32c = [](double c) { return static_cast<double>(static_cast<float>(c)); };
+  auto y = run1(Op::Gelu, {f64({5}, v)});
+  auto t = run1(Op::Gelu, {f64({5}, v)}, attrs({{"approximate", std::string("tanh")}}));
+  ASSERT_EQ(y.dtype(), ir::DType::f64);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const double x = v[i];
+    const double erf_form = x * 0.5 * (1 + std::erf(x / f32c(std::sqrt(2.0))));
+    const double tanh_form = x * 0.5 * (1 + std::tanh(f32c(std::sqrt(2 / M_PI)) * (x + f32c(0.044715) * (x * x * x))));
+    EXPECT_NEAR(y.as_double(i), erf_form, 1e-15 * std::abs(erf_form)) << x;
+    EXPECT_NEAR(t.as_double(i), tanh_form, 1e-15 * std::abs(tanh_form)) << x;
+  }
+  // The exact constants give another function, past f64 rounding.
+  EXPECT_GT(std::abs(y.as_double(3) - 2 * 0.5 * (1 + std::erf(2 / std::sqrt(2.0)))), 1e-10);
+}
+
 TEST(Elementwise, NaryAndComparisons) {
   auto a = f32({2}, {1, 5}), b = f32({2}, {4, 2}), c = f32({1}, {3});
   expect_near(run1(Op::Sum, {a, b, c}), {8, 10});
