@@ -148,13 +148,22 @@ Expected<Extracted> extract_for(const TensorEGraph& g, const Seeded& seeded, std
   return out;
 }
 
-// The graph of the chosen nodes, its constant expressions folded.
-Expected<Folded> rebuild(const TensorEGraph& g, const Seeded& seeded, const Extracted& x) {
+// The graph of the chosen nodes, its constant expressions folded, and as
+// it was before (`exact`: the same computation, its constants not yet
+// rounded to f32; the validation's rounding check runs it in f64).
+struct Rebuilt {
+  Folded folded;
+  ir::Graph exact;
+};
+
+Expected<Rebuilt> rebuild(const TensorEGraph& g, const Seeded& seeded, const Extracted& x) {
   auto refined = egraph::tensor::to_graph(
       g, seeded.roots, [&](egraph::Id c) -> const TensorNode& { return x.problem.chosen(x.solution, g.find(c)); },
       seeded.origin);
   if (!refined) return std::unexpected(refined.error());
-  return fold_constants(*refined);
+  auto folded = fold_constants(*refined);
+  if (!folded) return std::unexpected(folded.error());
+  return Rebuilt{std::move(*folded), std::move(*refined)};
 }
 
 // Never worse: the refined graph stands only when the target's model prices
@@ -295,15 +304,17 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   clock.done("extract");
 
   clock.starts("rebuild");
-  auto folded = rebuild(g, *seeded, *extracted);
-  if (!folded) return std::unexpected(folded.error());
-  rep.constants_folded = folded->folded;
+  auto rebuilt = rebuild(g, *seeded, *extracted);
+  if (!rebuilt) return std::unexpected(rebuilt.error());
+  Folded& folded = rebuilt->folded;
+  rep.constants_folded = folded.folded;
   // Channel counts widened to the runtime's blocks (channel_blocks.h): a
   // layout fact the per-kernel cost model does not see, so after
   // extraction; the cost after is the written graph's.
-  rep.channels_padded = pad_channels_to_block(folded->graph, target.model->spec().channel_block);
-  rep.cost_after = targets::graph_cost(*target.model, folded->graph);
-  set_work(folded->graph, rep.flops_after, rep.bytes_after);
+  rep.channels_padded = pad_channels_to_block(folded.graph, target.model->spec().channel_block);
+  pad_channels_to_block(rebuilt->exact, target.model->spec().channel_block);
+  rep.cost_after = targets::graph_cost(*target.model, folded.graph);
+  set_work(folded.graph, rep.flops_after, rep.bytes_after);
   clock.done("rebuild");
   if (neuromorphic)
     // Weights into the chip's format where an exact rescaling does it
@@ -311,18 +322,18 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
     // extraction prices e-nodes from their types and "fits" is a property
     // of the weights' values (docs/spiking.md).
     rep.neuromorphic->rescaled =
-        rescale_weights_to_fit(folded->graph, target.model->spec().neuromorphic.weight_bits);
+        rescale_weights_to_fit(folded.graph, target.model->spec().neuromorphic.weight_bits);
   // Every original value computed by its own node, nothing folded or
   // rescaled: the extracted graph is the original, whose mapping is known
   // (its spike rates are not simulated again).
-  const bool same_graph = rep.extraction.explanations.empty() && folded->folded == 0 &&
-                          folded->graph.num_nodes() == original.num_nodes() &&
+  const bool same_graph = rep.extraction.explanations.empty() && folded.folded == 0 &&
+                          folded.graph.num_nodes() == original.num_nodes() &&
                           (!neuromorphic || rep.neuromorphic->rescaled.empty());
   if (neuromorphic && same_graph) {
     rep.cost_after = rep.cost_before;
   } else if (neuromorphic) {
     clock.starts("map to cores");
-    auto map = map_measured(folded->graph, target, o);
+    auto map = map_measured(folded.graph, target, o);
     clock.done("map to cores (refined)");
     if (!map) {
       keep_original(out, original, "the refined graph does not fit the chip: " + map.error().message);
@@ -342,13 +353,15 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
     clock.total();
     return out;
   }
-  out.graph = std::move(folded->graph);
+  out.graph = std::move(folded.graph);
   rep.outcome = Outcome::Optimized;
   rep.nodes_after = out.graph.num_nodes();
   rep.ops_after = histogram(out.graph);
   if (o.validate) {
     clock.starts(fmt::format("validate ({} samples)", o.validation.samples));
-    auto v = verify::validate(original, out.graph, o.validation);
+    // A spiking graph's weights may have been rescaled (above): its own
+    // graph is its meaning.
+    auto v = verify::validate(original, out.graph, o.validation, neuromorphic ? nullptr : &rebuilt->exact);
     if (!v) return std::unexpected(v.error());
     rep.validation = *v;
     if (!v->passed) {

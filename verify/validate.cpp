@@ -297,7 +297,8 @@ std::map<std::string, std::int64_t> widened(const ir::Graph& g, const Validation
 
 }  // namespace
 
-Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& refined, const ValidationOptions& o) {
+Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& refined, const ValidationOptions& o,
+                                    const ir::Graph* refined_exact) {
   if (ir::is_spiking_graph(original) || ir::is_spiking_graph(refined)) return validate_spiking(original, refined, o);
   ValidationResult r;
   r.passed = true;
@@ -363,7 +364,7 @@ Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& 
   }
   // An opaque op's inputs are compared in f32 only: a mismatch there is final.
   if (!r.passed && !opaque_mismatch && o.rounding_check) {
-    check_rounding(original, refined, samples, o, r);
+    check_rounding(original, refined_exact != nullptr ? *refined_exact : refined, samples, o, r);
     if (r.within_rounding) r.passed = true;
   }
   r.verdict = r.passed  ? (r.max_abs_error == 0 ? "exact" : "rounds differently")

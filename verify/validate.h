@@ -113,7 +113,14 @@ struct ValidationResult {
 
 // Fails (a Diag) when either graph cannot run or their outputs differ in
 // number, type or shape; a numeric difference is a result with passed false.
+// `refined_exact`, where given, is the refined graph before its constant
+// expressions were evaluated into f32 initializers (the same computation):
+// the rounding check runs it, not `refined`, in f64, so that a constant's
+// rounding to f32 (Wq / sqrt(d) folded into one weight) is not taken for a
+// change of meaning. The f32 comparison and the refined f32 output's
+// distance from the f64 result are the written graph's.
 Expected<ValidationResult> validate(const ir::Graph& original, const ir::Graph& refined,
-                                    const ValidationOptions& options = {});
+                                    const ValidationOptions& options = {},
+                                    const ir::Graph* refined_exact = nullptr);
 
 }  // namespace refinery::verify

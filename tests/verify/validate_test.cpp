@@ -230,6 +230,46 @@ TEST(RoundingCheck, AChangeOfMeaningFailsInF64Too) {
   EXPECT_GT(r->wide_max_abs_error, 1e-4);
 }
 
+// A constant expression folded into one f32 constant (x / 3 as x times
+// 0.33333334) is rounding, not a change of meaning: given the refined graph
+// as it was before folding (the optimizer's `exact`), the rounding check
+// runs that in f64 and passes; the folded graph alone differs in f64 by the
+// constant's rounding. The original's f32 round trip through 10000 makes
+// the f32 comparison fail, so that the rounding check runs.
+TEST(RoundingCheck, AConstantFoldedInF32IsRoundingWhereTheUnfoldedGraphIsGiven) {
+  ir::Graph original = parse(R"(graph @main(%x: tensor<64xf32>) {
+  %c = const dense<[10000.0]> : tensor<1xf32>
+  %three = const dense<[3.0]> : tensor<1xf32>
+  %a = add(%x, %c) : tensor<64xf32>
+  %b = sub(%a, %c) : tensor<64xf32>
+  %y = div(%b, %three) : tensor<64xf32>
+  return %y
+})");
+  ir::Graph folded = parse(R"(graph @main(%x: tensor<64xf32>) {
+  %k = const dense<[0.33333334]> : tensor<1xf32>
+  %y = mul(%x, %k) : tensor<64xf32>
+  return %y
+})");
+  ir::Graph exact = parse(R"(graph @main(%x: tensor<64xf32>) {
+  %one = const dense<[1.0]> : tensor<1xf32>
+  %three = const dense<[3.0]> : tensor<1xf32>
+  %k = div(%one, %three) : tensor<1xf32>
+  %y = mul(%x, %k) : tensor<64xf32>
+  return %y
+})");
+  auto alone = validate(original, folded);
+  ASSERT_TRUE(alone.has_value()) << alone.error().str();
+  EXPECT_FALSE(alone->passed);
+  EXPECT_NE(alone->rounding_verdict.find("differ in f64 too"), std::string::npos) << alone->rounding_verdict;
+
+  auto r = validate(original, folded, {}, &exact);
+  ASSERT_TRUE(r.has_value()) << r.error().str();
+  EXPECT_TRUE(r->rounding_checked);
+  EXPECT_TRUE(r->passed) << r->rounding_verdict;
+  EXPECT_LT(r->wide_max_abs_error, 1e-12);
+  EXPECT_EQ(r->max_abs_error, alone->max_abs_error);  // the f32 comparison is the written graph's
+}
+
 // Spiking graphs run through time: validation simulates both on the same
 // seeded spike trains (the stateless interpreter has no kernel for lif).
 std::string lif_graph(const char* threshold) {
