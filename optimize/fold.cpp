@@ -20,6 +20,29 @@ std::pair<std::vector<std::string>, std::vector<ir::TensorType>> output_signatur
   return sig;
 }
 
+// A folded value, computed in f64, rounded once to the type the graph
+// declares for it (f16 and bf16 through f32).
+ir::TensorRef narrowed(const ir::TensorRef& wide, ir::DType to) {
+  if (wide->dtype() == to || !ir::is_float(to)) return wide;
+  const int64_t n = wide->numel();
+  if (to == ir::DType::f64) {
+    std::vector<double> v(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = wide->as_double(i);
+    return std::make_shared<const ir::Tensor>(ir::Tensor::from_values(to, wide->dims(), v));
+  }
+  if (to == ir::DType::f32) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(wide->as_double(i));
+    return std::make_shared<const ir::Tensor>(ir::Tensor::from_values(to, wide->dims(), v));
+  }
+  std::vector<uint16_t> v(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const auto f = static_cast<float>(wide->as_double(i));
+    v[static_cast<std::size_t>(i)] = to == ir::DType::f16 ? ir::float_to_half(f) : ir::float_to_bf16(f);
+  }
+  return std::make_shared<const ir::Tensor>(ir::Tensor::from_values(to, wide->dims(), v));
+}
+
 }  // namespace
 
 Expected<Folded> fold_constants(const ir::Graph& g) {
@@ -60,11 +83,16 @@ Expected<Folded> fold_constants(const ir::Graph& g) {
     auto [names, types] = output_signature(g, n);
     ir::NodeId id = one.add_node(std::move(copy), names, types);
     one.set_outputs(one.node(id).outputs);
-    auto r = runtime::run(one, {});
+    // In f64, and the folded values it reads kept so (a chain of folds
+    // rounds once, where its value is written): Wq Wk^T folded as one
+    // weight is then the f32 nearest the product, not an f32 product's
+    // sums rounded 64 times.
+    auto r = runtime::run(one, {}, {.wide_floats = true});
     if (!r) continue;  // an op the interpreter refuses here stays an op
     bool ok = true;
     for (std::size_t k = 0; k < n.outputs.size(); ++k)
-      ok &= (*r)[k].dtype() == types[k].dtype && (*r)[k].dims() == types[k].shape.sizes();
+      ok &= (*r)[k].dtype() == (ir::is_float(types[k].dtype) ? ir::DType::f64 : types[k].dtype) &&
+            (*r)[k].dims() == types[k].shape.sizes();
     if (!ok) continue;
     for (std::size_t k = 0; k < n.outputs.size(); ++k)
       value[ir::index(n.outputs[k])] = std::make_shared<const ir::Tensor>(std::move((*r)[k]));
@@ -102,7 +130,8 @@ Expected<Folded> fold_constants(const ir::Graph& g) {
     const ir::Node& n = g.nodes()[i];
     if (folded[i]) {
       for (ir::ValueId o : n.outputs)
-        if (live[ir::index(o)]) map[ir::index(o)] = ng.add_constant(g.value(o).name, value[ir::index(o)]);
+        if (live[ir::index(o)])
+          map[ir::index(o)] = ng.add_constant(g.value(o).name, narrowed(value[ir::index(o)], g.value(o).type.dtype));
       continue;
     }
     if (!node_live[i]) continue;

@@ -1,5 +1,6 @@
 // Constant folding for export: every node whose inputs are all constants
-// (and that foldable() accepts) is evaluated once with the interpreter and
+// (and that foldable() accepts) is evaluated once with the interpreter, in
+// f64 (a chain of folds rounds once, to the type the graph declares), and
 // becomes an initializer; constants left unused are dropped.
 #pragma once
 

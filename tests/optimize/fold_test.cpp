@@ -50,5 +50,27 @@ TEST(Fold, ReadsAConstantNodesValue) {
   EXPECT_EQ(f->graph.value(f->graph.constants()[0]).constant->as_double(0), 0.5);
 }
 
+// A chain of folds is computed in f64 and rounded once, where its value is
+// written: (1 + 2^-24) + 2^-24 is 1 + 2^-23, an f32, where f32 arithmetic
+// rounds each sum (1 + 2^-24 to 1, a tie to even) and gives 1.
+TEST(Fold, AChainOfFoldsRoundsOnceFromF64) {
+  GraphBuilder b;
+  auto x = b.input("x", {1});
+  auto f32 = [&](const char* name, float v) {
+    return b.graph().add_constant(
+        name, std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, {1}, {v})));
+  };
+  auto one = f32("one", 1.0f), tiny = f32("tiny", 0x1p-24f);
+  auto sum = b.op1(ir::Op::Add, {b.op1(ir::Op::Add, {one, tiny}), tiny});
+  ir::Graph g = b.finish({b.op1(ir::Op::Mul, {x, sum})});
+  auto f = fold_constants(g);
+  ASSERT_TRUE(f.has_value()) << f.error().str();
+  EXPECT_EQ(f->folded, 2u);
+  ASSERT_EQ(f->graph.constants().size(), 1u);
+  const ir::Tensor& t = *f->graph.value(f->graph.constants()[0]).constant;
+  EXPECT_EQ(t.dtype(), ir::DType::f32);
+  EXPECT_EQ(t.as_double(0), 1.0 + 0x1p-23);
+}
+
 }  // namespace
 }  // namespace refinery::optimize
