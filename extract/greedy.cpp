@@ -128,7 +128,7 @@ Solution dag_fixpoint(const Problem& p, const std::vector<std::vector<std::uint3
 class Answer {
  public:
   Answer(const Problem& p, Solution full) : p_(p), full_(std::move(full)), count_(p.classes.size(), 0) {
-    for (std::uint32_t r : p_.roots) add(r);
+    for (std::uint32_t r : p_.roots) count(r, +1);
     keep(change_);
   }
   const Solution& full() const { return full_; }
@@ -144,13 +144,13 @@ class Answer {
     if (count_[c] == 0) return;
     if (i != kUnchosen) {
       change_ += p_.classes[c][static_cast<std::size_t>(i)].cost;
-      for (std::uint32_t k : p_.classes[c][static_cast<std::size_t>(i)].kids) add(k);
+      for (std::uint32_t k : p_.classes[c][static_cast<std::size_t>(i)].kids) count(k, +1);
     } else {
       ++unchosen_;
     }
     if (before != kUnchosen) {
       change_ -= p_.classes[c][static_cast<std::size_t>(before)].cost;
-      for (std::uint32_t k : p_.classes[c][static_cast<std::size_t>(before)].kids) drop(k);
+      for (std::uint32_t k : p_.classes[c][static_cast<std::size_t>(before)].kids) count(k, -1);
     } else {
       --unchosen_;
     }
@@ -173,35 +173,22 @@ class Answer {
   }
 
  private:
-  void add(std::uint32_t k) {
+  // Adds (+1) or drops (-1) a reading of class k; a class entering or
+  // leaving the answer adds or drops its own reads in turn.
+  void count(std::uint32_t k, int sign) {
     stack_.assign(1, k);
     while (!stack_.empty()) {
       const std::uint32_t x = stack_.back();
       stack_.pop_back();
       counts_.push_back({x, count_[x]});
-      if (count_[x]++ > 0) continue;
+      count_[x] = sign > 0 ? count_[x] + 1 : count_[x] - 1;
+      if (count_[x] != (sign > 0 ? 1u : 0u)) continue;  // in the answer before and after
       if (full_.choice[x] == kUnchosen) {
-        ++unchosen_;
+        unchosen_ = sign > 0 ? unchosen_ + 1 : unchosen_ - 1;
         continue;
       }
       const Candidate& cand = p_.classes[x][static_cast<std::size_t>(full_.choice[x])];
-      change_ += cand.cost;
-      stack_.insert(stack_.end(), cand.kids.begin(), cand.kids.end());
-    }
-  }
-  void drop(std::uint32_t k) {
-    stack_.assign(1, k);
-    while (!stack_.empty()) {
-      const std::uint32_t x = stack_.back();
-      stack_.pop_back();
-      counts_.push_back({x, count_[x]});
-      if (--count_[x] > 0) continue;
-      if (full_.choice[x] == kUnchosen) {
-        --unchosen_;
-        continue;
-      }
-      const Candidate& cand = p_.classes[x][static_cast<std::size_t>(full_.choice[x])];
-      change_ -= cand.cost;
+      change_ += sign * cand.cost;
       stack_.insert(stack_.end(), cand.kids.begin(), cand.kids.end());
     }
   }
