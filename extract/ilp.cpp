@@ -147,7 +147,7 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options, const Solutio
   // The incumbent of the reduced problem: greedy on it (always acyclic),
   // with single moves (greedy.h): on the pruned resnets' e-graphs they find
   // answers below greedy's that CBC did not (docs/measurements.md, session 21).
-  Solution incumbent = extract_greedy_dag(q, DagGreedyOptions{.single_move_rounds = 3}).solution;
+  Solution incumbent = extract_greedy_dag(q, kGreedyWithMoves).solution;
   bool have_incumbent = check_solution(q, incumbent).empty();
   if (std::optional<Solution> mapped = have_known ? red.restrict(p, known) : std::nullopt;
       mapped && (!have_incumbent || dag_cost(q, *mapped) < dag_cost(q, incumbent))) {

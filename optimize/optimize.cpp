@@ -137,7 +137,7 @@ Expected<Extracted> extract_for(const TensorEGraph& g, const Seeded& seeded, std
     rec.cpu_seconds = r.cpu_seconds;
     rec.reduction = r.reduction;
   } else {
-    auto r = extract::extract_greedy_dag(out.problem.problem);
+    auto r = extract::extract_greedy_dag(out.problem.problem, extract::kGreedyWithMoves);
     out.solution = std::move(r.solution);
     rec.status = r.fell_back_to_tree ? "greedy (tree answer)" : "greedy (dag)";
     rec.objective = rec.greedy_objective = extract::dag_cost(out.problem.problem, out.solution);

@@ -10,6 +10,11 @@
 //       the path bound alone, as the ILP computes it first (on the reduced
 //       problem, with the kids' searches, every round) but with no clock: greedy's cost,
 //       the bound, the gap between them and the bound's CPU time.
+//   bench_extract greedy [--single-moves N] FILE.json...
+//       DAG greedy with group moves alone (the `greedy ms` of run), and with
+//       N rounds of single moves after them (default 3: kGreedyWithMoves,
+//       as `refinery optimize` and the ILP's incumbent run it): each one's
+//       cost (ms) and CPU time.
 //   bench_extract reduced [--root N] FILE.json OUT.json
 //       writes the problem the ILP is given (after the reduction) as
 //       extraction-gym JSON: reduced class c is eclass "c", its candidate i
@@ -53,6 +58,7 @@ int usage() {
              "[--window-share F] [--window-classes N] [--window-stride N] [--window-max N] [--window-nodes N] "
              "[--window-seconds S] FILE.json...\n"
              "       bench_extract bound [--path-work N] FILE.json...\n"
+             "       bench_extract greedy [--single-moves N] FILE.json...\n"
              "       bench_extract reduced [--root N] FILE.json OUT.json\n");
   return 2;
 }
@@ -149,6 +155,22 @@ int bound(const std::vector<std::string>& files, std::size_t path_work) {
   return 0;
 }
 
+int greedy(const std::vector<std::string>& files, std::size_t single_moves) {
+  fmt::print("{:<36} {:>12} {:>7} {:>12} {:>7} {:>8}\n", "file", "greedy ms", "cpu s", "+single ms", "cpu s", "gain %");
+  for (const std::string& file : files) {
+    extract::Problem p = read_gym(file);
+    double t0 = cpu_now();
+    const double plain = extract::dag_cost(p, extract::extract_greedy_dag(p).solution);
+    const double t1 = cpu_now();
+    const double moved =
+        extract::dag_cost(p, extract::extract_greedy_dag(p, {.single_move_rounds = single_moves}).solution);
+    const double t2 = cpu_now();
+    fmt::print("{:<36} {:>12.6g} {:>7.3f} {:>12.6g} {:>7.3f} {:>8.3f}\n", file.substr(file.find_last_of('/') + 1),
+               plain * 1e3, t1 - t0, moved * 1e3, t2 - t1, plain > 0 ? 100 * (plain - moved) / plain : 0.0);
+  }
+  return 0;
+}
+
 // The reduced problem (or what its class `root` reaches) as extraction-gym
 // JSON, with greedy's answer on it.
 int reduced(const std::string& file, const std::string& out, long root) {
@@ -208,6 +230,7 @@ int main(int argc, char** argv) {
   extract::IlpOptions options;
   std::vector<std::string> rest;
   long root = -1;
+  std::size_t single_moves = extract::kGreedyWithMoves.single_move_rounds;
   for (std::size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--time-limit" && i + 1 < args.size())
       options.time_limit_s = std::atof(args[++i].c_str());
@@ -237,6 +260,8 @@ int main(int argc, char** argv) {
       options.windows.max_nodes = static_cast<std::size_t>(std::atol(args[++i].c_str()));
     else if (args[i] == "--window-seconds" && i + 1 < args.size())
       options.windows.seconds = std::atof(args[++i].c_str());
+    else if (args[i] == "--single-moves" && i + 1 < args.size())
+      single_moves = static_cast<std::size_t>(std::atol(args[++i].c_str()));
     else if (args[i] == "--root" && i + 1 < args.size())
       root = std::atol(args[++i].c_str());
     else if (args[i] == "--relaxation-only")
@@ -250,6 +275,7 @@ int main(int argc, char** argv) {
   try {
     if (args[0] == "run" && !rest.empty()) return run(rest, acyclicity, options);
     if (args[0] == "bound" && !rest.empty()) return bound(rest, options.path_work);
+    if (args[0] == "greedy" && !rest.empty()) return greedy(rest, single_moves);
     if (args[0] == "reduced" && rest.size() == 2) return reduced(rest[0], rest[1], root);
   } catch (const std::exception& e) {  // a bad file (read_gym), or one whose nodes lack a field
     fmt::print(stderr, "bench_extract: {}\n", e.what());
