@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "optimize/tensor_cost.h"
 #include "runtime/interpreter.h"
 #include "targets/workload.h"
@@ -47,8 +49,10 @@ ir::TensorRef narrowed(const ir::TensorRef& wide, ir::DType to) {
 
 Expected<Folded> fold_constants(const ir::Graph& g) {
   Folded out;
-  std::vector<ir::TensorRef> value(g.num_values());  // known constant contents
-  for (ir::ValueId v : g.constants()) value[ir::index(v)] = g.value(v).constant;
+  // Known constant contents: floats in f64 (`value`), and as the graph
+  // computes them, in their declared types (`declared`).
+  std::vector<ir::TensorRef> value(g.num_values()), declared(g.num_values());
+  for (ir::ValueId v : g.constants()) value[ir::index(v)] = declared[ir::index(v)] = g.value(v).constant;
   std::vector<bool> is_output(g.num_values(), false);
   for (ir::ValueId v : g.outputs()) is_output[ir::index(v)] = true;
   std::vector<bool> folded(g.num_nodes(), false);
@@ -74,28 +78,48 @@ Expected<Folded> fold_constants(const ir::Graph& g) {
       out_bytes += targets::bytes(g.value(o).type);
     }
     if (!all_const || any_output || !static_out || (!constant_node && !foldable(n.op, in_bytes, out_bytes))) continue;
-    // A graph of just this node on its constant inputs.
-    ir::Graph one;
-    ir::Node copy = n;
-    copy.inputs.clear();
-    for (ir::ValueId v : n.inputs)
-      copy.inputs.push_back(v == ir::kNoValue ? ir::kNoValue : one.add_constant(g.value(v).name, value[ir::index(v)]));
+    // The node alone on its constant inputs, `wide`: in f64 on the folded
+    // values kept so, or as the graph computes it, in the declared types.
     auto [names, types] = output_signature(g, n);
-    ir::NodeId id = one.add_node(std::move(copy), names, types);
-    one.set_outputs(one.node(id).outputs);
-    // In f64, and the folded values it reads kept so (a chain of folds
-    // rounds once, where its value is written): Wq Wk^T folded as one
-    // weight is then the f32 nearest the product, not an f32 product's
-    // sums rounded 64 times.
-    auto r = runtime::run(one, {}, {.wide_floats = true});
-    if (!r) continue;  // an op the interpreter refuses here stays an op
-    bool ok = true;
-    for (std::size_t k = 0; k < n.outputs.size(); ++k)
-      ok &= (*r)[k].dtype() == (ir::is_float(types[k].dtype) ? ir::DType::f64 : types[k].dtype) &&
-            (*r)[k].dims() == types[k].shape.sizes();
-    if (!ok) continue;
-    for (std::size_t k = 0; k < n.outputs.size(); ++k)
-      value[ir::index(n.outputs[k])] = std::make_shared<const ir::Tensor>(std::move((*r)[k]));
+    auto run_alone = [&](bool wide) {
+      ir::Graph one;
+      ir::Node copy = n;
+      copy.inputs.clear();
+      for (ir::ValueId v : n.inputs)
+        copy.inputs.push_back(v == ir::kNoValue ? ir::kNoValue
+                                                : one.add_constant(g.value(v).name, (wide ? value : declared)[ir::index(v)]));
+      ir::NodeId id = one.add_node(std::move(copy), names, types);
+      one.set_outputs(one.node(id).outputs);
+      return runtime::run(one, {}, {.wide_floats = wide});
+    };
+    auto fits = [&](const std::vector<ir::Tensor>& r, bool wide) {
+      bool ok = true;
+      for (std::size_t k = 0; k < n.outputs.size(); ++k)
+        ok &= r[k].dtype() == (wide && ir::is_float(types[k].dtype) ? ir::DType::f64 : types[k].dtype) &&
+              r[k].dims() == types[k].shape.sizes();
+      return ok;
+    };
+    // A float result is computed in f64, from the folded values kept so (a
+    // chain of folds rounds once, where its value is written): Wq Wk^T
+    // folded as one weight is then the f32 nearest the product, not an f32
+    // product's sums rounded 64 times. A result that is not a float (a
+    // Cast to an integer, a comparison) is computed as the graph computes
+    // it, from each value as its declared type rounds it op by op, so that
+    // a floor or a tie decides as it would have.
+    bool all_float = true;
+    for (const ir::TensorType& t : types) all_float &= ir::is_float(t.dtype);
+    auto r = run_alone(false);
+    if (!r || !fits(*r, false)) continue;  // an op the interpreter refuses here stays an op
+    std::optional<Expected<std::vector<ir::Tensor>>> w;
+    if (all_float) {
+      w = run_alone(true);
+      if (!*w || !fits(**w, true)) continue;
+    }
+    for (std::size_t k = 0; k < n.outputs.size(); ++k) {
+      const std::size_t o = ir::index(n.outputs[k]);
+      declared[o] = std::make_shared<const ir::Tensor>(std::move((*r)[k]));
+      value[o] = all_float ? std::make_shared<const ir::Tensor>(std::move((**w)[k])) : declared[o];
+    }
     if (constant_node) continue;
     folded[i] = true;
     ++out.folded;

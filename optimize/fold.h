@@ -1,7 +1,9 @@
 // Constant folding for export: every node whose inputs are all constants
-// (and that foldable() accepts) is evaluated once with the interpreter, in
-// f64 (a chain of folds rounds once, to the type the graph declares), and
-// becomes an initializer; constants left unused are dropped.
+// (and that foldable() accepts) is evaluated once with the interpreter and
+// becomes an initializer; constants left unused are dropped. Float results
+// are computed in f64 (a chain of folds rounds once, to the type the graph
+// declares); a result that is not a float (a Cast to an integer, a
+// comparison), as the graph computes it, in the declared types.
 #pragma once
 
 #include <cstddef>

@@ -3,6 +3,9 @@
 // exporter wrote as a Constant node, and constants left unused are dropped.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "optimize/fold.h"
 #include "tests/targets/graph_builder.h"
 
@@ -70,6 +73,32 @@ TEST(Fold, AChainOfFoldsRoundsOnceFromF64) {
   const ir::Tensor& t = *f->graph.value(f->graph.constants()[0]).constant;
   EXPECT_EQ(t.dtype(), ir::DType::f32);
   EXPECT_EQ(t.as_double(0), 1.0 + 0x1p-23);
+}
+
+// A result that is not a float is folded as the graph computes it: in f32,
+// (1 + 2^-24) + 2^-24 is 1, so Equal(that, 1) is true and its Cast to f32
+// is 1 (in f64 the sum is 1 + 2^-23 and the Equal false).
+TEST(Fold, AComparisonDecidesAsTheGraphComputesIt) {
+  GraphBuilder b;
+  auto x = b.input("x", {1});
+  auto f32 = [&](const char* name, float v) {
+    return b.graph().add_constant(
+        name, std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, {1}, {v})));
+  };
+  auto one = f32("one", 1.0f), tiny = f32("tiny", 0x1p-24f);
+  auto sum = b.op1(ir::Op::Add, {b.op1(ir::Op::Add, {one, tiny}), tiny});
+  ir::Attributes to_f32;
+  to_f32.set("to", int64_t{1});
+  auto same = b.op1(ir::Op::Cast, {b.op1(ir::Op::Equal, {sum, one})}, to_f32);
+  ir::Graph g = b.finish({b.op1(ir::Op::Mul, {x, same}), b.op1(ir::Op::Mul, {x, sum})});
+  auto f = fold_constants(g);
+  ASSERT_TRUE(f.has_value()) << f.error().str();
+  EXPECT_EQ(f->folded, 4u);
+  ASSERT_EQ(f->graph.constants().size(), 2u);
+  std::vector<double> values;
+  for (ir::ValueId c : f->graph.constants()) values.push_back(f->graph.value(c).constant->as_double(0));
+  std::sort(values.begin(), values.end());
+  EXPECT_EQ(values, (std::vector<double>{1.0, 1.0 + 0x1p-23}));  // the Equal's 1, and the sum from f64
 }
 
 }  // namespace
