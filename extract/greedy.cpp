@@ -127,6 +127,7 @@ Solution dag_fixpoint(const Problem& p, const std::vector<std::vector<std::uint3
 // kept (keep) only after its whole answer is checked and priced exactly.
 class Answer {
  public:
+  // `full`'s answer must be complete (the callers check it).
   Answer(const Problem& p, Solution full) : p_(p), full_(std::move(full)), count_(p.classes.size(), 0) {
     for (std::uint32_t r : p_.roots) count(r, +1);
     keep(change_);
@@ -155,10 +156,10 @@ class Answer {
       --unchosen_;
     }
   }
-  // The moves since the last keep() become the answer, whose exact cost is `cost`.
+  // The moves since the last keep() become the answer, whose exact cost is
+  // `cost`; it is complete (every class of it has a choice).
   void keep(double cost) {
     cost_ = cost;
-    unchosen_at_keep_ = unchosen_;
     change_ = 0;
     counts_.clear();
     choices_.clear();
@@ -166,7 +167,7 @@ class Answer {
   void undo() {
     for (auto it = counts_.rbegin(); it != counts_.rend(); ++it) count_[it->first] = it->second;
     for (auto it = choices_.rbegin(); it != choices_.rend(); ++it) full_.choice[it->first] = it->second;
-    unchosen_ = unchosen_at_keep_;
+    unchosen_ = 0;
     change_ = 0;
     counts_.clear();
     choices_.clear();
@@ -197,9 +198,9 @@ class Answer {
   Solution full_;
   std::vector<std::uint32_t> count_;
   double cost_ = 0, change_ = 0;
-  std::size_t unchosen_ = 0, unchosen_at_keep_ = 0;                // classes of the answer without a choice
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> counts_;    // (class, its count before), since keep()
-  std::vector<std::pair<std::uint32_t, std::int32_t>> choices_;    // (class, its choice before), since keep()
+  std::size_t unchosen_ = 0;                                     // classes of the answer without a choice
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> counts_;  // (class, its count before), since keep()
+  std::vector<std::pair<std::uint32_t, std::int32_t>> choices_;  // (class, its choice before), since keep()
   std::vector<std::uint32_t> stack_;
 };
 

@@ -150,7 +150,8 @@ Expected<Extracted> extract_for(const TensorEGraph& g, const Seeded& seeded, std
 
 // The graph of the chosen nodes, its constant expressions folded, and as
 // it was before (`exact`: the same computation, its constants not yet
-// rounded to f32; the validation's rounding check runs it in f64).
+// rounded to f32 nor its channels widened to blocks, which adds zeros; the
+// validation's rounding check runs it in f64).
 struct Rebuilt {
   Folded folded;
   ir::Graph exact;
@@ -312,7 +313,6 @@ Expected<OptimizeResult> optimize(const ir::Graph& original, const rules::RuleSe
   // layout fact the per-kernel cost model does not see, so after
   // extraction; the cost after is the written graph's.
   rep.channels_padded = pad_channels_to_block(folded.graph, target.model->spec().channel_block);
-  pad_channels_to_block(rebuilt->exact, target.model->spec().channel_block);
   rep.cost_after = targets::graph_cost(*target.model, folded.graph);
   set_work(folded.graph, rep.flops_after, rep.bytes_after);
   clock.done("rebuild");

@@ -53,18 +53,27 @@ TEST(Fold, ReadsAConstantNodesValue) {
   EXPECT_EQ(f->graph.value(f->graph.constants()[0]).constant->as_double(0), 0.5);
 }
 
+// x, the constant 1 and (1 + 2^-24) + 2^-24 on `b`: 1 in f32 op by op
+// (1 + 2^-24 is a tie, to even), 1 + 2^-23 (an f32) in f64.
+struct TieSum {
+  ir::ValueId x, one, sum;
+};
+TieSum tie_sum(GraphBuilder& b) {
+  auto f32 = [&](const char* name, float v) {
+    return b.graph().add_constant(
+        name, std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, {1}, {v})));
+  };
+  auto x = b.input("x", {1});
+  auto one = f32("one", 1.0f), tiny = f32("tiny", 0x1p-24f);
+  return {x, one, b.op1(ir::Op::Add, {b.op1(ir::Op::Add, {one, tiny}), tiny})};
+}
+
 // A chain of folds is computed in f64 and rounded once, where its value is
 // written: (1 + 2^-24) + 2^-24 is 1 + 2^-23, an f32, where f32 arithmetic
 // rounds each sum (1 + 2^-24 to 1, a tie to even) and gives 1.
 TEST(Fold, AChainOfFoldsRoundsOnceFromF64) {
   GraphBuilder b;
-  auto x = b.input("x", {1});
-  auto f32 = [&](const char* name, float v) {
-    return b.graph().add_constant(
-        name, std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, {1}, {v})));
-  };
-  auto one = f32("one", 1.0f), tiny = f32("tiny", 0x1p-24f);
-  auto sum = b.op1(ir::Op::Add, {b.op1(ir::Op::Add, {one, tiny}), tiny});
+  auto [x, one, sum] = tie_sum(b);
   ir::Graph g = b.finish({b.op1(ir::Op::Mul, {x, sum})});
   auto f = fold_constants(g);
   ASSERT_TRUE(f.has_value()) << f.error().str();
@@ -80,13 +89,7 @@ TEST(Fold, AChainOfFoldsRoundsOnceFromF64) {
 // is 1 (in f64 the sum is 1 + 2^-23 and the Equal false).
 TEST(Fold, AComparisonDecidesAsTheGraphComputesIt) {
   GraphBuilder b;
-  auto x = b.input("x", {1});
-  auto f32 = [&](const char* name, float v) {
-    return b.graph().add_constant(
-        name, std::make_shared<const ir::Tensor>(ir::Tensor::from_values<float>(ir::DType::f32, {1}, {v})));
-  };
-  auto one = f32("one", 1.0f), tiny = f32("tiny", 0x1p-24f);
-  auto sum = b.op1(ir::Op::Add, {b.op1(ir::Op::Add, {one, tiny}), tiny});
+  auto [x, one, sum] = tie_sum(b);
   ir::Attributes to_f32;
   to_f32.set("to", int64_t{1});
   auto same = b.op1(ir::Op::Cast, {b.op1(ir::Op::Equal, {sum, one})}, to_f32);
