@@ -284,6 +284,8 @@ class Runner {
         if (!scheduler_->accept(r, i, matches_[r].size())) {
           matches_[r].reset(0);
           it.rules[r].skipped = true;
+        } else {
+          matches_[r].drop_repeats();  // after the scheduler's count, which is the search's
         }
       }
       result = check_limits();

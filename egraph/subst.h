@@ -10,6 +10,7 @@
 #include <new>
 #include <span>
 #include <type_traits>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -70,6 +71,42 @@ struct SearchMatches {
                   other.substs.begin() + static_cast<std::ptrdiff_t>(take * num_vars));
   }
   std::size_t memory_bytes() const { return (roots.capacity() + substs.capacity()) * sizeof(Id); }
+  // Drops every match equal to an earlier one (root and subst), keeping the
+  // order of the rest; returns how many went. The search finds a match once
+  // per way the pattern's nodes can be taken, so a pattern whose sub-terms a
+  // class holds in several forms with the same children (attributes the
+  // pattern leaves open) finds one match many times over.
+  std::size_t drop_repeats() {
+    const std::size_t n = size(), w = num_vars;
+    if (n < 2) return 0;
+    auto key = [&](std::size_t i) { return std::span<const Id>(substs).subspan(i * w, w); };
+    auto hash = [&](std::size_t i) {
+      std::size_t h = index(roots[i]);
+      for (Id id : key(i)) h = h * 0x9E3779B97F4A7C15ull + index(id);
+      return h;
+    };
+    auto equal = [&](std::size_t a, std::size_t b) {
+      return roots[a] == roots[b] && std::ranges::equal(key(a), key(b));
+    };
+    std::vector<bool> first(n);
+    {
+      std::unordered_set<std::size_t, decltype(hash), decltype(equal)> seen(2 * n, hash, equal);
+      for (std::size_t i = 0; i < n; ++i) first[i] = seen.insert(i).second;
+    }
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!first[i]) continue;
+      if (kept != i) {
+        roots[kept] = roots[i];
+        std::copy_n(substs.begin() + static_cast<std::ptrdiff_t>(i * w), w,
+                    substs.begin() + static_cast<std::ptrdiff_t>(kept * w));
+      }
+      ++kept;
+    }
+    roots.resize(kept);
+    substs.resize(kept * w);
+    return n - kept;
+  }
 };
 
 }  // namespace refinery::egraph

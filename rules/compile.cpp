@@ -139,6 +139,20 @@ struct Binding {
   }
 };
 
+// Whether two bindings give every variable the same value (the e-nodes taken aside).
+bool same_variables(const Binding& a, const Binding& b) {
+  auto same = [](const auto& x, const auto& y, auto eq) {
+    if (x.items.size() != y.items.size()) return false;
+    for (const auto& [name, v] : x.items) {
+      const auto* w = y.find(name);
+      if (!w || !eq(v, *w)) return false;
+    }
+    return true;
+  };
+  return same(a.tensors, b.tensors, std::equal_to<>()) && same(a.attrs, b.attrs, opt_equal) &&
+         same(a.rests, b.rests, std::equal_to<>());
+}
+
 // A left side's pattern to match in a class: under matched node `parent`'s
 // child `kid` (Matched's numbering).
 struct Todo {
@@ -427,6 +441,11 @@ class CompiledRule {
     std::vector<Matched> taken;
     std::vector<std::size_t> taken_end;
     solve(g, todo, b0, [&](Binding& b) {
+      // Bindings that differ only in the e-nodes they took build the same
+      // right side: one is enough (a multi-pattern whose shared sub-terms
+      // each match through several equal e-nodes finds thousands).
+      for (const Binding& seen : found)
+        if (same_variables(seen, b)) return;
       if (g.explanations_enabled()) {
         taken.insert(taken.end(), b.nodes.begin(), b.nodes.end());
         taken_end.push_back(taken.size());

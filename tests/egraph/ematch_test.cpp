@@ -168,5 +168,36 @@ TEST(EMatch, SearchInPartsJoinsToTheWholeSearch) {
   EXPECT_TRUE(g.check_invariants().empty());
 }
 
+TEST(EMatch, RepeatedMatchesGoAndTheRestKeepTheirOrder) {
+  // Matches as a search that reaches one match in several ways writes them:
+  // (root, x, y) = (1, 2, 3) three times, (1, 3, 2) once, (4, 2, 3) twice.
+  SearchMatches m;
+  m.reset(2);
+  auto push = [&](std::uint32_t root, std::uint32_t x, std::uint32_t y) {
+    m.roots.push_back(make_id(root));
+    m.substs.push_back(make_id(x));
+    m.substs.push_back(make_id(y));
+  };
+  push(1, 2, 3);
+  push(1, 2, 3);
+  push(1, 3, 2);
+  push(4, 2, 3);
+  push(1, 2, 3);
+  push(4, 2, 3);
+  EXPECT_EQ(m.drop_repeats(), 3u);
+  ASSERT_EQ(m.size(), 3u);
+  std::vector<std::vector<std::uint32_t>> left;
+  for (std::size_t i = 0; i < m.size(); ++i)
+    left.push_back({index(m.roots[i]), index(m.subst(i)[make_var(0)]), index(m.subst(i)[make_var(1)])});
+  EXPECT_EQ(left, (std::vector<std::vector<std::uint32_t>>{{1, 2, 3}, {1, 3, 2}, {4, 2, 3}}));
+  EXPECT_EQ(m.drop_repeats(), 0u);
+  // A rule without variables: one match per root.
+  SearchMatches ground;
+  ground.reset(0);
+  for (std::uint32_t r : {5u, 5u, 6u}) ground.roots.push_back(make_id(r));
+  EXPECT_EQ(ground.drop_repeats(), 1u);
+  EXPECT_EQ(ground.size(), 2u);
+}
+
 }  // namespace
 }  // namespace refinery::egraph::math
