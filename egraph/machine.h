@@ -2,8 +2,9 @@
 // to a straight-line program over registers holding e-class ids: Bind
 // enumerates a class's nodes with a given operator into fresh registers,
 // Compare joins a variable used twice, Lookup checks a ground sub-term found
-// once per search through the hashcons, and Scan enumerates candidate classes
-// for the later roots of a multi-pattern. Backtracking is the recursion.
+// once per search through the hashcons, Scan enumerates candidate classes
+// for the later roots of a multi-pattern, and Check asks the caller about the
+// class a variable was just bound to. Backtracking is the recursion.
 #pragma once
 
 #include <algorithm>
@@ -37,18 +38,26 @@ bool matches_template(const N& node, const N& tmpl) {
   }
 }
 
+// A check on the class a variable is bound to (`check(k, class)` for the
+// program's k-th checked variable), run as soon as the variable is bound:
+// a class that fails it ends that branch of the search. None by default.
+struct NoChecks {
+  bool operator()(std::uint32_t, Id) const { return true; }
+};
+
 template <ENode N>
 class Program {
  public:
   // One pattern; its root is register 0 and the match root.
-  static Program compile(const PatternAst<N>& pat, std::size_t num_vars) {
+  static Program compile(const PatternAst<N>& pat, std::size_t num_vars, std::span<const Var> checked = {}) {
     Program p;
     p.var_reg_.assign(num_vars, kNoReg);
+    p.checked_.assign(checked.begin(), checked.end());
     const auto& root = pat[pat.root()];
     p.nregs_ = 1;
     if (root.is_var) {
       p.root_ = RootKind::Var;
-      p.var_reg_[index(root.var)] = 0;
+      p.bind_var(root.var, 0);
     } else if (pat.is_ground(pat.root())) {
       p.root_ = RootKind::Ground;
       p.grounds_.push_back(pat.ground_term(pat.root()));
@@ -63,9 +72,11 @@ class Program {
 
   // Several patterns sharing variables; `roots[k]` names the class pattern k
   // matches. The match root is the first pattern's class.
-  static Program compile_multi(std::span<const std::pair<Var, PatternAst<N>>> pats, std::size_t num_vars) {
+  static Program compile_multi(std::span<const std::pair<Var, PatternAst<N>>> pats, std::size_t num_vars,
+                               std::span<const Var> checked = {}) {
     Program p;
     p.var_reg_.assign(num_vars, kNoReg);
+    p.checked_.assign(checked.begin(), checked.end());
     p.root_ = RootKind::Multi;
     p.nregs_ = 0;
     for (const auto& [root_var, pat] : pats) {
@@ -78,7 +89,7 @@ class Program {
         } else {
           p.code_.push_back(Instr{Op::ScanOp, reg, 0, root.node.op_key()});
         }
-        p.var_reg_[index(root_var)] = reg;
+        p.bind_var(root_var, reg);
       }
       p.expand(pat, {{reg, pat.root()}});
     }
@@ -89,9 +100,9 @@ class Program {
 
   // Appends up to `limit` matches (total in `out`); false when it stopped
   // at the limit.
-  template <class G>
-  bool search(const G& g, std::size_t limit, SearchMatches& out) const {
-    return search_part(g, limit, out, 0, 1);
+  template <class G, class C = NoChecks>
+  bool search(const G& g, std::size_t limit, SearchMatches& out, const C& check = {}) const {
+    return search_part(g, limit, out, 0, 1, check);
   }
 
   // The root candidates a search enumerates: the classes holding the root's
@@ -109,8 +120,9 @@ class Program {
   // As search, over part `part` of `parts` equal slices of the root
   // candidates (in order): the parts' matches, concatenated in part order,
   // are the whole search's.
-  template <class G>
-  bool search_part(const G& g, std::size_t limit, SearchMatches& out, std::size_t part, std::size_t parts) const {
+  template <class G, class C = NoChecks>
+  bool search_part(const G& g, std::size_t limit, SearchMatches& out, std::size_t part, std::size_t parts,
+                   const C& check = {}) const {
     std::vector<Id> grounds;
     if (!lookup_grounds(g, grounds)) return true;
     std::vector<Id> regs(nregs_ + 1);
@@ -121,7 +133,7 @@ class Program {
       const std::size_t lo = all.size() * part / parts, hi = all.size() * (part + 1) / parts;
       for (Id c : all.subspan(lo, hi - lo)) {
         regs[0] = c;
-        if (!(more = run(g, 0, regs.data(), grounds.data(), y, c))) break;
+        if (!(more = run(g, 0, regs.data(), grounds.data(), y, c, check))) break;
       }
     };
     switch (root_) {
@@ -130,11 +142,11 @@ class Program {
       case RootKind::Ground:
         if (part != 0) break;
         regs[0] = grounds[0];
-        more = run(g, 0, regs.data(), grounds.data(), y, grounds[0]);
+        more = run(g, 0, regs.data(), grounds.data(), y, grounds[0], check);
         break;
       case RootKind::Multi:
         if (part != 0) break;
-        more = run(g, 0, regs.data(), grounds.data(), y, kInvalidId);
+        more = run(g, 0, regs.data(), grounds.data(), y, kInvalidId, check);
         break;
     }
     y.finish();
@@ -142,8 +154,8 @@ class Program {
   }
 
   // Matches rooted at one canonical class (single patterns only).
-  template <class G>
-  bool search_class(const G& g, Id cls, std::size_t limit, SearchMatches& out) const {
+  template <class G, class C = NoChecks>
+  bool search_class(const G& g, Id cls, std::size_t limit, SearchMatches& out, const C& check = {}) const {
     std::vector<Id> grounds;
     if (!lookup_grounds(g, grounds)) return true;
     if (root_ == RootKind::Ground && grounds[0] != cls) return true;
@@ -151,7 +163,7 @@ class Program {
     regs[nregs_] = kInvalidId;
     regs[0] = cls;
     Yield<G> y(this, &out, limit);
-    bool more = run(g, 0, regs.data(), grounds.data(), y, cls);
+    bool more = run(g, 0, regs.data(), grounds.data(), y, cls, check);
     y.finish();
     return more;
   }
@@ -160,12 +172,12 @@ class Program {
 
  private:
   static constexpr std::uint32_t kNoReg = std::numeric_limits<std::uint32_t>::max();
-  enum class Op : std::uint8_t { Bind, Compare, Lookup, ScanOp, ScanAll };
+  enum class Op : std::uint8_t { Bind, Compare, Lookup, ScanOp, ScanAll, Check };
   enum class RootKind : std::uint8_t { Node, Var, Ground, Multi };
   struct Instr {
     Op op;
     std::uint32_t a;  // input register (Scan: output register)
-    std::uint32_t b;  // Bind: first output register; Compare: other register; Lookup: ground index
+    std::uint32_t b;  // Bind: first output register; Compare: other register; Lookup: ground index; Check: check
     std::uint32_t c;  // Bind: template index; ScanOp: op key
   };
 
@@ -260,9 +272,8 @@ class Program {
       todo.erase(pick);
       const auto& term = pat[term_id];
       if (term.is_var) {
-        std::uint32_t& slot = var_reg_[index(term.var)];
-        if (slot == kNoReg) {
-          slot = reg;
+        if (std::uint32_t slot = var_reg_[index(term.var)]; slot == kNoReg) {
+          bind_var(term.var, reg);
         } else {
           code_.push_back(Instr{Op::Compare, reg, slot, 0});
         }
@@ -279,8 +290,8 @@ class Program {
     }
   }
 
-  template <class G, class Y>
-  bool run(const G& g, std::size_t pc, Id* regs, const Id* grounds, Y& yield, Id root) const {
+  template <class G, class Y, class C>
+  bool run(const G& g, std::size_t pc, Id* regs, const Id* grounds, Y& yield, Id root, const C& check) const {
     for (; pc < code_.size(); ++pc) {
       const Instr& in = code_[pc];
       switch (in.op) {
@@ -289,6 +300,9 @@ class Program {
           break;
         case Op::Lookup:
           if (regs[in.a] != grounds[in.b]) return true;
+          break;
+        case Op::Check:
+          if (!check(in.b, regs[in.a])) return true;
           break;
         case Op::Bind: {
           const N& tmpl = templates_[in.c];
@@ -316,20 +330,20 @@ class Program {
                 for (std::size_t i = 0; i < kids.size(); ++i) dst[i] = kids[i];
             }
             // The last instruction yields without a recursive call.
-            if (!(leaf ? yield(regs, root) : run(g, pc + 1, regs, grounds, yield, root))) return false;
+            if (!(leaf ? yield(regs, root) : run(g, pc + 1, regs, grounds, yield, root, check))) return false;
           }
           return true;
         }
         case Op::ScanOp:
           for (Id c : g.classes_with_op(in.c)) {
             regs[in.a] = c;
-            if (!run(g, pc + 1, regs, grounds, yield, root)) return false;
+            if (!run(g, pc + 1, regs, grounds, yield, root, check)) return false;
           }
           return true;
         case Op::ScanAll:
           for (Id c : g.class_ids()) {
             regs[in.a] = c;
-            if (!run(g, pc + 1, regs, grounds, yield, root)) return false;
+            if (!run(g, pc + 1, regs, grounds, yield, root, check)) return false;
           }
           return true;
       }
@@ -337,7 +351,16 @@ class Program {
     return yield(regs, root);
   }
 
+  // Gives variable v register `reg`, and where v is checked, checks it
+  // there: right after the instruction that wrote the register.
+  void bind_var(Var v, std::uint32_t reg) {
+    var_reg_[index(v)] = reg;
+    for (std::uint32_t k = 0; k < checked_.size(); ++k)
+      if (checked_[k] == v) code_.push_back(Instr{Op::Check, reg, k, 0});
+  }
+
   std::vector<Instr> code_;
+  std::vector<Var> checked_;  // the variables with a check, in the checker's numbering
   std::vector<N> templates_;
   std::vector<RecExpr<N>> grounds_;
   std::vector<std::uint32_t> var_reg_;

@@ -34,6 +34,17 @@ struct CustomApplier {
   std::function<std::size_t(EGraph<N, A>&, Id root, Subst)> apply;
 };
 
+// A check on the class a left-side variable is bound to, which the search
+// runs as soon as it binds the variable (Program's Check): a rule whose
+// pattern leaves a leaf open to its applier (a literal the tensor rules
+// match by value) says here which classes can hold it, so the search does
+// not enumerate every way to reach the others.
+template <ENode N, class A>
+struct VarCheck {
+  Var var;
+  std::function<bool(const EGraph<N, A>&, Id)> holds;
+};
+
 // (root variable, pattern text), for multi-patterns: "?x = (f ?a)".
 struct RootedPatternText {
   std::string_view root_var;
@@ -98,11 +109,16 @@ class Rewrite {
   // A searcher given as pattern trees over `vars` (one pattern; or, with
   // `multi`, several patterns each rooted at a variable), with a C++
   // applier. For languages that build patterns without the text parser.
+  // `checks` are checks on what a variable is bound to, run by the search as
+  // soon as it binds it (VarCheck): matches that fail one are never found,
+  // nor counted by the scheduler.
   static std::expected<Rewrite, ParseError> make_custom_ast(std::string name, VarTable vars, std::vector<Rooted> lhs,
-                                                            bool multi, CustomApplier<N, A> applier) {
+                                                            bool multi, CustomApplier<N, A> applier,
+                                                            std::vector<VarCheck<N, A>> checks = {}) {
     Rewrite rw(std::move(name));
     rw.vars_ = std::move(vars);
     rw.lhs_ = std::move(lhs);
+    rw.checks_ = std::move(checks);
     if (rw.lhs_.empty() || (!multi && rw.lhs_.size() != 1))
       return std::unexpected(
           ParseError{{}, "rule '" + rw.name_ + "': expected one pattern, or roots for a multi-pattern"});
@@ -144,7 +160,12 @@ class Rewrite {
   // and cut at `limit`, the parts' matches are search's.
   void search_part(const Graph& g, std::size_t limit, SearchMatches& out, std::size_t part, std::size_t parts) const {
     out.reset(static_cast<std::uint32_t>(vars_.size()));
-    program_.search_part(g, limit, out, part, parts);
+    if (checks_.empty()) {
+      program_.search_part(g, limit, out, part, parts);
+      return;
+    }
+    program_.search_part(g, limit, out, part, parts,
+                         [&](std::uint32_t k, Id cls) { return checks_[k].holds(g, cls); });
   }
   std::size_t num_candidates(const Graph& g) const { return program_.num_candidates(g); }
 
@@ -372,10 +393,12 @@ class Rewrite {
           for (Id c : t.node.children()) rhs_sources_.push_back(source(c));
       rhs_top_ = source(pat.root());
     }
+    std::vector<Var> checked;
+    for (const VarCheck<N, A>& c : checks_) checked.push_back(c.var);
     if (multi_) {
-      program_ = Program<N>::compile_multi(lhs_, vars_.size());
+      program_ = Program<N>::compile_multi(lhs_, vars_.size(), checked);
     } else {
-      program_ = Program<N>::compile(lhs_.front().second, vars_.size());
+      program_ = Program<N>::compile(lhs_.front().second, vars_.size(), checked);
     }
     return std::move(*this);
   }
@@ -387,6 +410,7 @@ class Rewrite {
   bool multi_ = false;
   ApplierKind applier_ = ApplierKind::Pattern;
   CustomApplier<N, A> custom_;
+  std::vector<VarCheck<N, A>> checks_;
   std::vector<Condition<N, A>> conditions_;
   Program<N> program_;
   std::vector<Source> rhs_sources_;  // the pattern applier's (finish)

@@ -542,14 +542,26 @@ class CompiledRule {
 
 namespace {
 
-egraph::Id skeleton(const Pat& p, egraph::VarTable& vars, egraph::PatternAst<TensorNode>& ast, int& hidden) {
+using LiteralCheck = egraph::VarCheck<TensorNode, egraph::tensor::TensorAnalysis>;
+
+// The left side's pattern for the search: operators without attributes
+// (the applier's solve matches those), and each literal a variable of its
+// own that the search checks by value (`constant_matches`, as solve does).
+egraph::Id skeleton(const Pat& p, egraph::VarTable& vars, egraph::PatternAst<TensorNode>& ast,
+                    std::vector<LiteralCheck>& literals) {
   switch (p.kind) {
     case Pat::Kind::Var: return ast.add_var(vars.intern(p.var));
-    case Pat::Kind::Literal: return ast.add_var(vars.intern(fmt::format("?#{}", hidden++)));
+    case Pat::Kind::Literal: {
+      egraph::Var v = vars.intern(fmt::format("?#{}", literals.size()));
+      literals.push_back({v, [lit = p.literal](const TensorEGraph& g, Id c) {
+                            return constant_matches(g[c].data, lit);
+                          }});
+      return ast.add_var(v);
+    }
     case Pat::Kind::Op: break;
   }
   std::vector<Id> kids;
-  for (const Pat& k : p.kids) kids.push_back(skeleton(k, vars, ast, hidden));
+  for (const Pat& k : p.kids) kids.push_back(skeleton(k, vars, ast, literals));
   return ast.add_node(TensorNode{static_cast<std::uint32_t>(p.op), TensorNode::kAnyPayload, std::move(kids)});
 }
 
@@ -558,10 +570,10 @@ egraph::Id skeleton(const Pat& p, egraph::VarTable& vars, egraph::PatternAst<Ten
 TensorRewrite compile_rule(const Rule& rule) {
   egraph::VarTable vars;
   std::vector<std::pair<egraph::Var, egraph::PatternAst<TensorNode>>> lhs;
-  int hidden = 0;
+  std::vector<LiteralCheck> literals;
   for (const auto& [root_var, pat] : rule.body->lhs) {
     egraph::PatternAst<TensorNode> ast;
-    skeleton(pat, vars, ast, hidden);
+    skeleton(pat, vars, ast, literals);
     egraph::Var root = root_var.empty() ? egraph::Var{} : vars.intern(root_var);
     lhs.emplace_back(root, std::move(ast));
   }
@@ -570,7 +582,8 @@ TensorRewrite compile_rule(const Rule& rule) {
   egraph::CustomApplier<TensorNode, egraph::tensor::TensorAnalysis> applier{
       rule.name,
       [compiled, table](TensorEGraph& g, Id root, egraph::Subst s) { return compiled->apply(g, root, s, *table); }};
-  auto rw = TensorRewrite::make_custom_ast(rule.name, vars, std::move(lhs), rule.multi, std::move(applier));
+  auto rw = TensorRewrite::make_custom_ast(rule.name, vars, std::move(lhs), rule.multi, std::move(applier),
+                                          std::move(literals));
   assert(rw.has_value());  // a checked rule binds every variable it uses
   return std::move(*rw);
 }

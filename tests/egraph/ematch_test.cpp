@@ -199,5 +199,46 @@ TEST(EMatch, RepeatedMatchesGoAndTheRestKeepTheirOrder) {
   EXPECT_EQ(ground.size(), 2u);
 }
 
+// A rule's check on what a variable is bound to: run where the search binds
+// it, once per candidate class, and what fails it is never a match.
+TEST(EMatch, AVariableCheckEndsTheSearchWhereTheVariableIsBound) {
+  Graph g = graph_of({"(+ x 2)", "(+ y 3)", "(* (+ z 2) (+ w 5))"});
+  std::size_t asked = 0;
+  auto is_two = [&](const Graph& eg, Id c) {
+    ++asked;
+    for (const MathNode& n : eg[c].nodes)
+      if (n.is_constant() && n.value() == 2) return true;
+    return false;
+  };
+  auto make = [&](std::string_view text, bool multi = false) {
+    VarTable vars;
+    std::vector<Rule::Rooted> lhs;
+    auto pat = parse_pattern<MathNode>(text, vars);
+    if (!pat) throw std::runtime_error(pat.error().to_string());
+    lhs.emplace_back(multi ? vars.intern("?r") : Var{}, std::move(*pat));
+    Var b = *vars.lookup("?b");
+    auto r = Rule::make_custom_ast("r", vars, std::move(lhs), multi,
+                                   {"r", [](Graph&, Id, Subst) { return std::size_t{0}; }}, {{b, is_two}});
+    if (!r) throw std::runtime_error(r.error().to_string());
+    return std::move(*r);
+  };
+  // Four additions, two with 2 on the right.
+  EXPECT_EQ(count(g, make("(+ ?a ?b)")), 2u);
+  EXPECT_EQ(asked, 4u);
+  // Below a product: the check runs only where the search reached an
+  // addition under one, and one of the two products' sums passes.
+  asked = 0;
+  EXPECT_EQ(count(g, make("(* (+ ?a ?b) ?c)")), 1u);
+  EXPECT_EQ(asked, 1u);
+  // A variable root: every class is asked.
+  asked = 0;
+  EXPECT_EQ(count(g, make("?b")), 1u);  // the one class of 2
+  EXPECT_EQ(asked, g.class_ids().size());
+  // A multi-pattern's root.
+  asked = 0;
+  EXPECT_EQ(count(g, make("(+ ?a ?b)", true)), 2u);
+  EXPECT_EQ(asked, 4u);
+}
+
 }  // namespace
 }  // namespace refinery::egraph::math
