@@ -134,6 +134,7 @@ std::optional<Literal> live_filters(std::span<const ArgVal> a) {
         if ((*zero)[static_cast<size_t>(i * c + j)]) continue;
         ++nonzero;
         selection = selection && nonzero == 1 && w->as_double(i * c + j) == 1;
+        if (!selection) break;  // the filter is live, and the weights no selection
       }
       if (nonzero == 0) {
         out[static_cast<size_t>(i)] = true;
