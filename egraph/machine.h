@@ -177,7 +177,8 @@ class Program {
   struct Instr {
     Op op;
     std::uint32_t a;  // input register (Scan: output register)
-    std::uint32_t b;  // Bind: first output register; Compare: other register; Lookup: ground index; Check: check
+    std::uint32_t b;  // Bind: first output register; Compare: other register; Lookup: ground index;
+                      // Check: the check's number
     std::uint32_t c;  // Bind: template index; ScanOp: op key
   };
 
