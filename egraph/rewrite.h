@@ -160,10 +160,6 @@ class Rewrite {
   // and cut at `limit`, the parts' matches are search's.
   void search_part(const Graph& g, std::size_t limit, SearchMatches& out, std::size_t part, std::size_t parts) const {
     out.reset(static_cast<std::uint32_t>(vars_.size()));
-    if (checks_.empty()) {
-      program_.search_part(g, limit, out, part, parts);
-      return;
-    }
     program_.search_part(g, limit, out, part, parts,
                          [&](std::uint32_t k, Id cls) { return checks_[k].holds(g, cls); });
   }

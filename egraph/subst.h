@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "egraph/hash.h"
 #include "egraph/id.h"
 
 namespace refinery::egraph {
@@ -81,9 +82,9 @@ struct SearchMatches {
     if (n < 2) return 0;
     auto key = [&](std::size_t i) { return std::span<const Id>(substs).subspan(i * w, w); };
     auto hash = [&](std::size_t i) {
-      std::size_t h = index(roots[i]);
-      for (Id id : key(i)) h = h * 0x9E3779B97F4A7C15ull + index(id);
-      return h;
+      std::uint64_t h = index(roots[i]);
+      for (Id id : key(i)) h = hash_combine(h, index(id));
+      return static_cast<std::size_t>(hash_finalize(h));
     };
     auto equal = [&](std::size_t a, std::size_t b) {
       return roots[a] == roots[b] && std::ranges::equal(key(a), key(b));
