@@ -153,6 +153,9 @@ bool same_variables(const Binding& a, const Binding& b) {
          same(a.rests, b.rests, std::equal_to<>());
 }
 
+// Classes that operators of a left side must match in (CompiledRule::class_of).
+using Resolved = std::vector<std::pair<const Pat*, Id>>;
+
 // A left side's pattern to match in a class: under matched node `parent`'s
 // child `kid` (Matched's numbering).
 struct Todo {
@@ -169,6 +172,10 @@ class CompiledRule {
     std::set<std::string> ints;
     for (const auto& [root, p] : body_->lhs) leaf_vars(p, ints);
     for (const auto& v : ints) value_vars_.erase(v);
+    for (const auto& [root, p] : body_->lhs) {
+      if (!root.empty()) lhs_vars_.insert(root);
+      left_vars(p);
+    }
   }
 
   const RuleBody& body() const { return *body_; }
@@ -176,36 +183,35 @@ class CompiledRule {
 
   // Every exact match of the left side with the given pre-bound classes:
   // `todo` (patterns and the classes they must match) and `b` are extended
-  // and restored as the search backtracks.
-  void solve(const TensorEGraph& g, std::vector<Todo>& todo, Binding& b,
-             const std::function<void(Binding&)>& found) const {
-    if (todo.empty()) {
-      found(b);
-      return;
-    }
+  // and restored as the search backtracks. `found` returns whether to stop;
+  // solve returns whether it stopped.
+  bool solve(const TensorEGraph& g, std::vector<Todo>& todo, Binding& b, const Resolved& resolved,
+             const std::function<bool(Binding&)>& found) const {
+    if (todo.empty()) return found(b);
     Todo at = todo.back();
     auto [p, raw, parent, kid] = at;
     todo.pop_back();
     Id cls = g.find(raw);
+    bool stop = false;
     switch (p->kind) {
       case Pat::Kind::Var: {
         if (const Id* bound = b.tensors.find(p->var)) {
-          if (g.find(*bound) == cls) solve(g, todo, b, found);
+          if (g.find(*bound) == cls) stop = solve(g, todo, b, resolved, found);
         } else {
           b.tensors.items.emplace_back(p->var, cls);
-          solve(g, todo, b, found);
+          stop = solve(g, todo, b, resolved, found);
           b.tensors.items.pop_back();
         }
         break;
       }
       case Pat::Kind::Literal:
-        if (constant_matches(g[cls].data, p->literal)) solve(g, todo, b, found);
+        if (constant_matches(g[cls].data, p->literal)) stop = solve(g, todo, b, resolved, found);
         break;
       case Pat::Kind::Op: {
         const TensorContext& ctx = g.analysis().context();
         for (const TensorNode& n : g[cls].nodes) {
           if (n.op != static_cast<std::uint32_t>(p->op) || n.kids.size() != p->kids.size()) continue;
-          if (!kids_may_match(g, n, *p, b)) continue;
+          if (!kids_may_match(g, n, *p, b, resolved)) continue;
           Binding::Mark mark = b.mark();
           int64_t rank = n.kids.empty() ? -1 : g[n.kids[0]].data.type.shape.rank();
           if (attrs_match(ctx.attrs(n.payload), *p, rank, b)) {
@@ -213,25 +219,30 @@ class CompiledRule {
             const int self = static_cast<int>(b.nodes.size()) - 1;
             for (size_t i = 0; i < p->kids.size(); ++i)
               todo.push_back(Todo{&p->kids[i], n.kids[i], self, static_cast<std::uint32_t>(i)});
-            solve(g, todo, b, found);
+            stop = solve(g, todo, b, resolved, found);
             todo.resize(todo.size() - p->kids.size());
           }
           b.undo(mark);
+          if (stop) break;
         }
         break;
       }
     }
     todo.push_back(at);
+    return stop;
   }
 
   // A cheap filter before `solve` copies its state for `n`: children bound
   // to a variable already must be in that variable's class, literal children
   // must hold the literal. In a large e-class most candidate nodes fail here,
   // so the copies are made only for the few that can match.
-  static bool kids_may_match(const TensorEGraph& g, const TensorNode& n, const Pat& p, const Binding& b) {
+  static bool kids_may_match(const TensorEGraph& g, const TensorNode& n, const Pat& p, const Binding& b,
+                             const Resolved& resolved) {
     for (size_t i = 0; i < p.kids.size(); ++i) {
       const Pat& k = p.kids[i];
-      if (k.kind == Pat::Kind::Var) {
+      if (auto r = std::ranges::find(resolved, &k, &std::pair<const Pat*, Id>::first); r != resolved.end()) {
+        if (g.find(n.kids[i]) != r->second) return false;
+      } else if (k.kind == Pat::Kind::Var) {
         const Id* bound = b.tensors.find(k.var);
         if (bound && g.find(*bound) != g.find(n.kids[i])) return false;
       } else if (k.kind == Pat::Kind::Literal) {
@@ -247,6 +258,36 @@ class CompiledRule {
       }
     }
     return true;
+  }
+
+  // The class of `p`'s one e-node where every variable under it is bound and
+  // it names no attribute (its children's classes, default attributes: the
+  // hashcons holds at most one such node), if the hashcons has it. Each
+  // operator under `p` that resolves is noted in `out`, where the search
+  // takes that class alone (kids_may_match). A filter, not a proof: before
+  // the e-graph is rebuilt the hashcons can miss a node or hold it in a
+  // class congruent to another, so a search filtered so that finds nothing
+  // runs again without it.
+  std::optional<Id> class_of(const TensorEGraph& g, const Pat& p, const Binding& b, Resolved& out) const {
+    if (p.kind == Pat::Kind::Var) {
+      if (const Id* id = b.tensors.find(p.var)) return g.find(*id);
+      return std::nullopt;
+    }
+    if (p.kind != Pat::Kind::Op) return std::nullopt;
+    std::vector<Id> kids;
+    bool all = true;
+    for (const Pat& k : p.kids) {
+      auto id = class_of(g, k, b, out);
+      if (id) kids.push_back(*id);
+      all = all && id;
+    }
+    if (!all || !p.attrs.empty() || p.out != 0) return std::nullopt;
+    NodeAttrs na;
+    na.num_outputs = static_cast<std::uint16_t>(p.nout.value_or(1));
+    auto c = g.lookup(TensorNode{static_cast<std::uint32_t>(p.op), g.analysis().context().intern(std::move(na)),
+                                 std::move(kids)});
+    if (c) out.emplace_back(&p, *c);
+    return c;
   }
 
   // Appends the premises of a match (egraph/explain.h): every e-node it
@@ -345,6 +386,15 @@ class CompiledRule {
     return true;
   }
 
+  // Collects the left side's tensor variables (lhs_vars_) and whether an
+  // attribute is open (a variable or `*`: open_attrs_).
+  void left_vars(const Pat& p) {
+    if (p.kind == Pat::Kind::Var) lhs_vars_.insert(p.var);
+    for (const AttrPat& a : p.attrs)
+      if (a.is_var || a.name == "*") open_attrs_ = true;
+    for (const Pat& k : p.kids) left_vars(k);
+  }
+
   // Collects the tensor variables of `p` (value_vars_) and those at integer positions (`ints`).
   void leaf_vars(const Pat& p, std::set<std::string>& ints) {
     for (size_t i = 0; i < p.kids.size(); ++i) {
@@ -433,6 +483,13 @@ class CompiledRule {
     // matched class's facts: the search binds no variable for it.
     if (body_->lhs.size() == 1 && !body_->lhs[0].first.empty())
       b0.tensors.set(body_->lhs[0].first, g.find(root));
+    // Where the match binds every variable of the left side and no attribute
+    // is open, every solution binds the same variables and builds the same
+    // right sides: the first is enough. (mul-neg-neg in densenet121's
+    // classes of 3,000 products scanned the whole class for each match.)
+    const bool first_is_all = !open_attrs_ && std::ranges::all_of(lhs_vars_, [&](const std::string& v) {
+      return b0.tensors.find(v) != nullptr;
+    });
     std::vector<Todo> todo;
     for (const auto& [root_var, pat] : body_->lhs)
       todo.push_back(Todo{&pat, root_var.empty() ? root : b0.tensors.at(root_var), -1, 0});
@@ -440,12 +497,16 @@ class CompiledRule {
     // With explanations on, the e-nodes match f took: taken[taken_end[f - 1], taken_end[f]).
     std::vector<Matched> taken;
     std::vector<std::size_t> taken_end;
-    solve(g, todo, b0, [&](Binding& b) {
+    Resolved resolved;
+    if (first_is_all)
+      for (const auto& [root_var, pat] : body_->lhs)
+        for (const Pat& k : pat.kids) class_of(g, k, b0, resolved);
+    auto take = [&](Binding& b) {
       // Bindings that differ only in the e-nodes they took build the same
       // right side: one is enough (a multi-pattern whose shared sub-terms
       // each match through several equal e-nodes finds thousands).
       for (const Binding& seen : found)
-        if (same_variables(seen, b)) return;
+        if (same_variables(seen, b)) return first_is_all;
       if (g.explanations_enabled()) {
         taken.insert(taken.end(), b.nodes.begin(), b.nodes.end());
         taken_end.push_back(taken.size());
@@ -453,7 +514,10 @@ class CompiledRule {
       std::vector<Matched> nodes = std::move(b.nodes);  // kept in `taken`
       found.push_back(b);
       b.nodes = std::move(nodes);
-    });
+      return first_is_all;
+    };
+    solve(g, todo, b0, resolved, take);
+    if (found.empty() && !resolved.empty()) solve(g, todo, b0, {}, take);
     // The premises of matches first_read.. (why[why_end[k - 1], why_end[k]) for
     // match first_read + k), read from `taken` when the first match passes its
     // conditions: before anything changes the e-graph, while the e-nodes are
@@ -540,6 +604,8 @@ class CompiledRule {
   std::string name_;
   std::shared_ptr<const RuleBody> body_;
   std::set<std::string> value_vars_;  // tensor variables outside integer positions
+  std::set<std::string> lhs_vars_;    // the left side's tensor variables, its named roots with them
+  bool open_attrs_ = false;           // a left side's attribute is a variable or `*`
   mutable std::map<std::pair<const TensorContext*, std::uint64_t>, std::uint32_t> cache_;
 };
 

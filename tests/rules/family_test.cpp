@@ -266,5 +266,45 @@ INSTANTIATE_TEST_SUITE_P(Rules, FamilyGolden, testing::ValuesIn(golden_cases()),
                            return name;
                          });
 
+// An applier finds its match again from the classes the search bound, and
+// looks the left side's inner terms up in the hashcons to search one class
+// for each. Before a rebuild the hashcons can name another class for a
+// term: once x and z are one value, neg(x) and neg(z) are one term, still in
+// two classes, and the lookup of neg(x) names neg(z)'s. The match the search
+// found before the union is applied all the same.
+TEST(Appliers, FindTheirMatchWhereTheHashconsNamesAnotherClass) {
+  auto in = ir::parse_graph(R"(graph @main(%x: tensor<3xf32>, %y: tensor<3xf32>, %z: tensor<3xf32>) {
+  %1 = neg(%x) : tensor<3xf32>
+  %2 = neg(%y) : tensor<3xf32>
+  %3 = mul(%1, %2) : tensor<3xf32>
+  %4 = neg(%z) : tensor<3xf32>
+  %5 = relu(%z) : tensor<3xf32>
+  return %3, %4, %5
+})");
+  ASSERT_TRUE(in.has_value()) << in.error().str();
+  auto lib = load_library();
+  ASSERT_TRUE(lib.has_value()) << lib.error().str();
+  auto seeded = egraph::tensor::seed(*in);
+  ASSERT_TRUE(seeded.has_value()) << seeded.error().str();
+  TensorEGraph& g = seeded->egraph;
+  auto cls = [&](const char* v) { return g.find(seeded->origin.value_class[ir::index(*in->find_value(v))]); };
+  const Id x = cls("x"), y = cls("y"), z = cls("z"), neg_x = cls("1"), product = cls("3"), neg_z = cls("4");
+  auto rws = lib->rewrites({.names = {"mul-neg-neg"}});
+  ASSERT_EQ(rws.size(), 1u);
+  egraph::SearchMatches matches;
+  rws[0].search(g, 100, matches);
+  ASSERT_EQ(matches.size(), 1u);
+
+  g.merge(x, z);  // z, with two uses, stays the root
+  const std::uint32_t neg = static_cast<std::uint32_t>(ir::Op::Neg), mul = static_cast<std::uint32_t>(ir::Op::Mul);
+  const std::uint32_t plain = g.analysis().context().intern(NodeAttrs{});
+  ASSERT_EQ(g.lookup(TensorNode{neg, plain, {x}}), std::optional<Id>(neg_z)) << "the case this test is about";
+  ASSERT_NE(g.find(neg_x), g.find(neg_z));
+
+  EXPECT_EQ(rws[0].apply(g, matches), 1u);
+  g.rebuild();
+  EXPECT_EQ(g.lookup(TensorNode{mul, plain, {x, y}}), std::optional<Id>(g.find(product)));
+}
+
 }  // namespace
 }  // namespace refinery::rules
