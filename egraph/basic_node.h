@@ -29,6 +29,7 @@ struct BasicNode {
   std::span<Id> children() { return {kids.data(), arity}; }
   std::span<const Id> children() const { return {kids.data(), arity}; }
   std::uint32_t op_key() const { return op; }
+  std::uint64_t group_key() const { return static_cast<std::uint64_t>(op) << 32 | arity; }  // as <=> orders
   bool same_op(const BasicNode& o) const { return op == o.op && arity == o.arity; }
   std::uint64_t hash() const {
     std::uint64_t h = hash_combine(op, arity);

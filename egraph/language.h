@@ -22,6 +22,13 @@ namespace refinery::egraph {
 //  - hash(): hash of the whole node, children included;
 //  - ==, <=>: total order over whole nodes (used to sort and dedup classes);
 //  - op_string(): the operator as text (dumps, printing).
+// Optionally:
+//  - group_key(): a 64-bit key, ordered as `<=>` orders nodes before their
+//    children (op_key first, then what else precedes the children: a
+//    payload, an arity), so that a class's sorted nodes of one group are
+//    sorted by their children. The matcher then finds the nodes of a group
+//    whose first child is a class it has bound by binary search (Program's
+//    Bind), not by a scan.
 template <class N>
 concept ENode = std::regular<N> && std::totally_ordered<N> && requires(N n, const N cn) {
   { n.children() } -> std::convertible_to<std::span<Id>>;

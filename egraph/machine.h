@@ -180,6 +180,7 @@ class Program {
     std::uint32_t b;  // Bind: first output register; Compare: other register; Lookup: ground index;
                       // Check: the check's number
     std::uint32_t c;  // Bind: template index; ScanOp: op key
+    std::uint32_t d = kNoReg;  // Bind: the register the first child must equal, where one is bound already
   };
 
   // Writes matches into `out` through raw pointers: the buffers start at
@@ -283,7 +284,11 @@ class Program {
         code_.push_back(Instr{Op::Lookup, reg, static_cast<std::uint32_t>(grounds_.size() - 1), 0});
       } else {
         auto kids = term.node.children();
-        code_.push_back(Instr{Op::Bind, reg, nregs_, static_cast<std::uint32_t>(templates_.size())});
+        // A first child that is a variable bound already: Bind takes only
+        // the nodes whose first child is its class (Compare still checks).
+        std::uint32_t first = kNoReg;
+        if (!kids.empty() && pat[kids[0]].is_var) first = var_reg_[index(pat[kids[0]].var)];
+        code_.push_back(Instr{Op::Bind, reg, nregs_, static_cast<std::uint32_t>(templates_.size()), first});
         templates_.push_back(term.node);
         for (std::uint32_t i = 0; i < kids.size(); ++i) todo.emplace_back(nregs_ + i, kids[i]);
         nregs_ += static_cast<std::uint32_t>(kids.size());
@@ -310,17 +315,10 @@ class Program {
           const auto& nodes = g[regs[in.a]].nodes;
           std::uint32_t key = tmpl.op_key();
           const bool leaf = pc + 1 == code_.size();
-          auto it = nodes.begin();
-          if (nodes.size() > 8)
-            it = std::partition_point(nodes.begin(), nodes.end(), [&](const N& n) { return n.op_key() < key; });
-          for (; it != nodes.end(); ++it) {
-            std::uint32_t k = it->op_key();
-            if (k != key) {
-              if (k > key) break;
-              continue;
-            }
-            if (!matches_template(*it, tmpl)) continue;
-            auto kids = it->children();
+          // Binds node n's children and runs the rest; false to stop.
+          auto take = [&](const N& n) {
+            if (!matches_template(n, tmpl)) return true;
+            auto kids = n.children();
             Id* dst = regs + in.b;
             switch (kids.size()) {  // most operators have at most three children: no loop
               case 3: dst[2] = kids[2]; [[fallthrough]];
@@ -331,7 +329,38 @@ class Program {
                 for (std::size_t i = 0; i < kids.size(); ++i) dst[i] = kids[i];
             }
             // The last instruction yields without a recursive call.
-            if (!(leaf ? yield(regs, root) : run(g, pc + 1, regs, grounds, yield, root, check))) return false;
+            return leaf ? yield(regs, root) : run(g, pc + 1, regs, grounds, yield, root, check);
+          };
+          auto it = nodes.begin();
+          if (nodes.size() > 8)
+            it = std::partition_point(nodes.begin(), nodes.end(), [&](const N& n) { return n.op_key() < key; });
+          if constexpr (requires(const N& n) { n.group_key(); }) {
+            if (in.d != kNoReg && nodes.size() > 8) {
+              // Each group of the operator's nodes is sorted by children:
+              // those whose first child is regs[in.d] are a range of it.
+              const Id want = regs[in.d];
+              auto end = std::partition_point(it, nodes.end(), [&](const N& n) { return n.op_key() <= key; });
+              while (it != end) {
+                const std::uint64_t group = it->group_key();
+                auto group_end = std::partition_point(it, end, [&](const N& n) { return n.group_key() == group; });
+                it = std::partition_point(it, group_end, [&](const N& n) {
+                  auto kids = n.children();
+                  return kids.empty() || kids[0] < want;
+                });
+                for (; it != group_end && it->children()[0] == want; ++it)
+                  if (!take(*it)) return false;
+                it = group_end;
+              }
+              return true;
+            }
+          }
+          for (; it != nodes.end(); ++it) {
+            std::uint32_t k = it->op_key();
+            if (k != key) {
+              if (k > key) break;
+              continue;
+            }
+            if (!take(*it)) return false;
           }
           return true;
         }

@@ -35,6 +35,7 @@ struct TensorNode {
   std::span<Id> children() { return kids; }
   std::span<const Id> children() const { return kids; }
   std::uint32_t op_key() const { return op; }
+  std::uint64_t group_key() const { return static_cast<std::uint64_t>(op) << 32 | payload; }  // as <=> orders
   bool same_op(const TensorNode& o) const { return op == o.op && payload == o.payload && kids.size() == o.kids.size(); }
   // Pattern nodes whose payload is kAnyPayload match every payload of their
   // operator (rules bind and check attributes themselves, rules/).

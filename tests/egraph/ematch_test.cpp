@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "egraph/parse.h"
 #include "egraph/rewrite.h"
@@ -134,6 +137,79 @@ TEST(EMatch, SearchLimitStopsEarly) {
 // Issue #20: a search split into parts over the root candidates gives, its
 // parts joined in order, the whole search's matches; cut at a limit, the
 // first `limit` of them (what the runner does with threads).
+// Every match of `pat` rooted anywhere, by a scan of every node of every
+// class (the machine's Bind without its binary search): root then subst
+// per match, each subst in `vars`' order.
+void scan_matches(const Graph& g, const PatternAst<MathNode>& pat, Id term, Id cls, std::vector<Id>& bound,
+                  const std::function<void()>& found) {
+  const auto& t = pat[term];
+  if (t.is_var) {
+    Id& b = bound[index(t.var)];
+    if (b != kInvalidId) {
+      if (b == cls) found();
+      return;
+    }
+    b = cls;
+    found();
+    b = kInvalidId;
+    return;
+  }
+  for (const MathNode& n : g[cls].nodes) {
+    if (!n.same_op(t.node)) continue;
+    auto kids = n.children();
+    auto pkids = t.node.children();
+    std::function<void(std::size_t)> at = [&](std::size_t i) {
+      if (i == kids.size()) return found();
+      std::vector<Id> before = bound;
+      scan_matches(g, pat, pkids[i], kids[i], bound, [&] { at(i + 1); });
+      bound = before;
+    };
+    at(0);
+  }
+}
+
+// Where a node's first child is a variable bound already, Bind takes the
+// nodes whose first child is its class by binary search in the class's
+// sorted nodes (language.h, group_key), not by a scan. On classes of many
+// nodes (associativity and commutativity), the matches are a scan's.
+TEST(EMatch, ABoundFirstChildIsFoundByBinarySearch) {
+  Graph g;
+  g.add_expr(must_parse("(+ a (+ b (+ a (+ (* a b) (* (+ a b) (+ b a))))))"));
+  g.add_expr(must_parse("(* x (* x (* x (* y (+ x (+ x y))))))"));
+  g.rebuild();
+  std::vector<Rule> rules = assoc_rules();
+  rules.push_back(rule("(* ?a ?b)", "(* ?b ?a)"));
+  rules.push_back(rule("(* ?a (* ?b ?c))", "(* (* ?a ?b) ?c)"));
+  for (int round = 0; round < 3; ++round) {
+    std::vector<SearchMatches> ms(rules.size());
+    for (std::size_t r = 0; r < rules.size(); ++r) rules[r].search(g, SIZE_MAX, ms[r]);
+    for (std::size_t r = 0; r < rules.size(); ++r) rules[r].apply(g, ms[r]);
+    g.rebuild();
+  }
+  std::size_t large = 0;
+  for (Id c : g.class_ids()) large += g[c].nodes.size() > 8;
+  ASSERT_GT(large, 3u) << "classes where Bind searches";
+  for (const char* lhs : {"(* (* ?x ?x) ?x)", "(+ ?a (+ ?a ?b))", "(* (+ ?a ?b) (+ ?b ?a))", "(+ (* ?a ?b) ?a)"}) {
+    Rule r = rule(lhs);
+    SearchMatches machine;
+    r.search(g, SIZE_MAX, machine);
+    std::vector<std::vector<Id>> want, got;
+    for (Id c : g.class_ids()) {
+      std::vector<Id> bound(r.vars().size(), kInvalidId);
+      scan_matches(g, r.lhs(), r.lhs().root(), c, bound, [&] {
+        want.push_back({c});
+        want.back().insert(want.back().end(), bound.begin(), bound.end());
+      });
+    }
+    for (std::size_t i = 0; i < machine.size(); ++i) {
+      got.push_back({machine.roots[i]});
+      for (Id v : machine.subst(i).ids) got.back().push_back(v);
+    }
+    EXPECT_GT(want.size(), 0u) << lhs;
+    EXPECT_EQ(got, want) << lhs;
+  }
+}
+
 TEST(EMatch, SearchInPartsJoinsToTheWholeSearch) {
   Graph g;
   g.add_expr(must_parse("(+ 1 (+ 2 (+ 3 (+ 4 (+ 5 6)))))"));

@@ -84,6 +84,7 @@ struct MathNode {
   std::span<Id> children() { return {kids.data(), arity}; }
   std::span<const Id> children() const { return {kids.data(), arity}; }
   std::uint32_t op_key() const { return static_cast<std::uint32_t>(op); }
+  std::uint64_t group_key() const { return std::uint64_t{op_key()} << 32 | arity; }  // as <=> orders
   // Same operator and arity; a leaf's payload too (an operator's is empty).
   bool same_op(const MathNode& o) const { return op == o.op && arity == o.arity && (arity != 0 || kids == o.kids); }
   std::uint64_t hash() const {
