@@ -1,9 +1,10 @@
 #include "ir/tensor.h"
 
 #include <bit>
-#include <cstring>
 #include <cassert>
+#include <functional>
 #include <stdexcept>
+#include <string_view>
 
 namespace refinery::ir {
 namespace {
@@ -88,29 +89,18 @@ bool Tensor::bitwise_equal(const Tensor& o) const {
          (bytes_.empty() || std::memcmp(bytes_.data(), o.bytes_.data(), bytes_.size()) == 0);
 }
 
-// Word by word: each 8 bytes folded in by a 64x64->128-bit multiply whose
-// halves are xored (wyhash's "mum", as egraph/hash.h's hash_mix), so a
-// weight of megabytes hashes at memory speed (a byte-wise FNV took 8 times
-// as long). Users compare with bitwise_equal on a hit: a collision costs a
-// duplicate, never a wrong answer.
+// The header mixed FNV-style; the bytes by the standard library's string
+// hash, which reads them a word at a time (a byte-wise FNV made hashing a
+// weight a visible part of optimize: rules/compile.cpp keys the constants it
+// computes by this). Users compare with bitwise_equal on a hit: a collision
+// costs a duplicate, never a wrong answer.
 uint64_t Tensor::hash() const {
-  __extension__ using Wide = unsigned __int128;
-  auto mum = [](uint64_t a, uint64_t b) {
-    Wide p = static_cast<Wide>(a ^ 0xa0761d6478bd642fULL) * static_cast<Wide>(b ^ 0xe7037ed1a0b428dbULL);
-    return static_cast<uint64_t>(p) ^ static_cast<uint64_t>(p >> 64);
-  };
-  uint64_t h = mum(static_cast<uint64_t>(dtype_), dims_.size());
-  for (int64_t d : dims_) h = mum(h, static_cast<uint64_t>(d));
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data());
-  size_t n = bytes_.size(), i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    h = mum(h, w);
-  }
-  uint64_t tail = 0;
-  if (i < n) std::memcpy(&tail, p + i, n - i);
-  return mum(h ^ n, tail);
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  mix(static_cast<uint64_t>(dtype_));
+  for (int64_t d : dims_) mix(static_cast<uint64_t>(d));
+  mix(std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(bytes_.data()), bytes_.size())));
+  return h;
 }
 
 float half_to_float(uint16_t h) {

@@ -172,10 +172,7 @@ class CompiledRule {
     std::set<std::string> ints;
     for (const auto& [root, p] : body_->lhs) leaf_vars(p, ints);
     for (const auto& v : ints) value_vars_.erase(v);
-    for (const auto& [root, p] : body_->lhs) {
-      if (!root.empty()) lhs_vars_.insert(root);
-      left_vars(p);
-    }
+    for (const auto& [root, p] : body_->lhs) first_is_all_ = first_is_all_ && !opens_attrs(p);
   }
 
   const RuleBody& body() const { return *body_; }
@@ -386,13 +383,10 @@ class CompiledRule {
     return true;
   }
 
-  // Collects the left side's tensor variables (lhs_vars_) and whether an
-  // attribute is open (a variable or `*`: open_attrs_).
-  void left_vars(const Pat& p) {
-    if (p.kind == Pat::Kind::Var) lhs_vars_.insert(p.var);
-    for (const AttrPat& a : p.attrs)
-      if (a.is_var || a.name == "*") open_attrs_ = true;
-    for (const Pat& k : p.kids) left_vars(k);
+  // Whether an attribute of `p` or below is open (a variable or `*`).
+  static bool opens_attrs(const Pat& p) {
+    return std::ranges::any_of(p.attrs, [](const AttrPat& a) { return a.is_var || a.name == "*"; }) ||
+           std::ranges::any_of(p.kids, opens_attrs);
   }
 
   // Collects the tensor variables of `p` (value_vars_) and those at integer positions (`ints`).
@@ -483,13 +477,7 @@ class CompiledRule {
     // matched class's facts: the search binds no variable for it.
     if (body_->lhs.size() == 1 && !body_->lhs[0].first.empty())
       b0.tensors.set(body_->lhs[0].first, g.find(root));
-    // Where the match binds every variable of the left side and no attribute
-    // is open, every solution binds the same variables and builds the same
-    // right sides: the first is enough. (mul-neg-neg in densenet121's
-    // classes of 3,000 products scanned the whole class for each match.)
-    const bool first_is_all = !open_attrs_ && std::ranges::all_of(lhs_vars_, [&](const std::string& v) {
-      return b0.tensors.find(v) != nullptr;
-    });
+    const bool first_is_all = first_is_all_;
     std::vector<Todo> todo;
     for (const auto& [root_var, pat] : body_->lhs)
       todo.push_back(Todo{&pat, root_var.empty() ? root : b0.tensors.at(root_var), -1, 0});
@@ -604,8 +592,12 @@ class CompiledRule {
   std::string name_;
   std::shared_ptr<const RuleBody> body_;
   std::set<std::string> value_vars_;  // tensor variables outside integer positions
-  std::set<std::string> lhs_vars_;    // the left side's tensor variables, its named roots with them
-  bool open_attrs_ = false;           // a left side's attribute is a variable or `*`
+  // The match binds every tensor variable of the left side (the search, all
+  // of the skeleton's; apply, a single side's named root). Where no
+  // attribute is open either, every solution binds the same variables and
+  // builds the same right sides: the first is enough. (mul-neg-neg in
+  // densenet121's classes of 3,000 products scanned them for each match.)
+  bool first_is_all_ = true;
   mutable std::map<std::pair<const TensorContext*, std::uint64_t>, std::uint32_t> cache_;
 };
 
