@@ -222,6 +222,17 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options, const Solutio
         q, std::move(incumbent), options, [&] { return cpu_now() > window_deadline; }, bounds_q.below);
     improved = take(incumbent) || improved;
   }
+  // The layers' bound (layers_bound): where the answer pays more than one
+  // path through the network, each layer's own optimum.
+  if (options.layers_share > 0 && !options.relaxation_only &&
+      (dag_cost(p, r.solution) - r.path_bound) > options.relative_gap * dag_cost(p, r.solution)) {
+    const double layers_deadline = cpu_now() + options.layers_share * options.time_limit_s;
+    LayersBound layers = layers_bound(q, options, [&] { return layers_deadline - cpu_now(); });
+    if (layers.solved > 0) {
+      r.layers_bound = red.fixed_cost + layers.bound;
+      best_bound_q = std::max(best_bound_q, layers.bound);
+    }
+  }
   const bool levels_mode = options.acyclicity == Acyclicity::Levels;
   // The condensed relaxation first: a bound that, on e-graphs where the
   // layouts of one value are what the relaxation of q splits, can prove the

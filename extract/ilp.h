@@ -99,6 +99,11 @@ struct IlpOptions {
   // model's CBC bound stayed below it), so most of the time goes there
   // (docs/measurements.md, "ILP extraction: the condensed bound's share").
   double condensed_share = 0.8;
+  // Share of the time limit the layers' bound (layers_bound) may take,
+  // counted from its own start (after the windows, which may have taken
+  // theirs; before the condensed relaxation), when the path bound leaves a
+  // gap. 0: none.
+  double layers_share = 0.2;
   // A diagnostic: solve only the linear relaxation of the first model (no
   // integrality, no CBC cuts); `bound` is then its value and the answer is
   // the greedy one. Shows how much of a gap is the formulation's.
@@ -138,6 +143,7 @@ struct IlpResult {
   double bound = 0;            // a lower bound on the optimum (same unit)
   double condensed_bound = 0;  // the condensed relaxation's part of it (0: not run)
   double path_bound = 0;       // the path bound's part of it (problem.h, path_bounds)
+  double layers_bound = 0;     // the layers' bound's part of it (layers_bound; 0: not run)
   double gap() const { return cost > 0 ? std::max(0.0, (cost - bound) / cost) : 0.0; }
   std::vector<ReductionStep> reduction;  // sizes: "input", each step, and what CBC got last
   std::size_t rounds = 0;                // solver calls (cycle cuts: one per round)
@@ -167,6 +173,28 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options, const Solutio
 // improves. Stops before a window once `out_of_time` says so.
 // Deterministic but for the time limits (CBC's guard per window, and
 // `out_of_time`).
+// The layers' bound: a lower bound on q's optimum from its layers. Every
+// answer computes each class the roots require (problem.h, requirements,
+// labelled by class); a chain of them, fewest requirements first, each
+// requiring the one before, splits the classes into layers: a chain class's
+// layer is what it reaches and the ones before do not, and the roots' layer
+// is what none reaches. An answer pays for the classes of each layer at
+// least the optimum of that layer's problem (its classes, the classes of
+// earlier layers its candidates need as free leaves, the chain class as its
+// root): the answer's computation of the chain class, cut there, is an
+// answer of it. So the layers' optima, each bounded by extract_ilp (no
+// windows, no layers inside, the time left shared evenly among the layers
+// left), sum to a bound. Where the path bound takes one heaviest path
+// through the whole network, each layer here pays its own cheapest whole
+// derivation (a block's convolution and its downsampling branch both).
+// `seconds_left`: CPU seconds left to it; a layer not reached adds 0.
+struct LayersBound {
+  double bound = 0;                     // the sum (0 with fewer than two layers that cost anything)
+  std::size_t layers = 0;               // layers with a cost
+  std::size_t solved = 0, optimal = 0;  // of them, given to extract_ilp, and proved optimal there
+};
+LayersBound layers_bound(const Problem& q, const IlpOptions& options, const std::function<double()>& seconds_left);
+
 Solution improve_by_windows(const Problem& q, Solution incumbent, const IlpOptions& options,
                             const std::function<bool()>& out_of_time, const std::vector<double>& below = {});
 

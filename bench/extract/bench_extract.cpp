@@ -1,7 +1,8 @@
 // Extractors compared on real e-graphs.
 //
 //   bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts] [--no-entry-choices]
-//                     [--no-path-bound] [--path-work N] [--path-share F] [--condensed-share F] [--relaxation-only]
+//                     [--no-path-bound] [--path-work N] [--path-share F] [--layers-share F] [--condensed-share F]
+//                     [--relaxation-only]
 //                     [--cbc NAME=VALUE]... FILE.json...
 //       reads each file back as a flat problem and runs tree greedy, DAG
 //       greedy and the ILP, one line each: sizes before and after the
@@ -53,7 +54,8 @@ int usage() {
   fmt::print(stderr,
              "usage: bench_extract run [--time-limit S] [--acyclicity cuts|levels|both] [--no-requirement-cuts] "
              "[--no-entry-choices] "
-             "[--no-path-bound] [--path-work N] [--path-share F] [--condensed-share F] [--relaxation-only] "
+             "[--no-path-bound] [--path-work N] [--path-share F] [--layers-share F] [--condensed-share F] "
+             "[--relaxation-only] "
              "[--cbc NAME=VALUE]... "
              "[--window-share F] [--window-classes N] [--window-stride N] [--window-max N] [--window-nodes N] "
              "[--window-seconds S] FILE.json...\n"
@@ -131,9 +133,11 @@ int run(const std::vector<std::string>& files, const std::string& acyclicity, co
           r.cpu_seconds, valid ? "" : "  INVALID");
       std::string steps;
       for (const auto& s : r.reduction) steps += fmt::format(" {} {}/{}", s.name, s.classes, s.candidates);
-      fmt::print("    reduction:{}; greedy {:.3f} s CPU; bound {:.6g} ms (condensed {:.6g} ms, path {:.6g} ms){}\n",
-                 steps, greedy_cpu, r.bound * 1e3, r.condensed_bound * 1e3, r.path_bound * 1e3,
-                 r.detail.empty() ? "" : "; " + r.detail);
+      fmt::print(
+          "    reduction:{}; greedy {:.3f} s CPU; bound {:.6g} ms (condensed {:.6g} ms, path {:.6g} ms, layers {:.6g} "
+          "ms){}\n",
+          steps, greedy_cpu, r.bound * 1e3, r.condensed_bound * 1e3, r.path_bound * 1e3, r.layers_bound * 1e3,
+          r.detail.empty() ? "" : "; " + r.detail);
     }
   }
   return 0;
@@ -246,6 +250,8 @@ int main(int argc, char** argv) {
       options.path_work = static_cast<std::size_t>(std::atol(args[++i].c_str()));
     else if (args[i] == "--path-share" && i + 1 < args.size())
       options.path_share = std::atof(args[++i].c_str());
+    else if (args[i] == "--layers-share" && i + 1 < args.size())
+      options.layers_share = std::atof(args[++i].c_str());
     else if (args[i] == "--condensed-share" && i + 1 < args.size())
       options.condensed_share = std::atof(args[++i].c_str());
     else if (args[i] == "--window-share" && i + 1 < args.size())

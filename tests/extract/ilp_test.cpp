@@ -454,3 +454,94 @@ TEST(IlpWindows, AKnownAnswerIsTheIncumbent) {
 
 }  // namespace
 }  // namespace refinery::extract
+
+namespace refinery::extract {
+namespace {
+
+using namespace testing;
+
+// A network of `blocks` blocks in a row, each out = add(a, b) (1) from the
+// block's input x: a and b each either convolve x (5) or read a shared
+// transform t of x (2, with t itself 4). A block's cheapest is through t,
+// 4 + 2 + 2 + 1 = 9, where a path pays at most 4 + 2 + 1 and each
+// branch alone is cheapest direct (5 < 2 + 4). Classes per block: out, a,
+// b, t; the first block's input is a leaf (0), the last block's out is
+// the root. Every block's out is required.
+Problem residual_blocks(std::uint32_t blocks) {
+  Problem p;
+  const std::uint32_t input = 4 * blocks;  // the network's input, a leaf
+  p.classes.resize(4 * blocks + 1);
+  for (std::uint32_t i = 0; i < blocks; ++i) {
+    const std::uint32_t out = 4 * i, a = out + 1, b = out + 2, t = out + 3;
+    const std::uint32_t x = i + 1 < blocks ? 4 * (i + 1) : input;  // the block below's out
+    p.classes[out] = {node(1, {a, b})};
+    p.classes[a] = {node(5, {x}), node(2, {t})};
+    p.classes[b] = {node(5, {x}), node(2, {t})};
+    p.classes[t] = {node(4, {x})};
+  }
+  p.classes[input] = {leaf(0)};
+  p.roots = {0};
+  return p;
+}
+
+// The layers' bound (ilp.h, layers_bound) sums each block's own optimum,
+// where the path bound pays one path with the other branch's part of it.
+// Given the layers alone (no condensed solve, no main model: a time limit
+// too short for either), the answer is proved optimal by them.
+TEST(IlpLayers, EachBlockPaysItsOwnOptimum) {
+  const Problem p = residual_blocks(4);
+  const double optimum = 4 * 9;
+  const double path = path_bounds(p.classes, p.roots, 10000).of_answer(p.roots);
+  EXPECT_LT(path, optimum - 1);  // the path bound leaves a gap
+  LayersBound layers = layers_bound(p, {}, [] { return 10.0; });
+  EXPECT_EQ(layers.layers, 4u);
+  EXPECT_EQ(layers.optimal, 4u);
+  EXPECT_DOUBLE_EQ(layers.bound, optimum);
+  IlpResult r = extract_ilp(p, {.reduce = false, .condensed_share = 0, .windows = {.share = 0}});
+  EXPECT_EQ(check_solution(p, r.solution), "");
+  EXPECT_DOUBLE_EQ(r.cost, optimum);
+  EXPECT_DOUBLE_EQ(r.layers_bound, optimum);
+  EXPECT_EQ(r.status, IlpStatus::Optimal);
+  EXPECT_EQ(r.rounds, 0u);  // no main model: the layers closed the gap
+}
+
+// A class not every answer computes is no layer: the root takes one of two
+// branches (5 each, from a shared leaf of 2) beside a class both of its
+// candidates need (3, from the same leaf). Layers at the leaf, the shared
+// class and the root pay 2 + 3 + (1 + 5) = 11, the optimum; were the
+// branches layers too (they require fewer classes than the root, so they
+// would come before it), both would be paid: 2 + 5 + 5 + 3 + 1 = 16.
+//   0 (root): f(1, 4) 1 | g(2, 4) 1;  1: h(3) 5;  2: k(3) 5;  3: leaf 2;  4: m(3) 3
+TEST(IlpLayers, ABranchNotEveryAnswerTakesIsNoLayer) {
+  Problem p;
+  p.classes = {{node(1, {1, 4}), node(1, {2, 4})}, {node(5, {3})}, {node(5, {3})}, {leaf(2)}, {node(3, {3})}};
+  p.roots = {0};
+  LayersBound layers = layers_bound(p, {}, [] { return 10.0; });
+  EXPECT_EQ(layers.layers, 3u);
+  EXPECT_DOUBLE_EQ(layers.bound, 11);
+  EXPECT_DOUBLE_EQ(brute_force_optimum(p), 11);
+}
+
+// The bound is never above the optimum: on small random problems shaped by
+// layers (classes that require the ones below them, two roots, a few
+// cycles), against the optimum that trying every choice finds; and on
+// enough of them it is above the path bound, so the layers are what counts.
+TEST(IlpLayers, TheBoundIsNeverAboveTheBruteForceOptimum) {
+  std::mt19937 rng(41);
+  int compared = 0, above_path = 0;
+  for (int i = 0; i < 400; ++i) {
+    Problem p = random_layered_problem(rng, 5 + static_cast<std::uint32_t>(i % 5));
+    const double optimum = brute_force_optimum(p);
+    if (optimum == kInfiniteCost) continue;
+    LayersBound layers = layers_bound(p, {.time_limit_s = 5}, [] { return 10.0; });
+    if (layers.solved == 0) continue;
+    ++compared;
+    ASSERT_LE(layers.bound, optimum + 1e-9) << "problem " << i;
+    if (layers.bound > path_bounds(p.classes, p.roots, 10000).of_answer(p.roots) + 1e-9) ++above_path;
+  }
+  EXPECT_GE(compared, 100);
+  EXPECT_GE(above_path, 10);
+}
+
+}  // namespace
+}  // namespace refinery::extract
