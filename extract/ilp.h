@@ -11,8 +11,9 @@
 // used and entered wherever the class is, entry choices pick one entering
 // candidate of each component used and pay its kids whole, and first
 // bounds come from the heaviest root-to-leaf path every answer pays
-// (problem.h, path_bounds) and from the condensed relaxation (reduce.h),
-// solved on its own first.
+// (problem.h, path_bounds), from the layers' optima (layers_bound: the
+// costs split at the classes every answer computes) and from the condensed
+// relaxation (reduce.h), solved on its own first.
 // Warm-started from the greedy DAG answer, improved by the windows' move
 // (improve_by_windows: the ILP of a window of the answer, the rest kept),
 // and bounded in CPU time; never returns a cyclic or incomplete solution,
@@ -173,29 +174,31 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options, const Solutio
 // improves. Stops before a window once `out_of_time` says so.
 // Deterministic but for the time limits (CBC's guard per window, and
 // `out_of_time`).
+Solution improve_by_windows(const Problem& q, Solution incumbent, const IlpOptions& options,
+                            const std::function<bool()>& out_of_time, const std::vector<double>& below = {});
+
 // The layers' bound: a lower bound on q's optimum from its layers. Every
 // answer computes each class the roots require (problem.h, requirements,
-// labelled by class); a chain of them, fewest requirements first, each
-// requiring the one before, splits the classes into layers: a chain class's
-// layer is what it reaches and the ones before do not, and the roots' layer
-// is what none reaches. An answer pays for the classes of each layer at
-// least the optimum of that layer's problem (its classes, the classes of
-// earlier layers its candidates need as free leaves, the chain class as its
-// root): the answer's computation of the chain class, cut there, is an
-// answer of it. So the layers' optima, each bounded by extract_ilp (no
-// windows, no layers inside, the time left shared evenly among the layers
-// left), sum to a bound. Where the path bound takes one heaviest path
-// through the whole network, each layer here pays its own cheapest whole
-// derivation (a block's convolution and its downsampling branch both).
-// `seconds_left`: CPU seconds left to it; a layer not reached adds 0.
+// labelled by class). Those that are bottlenecks among them (each other
+// required class requires it or is required by it: a block's output, not
+// one of its branches), fewest requirements first, split the classes into
+// layers: a chain class's layer is what it reaches and the ones before do
+// not, and the roots' layer is what none reaches. An answer pays for the
+// classes of each layer at least the optimum of that layer's problem (its
+// classes, the classes of earlier layers its candidates need as free
+// leaves, the chain class as its root): the answer's computation of the
+// chain class, cut there, is an answer of it. So the layers' optima, each
+// bounded by extract_ilp (no windows, no layers inside, the time left
+// shared evenly among the layers left), sum to a bound. Where the path
+// bound takes one heaviest path through the whole network, each layer here
+// pays its own cheapest whole derivation (a block's two branches and what
+// they share, each once). `seconds_left`: CPU seconds left to it; a layer
+// not reached adds 0.
 struct LayersBound {
   double bound = 0;                     // the sum (0 with fewer than two layers that cost anything)
   std::size_t layers = 0;               // layers with a cost
   std::size_t solved = 0, optimal = 0;  // of them, given to extract_ilp, and proved optimal there
 };
 LayersBound layers_bound(const Problem& q, const IlpOptions& options, const std::function<double()>& seconds_left);
-
-Solution improve_by_windows(const Problem& q, Solution incumbent, const IlpOptions& options,
-                            const std::function<bool()>& out_of_time, const std::vector<double>& below = {});
 
 }  // namespace refinery::extract
