@@ -28,6 +28,7 @@ std::vector<std::string> child_argv(const BatchOptions& o, const fs::path& exe, 
     const bool file = o.cost_model != "learned" && o.cost_model != "analytic";  // a file: absolute, as the rule files
     argv.insert(argv.end(), {"--cost-model", file ? fs::absolute(o.cost_model).string() : o.cost_model});
   }
+  if (!o.extractor.empty()) argv.insert(argv.end(), {"--extractor", o.extractor});
   if (o.egraphs) argv.insert(argv.end(), {"--egraph", job.output.string() + ".egraph.json"});
   if (o.portable) argv.push_back("--portable");
   for (const fs::path& r : o.rules) argv.insert(argv.end(), {"--rules", fs::absolute(r).string()});

@@ -28,6 +28,7 @@ struct BatchOptions {
   std::optional<std::size_t> node_limit;
   std::optional<double> min_gain;
   std::string cost_model;  // optimize's --cost-model ("learned", "analytic" or a file); empty: the target's own
+  std::string extractor;   // optimize's --extractor ("greedy" or "ilp"); empty: optimize's default
   // Each child also writes its saturated e-graph (optimize --egraph) beside
   // its output as NAME.egraph.json: bench/extract's input.
   bool egraphs = false;

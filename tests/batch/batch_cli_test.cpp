@@ -259,19 +259,21 @@ TEST(BatchCli, RulesAndLimitsArePassedToEachChild) {
   fs::path cwd = fs::current_path();
   fs::current_path(d);
   CliResult r = run_cli("batch " + kTiny.string() +
-                        " -o out --target cpu --time-limit 7 --min-gain 0 --cost-model learned "
+                        " -o out --target cpu --time-limit 7 --min-gain 0 --cost-model learned --extractor ilp "
                         "--rules r/a.rules r/b.rules --exe /bin/true --json - --quiet");
   fs::current_path(cwd);
   json s = json::parse(r.out);
   ASSERT_EQ(s.at("jobs").size(), 1u) << r.out << r.err;
   std::string command = s["jobs"][0]["command"].get<std::string>();
-  EXPECT_NE(command.find("--time-limit 7 --min-gain 0 --cost-model learned --rules " + (d / "r" / "a.rules").string() +
-                         " --rules " + (d / "r" / "b.rules").string()),
+  EXPECT_NE(command.find("--time-limit 7 --min-gain 0 --cost-model learned --extractor ilp --rules " +
+                         (d / "r" / "a.rules").string() + " --rules " + (d / "r" / "b.rules").string()),
             std::string::npos)
       << command;
   EXPECT_EQ(run_cli("batch " + kTiny.string() + " -o " + (d / "out2").string() + " --target cpu --rules " +
                     (d / "r" / "missing.rules").string())
                 .code,
+            2);
+  EXPECT_EQ(run_cli("batch " + kTiny.string() + " -o " + (d / "out3").string() + " --target cpu --extractor best").code,
             2);
 }
 
