@@ -85,7 +85,7 @@ Command add_batch(CLI::App& app) {
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--cost-model", o.cost_model, std::string("Per model: optimize's --cost-model, ") + kCostModelHelp);
   sub->add_option("--extractor", o.extractor, "Per model: optimize's --extractor, greedy or ilp (default: optimize's)")
-      ->check(CLI::IsMember({"greedy", "ilp"}));
+      ->check(CLI::IsMember(extractor_kinds()));
   sub->add_flag("--portable", o.portable, "Per model: optimize's --portable (standard ONNX ops only)");
   sub->add_option("--rules", o.rules, "Per model: optimize's --rules, rule files (default: the library)")
       ->check(CLI::ExistingFile);

@@ -11,6 +11,10 @@
 #include "cli/progress.h"
 #include "ir/diag.h"
 
+namespace refinery::optimize {
+enum class ExtractorKind;  // optimize/optimize.h
+}
+
 namespace refinery::cli {
 
 struct Command {
@@ -38,6 +42,10 @@ inline constexpr const char* kTargetHelp =
 inline constexpr const char* kCostModelHelp =
     "cpu targets: 'learned' (the target's learned model: the user's calibrated file, else the shipped one), "
     "'analytic' (as --target cpu-analytic) or a learned model file; default: the target's own";
+
+// --extractor as optimize and batch take it: each kind by its name
+// (optimize::to_string). Defined in cli/optimize.cpp.
+std::map<std::string, optimize::ExtractorKind> extractor_kinds();
 
 // The process's argv as main received it, as one shell line (a report's
 // "command": what reproduces the run).

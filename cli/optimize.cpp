@@ -222,6 +222,13 @@ int run(OptimizeArgs& a) {
 
 }  // namespace
 
+std::map<std::string, optimize::ExtractorKind> extractor_kinds() {
+  std::map<std::string, optimize::ExtractorKind> kinds;
+  for (auto kind : {optimize::ExtractorKind::Greedy, optimize::ExtractorKind::Ilp})
+    kinds.emplace(std::string(to_string(kind)), kind);
+  return kinds;
+}
+
 Command add_optimize(CLI::App& app) {
   auto args = std::make_shared<OptimizeArgs>();
   optimize::OptimizeOptions& o = args->options;
@@ -232,8 +239,7 @@ Command add_optimize(CLI::App& app) {
   sub->add_option("--target", args->target, kTargetHelp)->capture_default_str();
   sub->add_option("--cost-model", args->cost_model, kCostModelHelp);
   sub->add_option_no_stream("--extractor", o.extractor, "greedy (DAG cost) or ilp (CBC, optimal within the time limit)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, optimize::ExtractorKind>{
-          {"greedy", optimize::ExtractorKind::Greedy}, {"ilp", optimize::ExtractorKind::Ilp}}))
+      ->transform(CLI::CheckedTransformer(extractor_kinds()))
       ->default_str(std::string(to_string(o.extractor)));
   sub->add_option("--time-limit", o.saturation.time_limit_s, "Seconds for saturation (and again for ILP extraction)")
       ->capture_default_str();
