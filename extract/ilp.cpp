@@ -225,7 +225,7 @@ IlpResult extract_ilp(const Problem& p, const IlpOptions& options, const Solutio
   // The layers' bound (layers_bound): where the answer pays more than one
   // path through the network, each layer's own optimum.
   if (options.layers_share > 0 && !options.relaxation_only &&
-      (dag_cost(p, r.solution) - r.path_bound) > options.relative_gap * dag_cost(p, r.solution)) {
+      (r.cost - r.path_bound) > options.relative_gap * r.cost) {
     const double layers_deadline = cpu_now() + options.layers_share * options.time_limit_s;
     LayersBound layers = layers_bound(q, options, [&] { return layers_deadline - cpu_now(); });
     if (layers.solved > 0) {

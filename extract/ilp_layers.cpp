@@ -2,7 +2,6 @@
 // split at the classes every answer computes, each layer solved on its own.
 #include <algorithm>
 #include <bit>
-#include <numeric>
 
 #include "extract/ilp.h"
 
@@ -19,9 +18,7 @@ namespace {
 // one before.
 std::vector<std::uint32_t> required_chain(const Problem& q) {
   const std::size_t n = q.classes.size();
-  std::vector<std::uint32_t> self(n);
-  std::iota(self.begin(), self.end(), 0u);
-  const Requirements req = requirements(q.classes, class_components(q.classes), self, n);
+  const Requirements req = class_requirements(q.classes);
   std::vector<std::uint64_t> required(req.words, 0);
   for (std::uint32_t root : q.roots)
     for (std::size_t w = 0; w < req.words; ++w) required[w] |= req.of(root)[w];

@@ -192,6 +192,12 @@ Requirements requirements(const std::vector<std::vector<Candidate>>& classes, co
   return r;
 }
 
+Requirements class_requirements(const std::vector<std::vector<Candidate>>& classes) {
+  std::vector<std::uint32_t> self(classes.size());
+  for (std::uint32_t c = 0; c < self.size(); ++c) self[c] = c;
+  return requirements(classes, class_components(classes), self, self.size());
+}
+
 namespace {
 
 using detail::components_round;

@@ -74,6 +74,10 @@ struct Requirements {
 };
 Requirements requirements(const std::vector<std::vector<Candidate>>& classes, const std::vector<std::uint32_t>& comp,
                           const std::vector<std::uint32_t>& label, std::size_t num_labels);
+// Per class, the classes every acyclic computation of it uses, itself among
+// them: requirements labelled by class (the reduction's dominance, the ILP's
+// layers).
+Requirements class_requirements(const std::vector<std::vector<Candidate>>& classes);
 
 // Path bounds: every acyclic answer's chosen sub-graph holds a path from a
 // root down to a leaf whose classes are all distinct, so its DAG cost is at

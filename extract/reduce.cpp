@@ -170,14 +170,6 @@ bool drop_cyclic(Work& w) {
   return dropped;
 }
 
-// Per class, the classes every acyclic computation of it uses, itself
-// among them (requirements labelled by class).
-Requirements class_requirements(const Work& w) {
-  std::vector<std::uint32_t> self(w.classes.size());
-  for (std::uint32_t c = 0; c < self.size(); ++c) self[c] = c;
-  return requirements(w.classes, class_components(w.classes), self, self.size());
-}
-
 // Drops every candidate b that another candidate a of its class dominates:
 // a is no more costly, and each class a needs is one b needs or one that
 // every computation of a class b needs uses (class_requirements). In an
@@ -186,7 +178,7 @@ Requirements class_requirements(const Work& w) {
 // candidates that dominate each other, the first (cheapest, fewest kids)
 // stays.
 void drop_dominated(Work& w) {
-  const Requirements req = class_requirements(w);
+  const Requirements req = class_requirements(w.classes);
   std::vector<std::uint64_t> below(req.words);
   for (std::size_t c = 0; c < w.classes.size(); ++c) {
     auto& cands = w.classes[c];

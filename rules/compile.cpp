@@ -477,7 +477,6 @@ class CompiledRule {
     // matched class's facts: the search binds no variable for it.
     if (body_->lhs.size() == 1 && !body_->lhs[0].first.empty())
       b0.tensors.set(body_->lhs[0].first, g.find(root));
-    const bool first_is_all = first_is_all_;
     std::vector<Todo> todo;
     for (const auto& [root_var, pat] : body_->lhs)
       todo.push_back(Todo{&pat, root_var.empty() ? root : b0.tensors.at(root_var), -1, 0});
@@ -486,7 +485,7 @@ class CompiledRule {
     std::vector<Matched> taken;
     std::vector<std::size_t> taken_end;
     Resolved resolved;
-    if (first_is_all)
+    if (first_is_all_)
       for (const auto& [root_var, pat] : body_->lhs)
         for (const Pat& k : pat.kids) class_of(g, k, b0, resolved);
     auto take = [&](Binding& b) {
@@ -494,7 +493,7 @@ class CompiledRule {
       // right side: one is enough (a multi-pattern whose shared sub-terms
       // each match through several equal e-nodes finds thousands).
       for (const Binding& seen : found)
-        if (same_variables(seen, b)) return first_is_all;
+        if (same_variables(seen, b)) return first_is_all_;
       if (g.explanations_enabled()) {
         taken.insert(taken.end(), b.nodes.begin(), b.nodes.end());
         taken_end.push_back(taken.size());
@@ -502,7 +501,7 @@ class CompiledRule {
       std::vector<Matched> nodes = std::move(b.nodes);  // kept in `taken`
       found.push_back(b);
       b.nodes = std::move(nodes);
-      return first_is_all;
+      return first_is_all_;
     };
     solve(g, todo, b0, resolved, take);
     if (found.empty() && !resolved.empty()) solve(g, todo, b0, {}, take);
